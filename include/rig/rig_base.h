@@ -1,0 +1,77 @@
+/* rig_base.h: what every layer of librig shares: status codes, the error
+ * record, and the enumerations of the seed's Rig module (buffer kinds and
+ * access) that descriptions and the core both name. */
+#ifndef RIG_BASE_H
+#define RIG_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RIG_VERSION_STRING "0.1.0"
+
+/* Every fallible call returns one of these. The seed's Invalid_argument is
+ * RIG_EINVAL, its `Error why` RIG_EREFUSED, Rig.Out_of_memory RIG_ENOMEM and
+ * Rig.Lost RIG_ELOST. */
+typedef enum rig_status {
+  RIG_OK = 0,
+  RIG_EINVAL,     /* a rule of the description, frame or call is broken */
+  RIG_EREFUSED,   /* a device refused (an image, a borrow, a step) */
+  RIG_ENOMEM,     /* memory could not be made */
+  RIG_ELOST,      /* a device is lost */
+  RIG_EMALFORMED, /* bytes or text that do not decode */
+  RIG_ESYS,       /* the operating system failed a call */
+  RIG_EJOB,       /* the MPI job failed; the message is its root cause */
+} rig_status;
+
+#define RIG_ERROR_MESSAGE_MAX 512
+
+/* Filled by a failing call when the caller passes one; fixed size so that
+ * reporting an error never allocates. */
+typedef struct rig_error {
+  rig_status code;
+  char message[RIG_ERROR_MESSAGE_MAX];
+} rig_error;
+
+/* The name of a status ("RIG_EINVAL"). */
+const char *rig_status_name(rig_status s);
+
+/* Sets *err (when non-NULL) to code and the formatted message; returns code.
+ * A message longer than the record is cut with "...". */
+rig_status rig_error_set(rig_error *err, rig_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+rig_status rig_error_setv(rig_error *err, rig_status code, const char *fmt, va_list ap);
+
+/* Puts "<prefix>: " before the message already in *err; returns its code. */
+rig_status rig_error_prefix(rig_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Rig.Buffer.kind. */
+typedef enum rig_buffer_kind {
+  RIG_KIND_DEVICE = 0, /* the device's own memory */
+  RIG_KIND_PINNED = 1, /* host memory both the host and the device address */
+  RIG_KIND_MAPPED = 2, /* device memory the host also addresses */
+} rig_buffer_kind;
+
+/* Rig.access. */
+typedef enum rig_access {
+  RIG_ACCESS_READ = 0,
+  RIG_ACCESS_READ_WRITE = 1,
+} rig_access;
+
+/* The seed's integers are OCaml ints: 63-bit two's complement. */
+#define RIG_INT_MAX ((int64_t)((UINT64_C(1) << 62) - 1))
+#define RIG_INT_MIN (-RIG_INT_MAX - 1)
+
+static inline int rig_int_fits(int64_t v) {
+  return v >= RIG_INT_MIN && v <= RIG_INT_MAX;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
