@@ -63,6 +63,16 @@ typedef enum rig_access {
   RIG_ACCESS_READ_WRITE = 1,
 } rig_access;
 
+/* How work uses memory (the seed's `use`; Rig.Submission.read, write,
+ * unordered): an Unordered use reads and writes in an order the device does
+ * not impose: it is ordered as a write, but two Unordered uses need not be
+ * ordered against each other. */
+typedef enum rig_use {
+  RIG_USE_READ = 0,
+  RIG_USE_WRITE = 1,
+  RIG_USE_UNORDERED = 2,
+} rig_use;
+
 /* The seed's integers are OCaml ints: 63-bit two's complement. */
 #define RIG_INT_MAX ((int64_t)((UINT64_C(1) << 62) - 1))
 #define RIG_INT_MIN (-RIG_INT_MAX - 1)

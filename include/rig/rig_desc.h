@@ -167,11 +167,7 @@ typedef struct rig_desc_slot {
 } rig_desc_slot;
 
 /* use */
-typedef enum rig_desc_use {
-  RIG_USE_READ = 0,
-  RIG_USE_WRITE = 1,
-  RIG_USE_UNORDERED = 2
-} rig_desc_use;
+typedef rig_use rig_desc_use; /* rig_base.h */
 
 /* ref */
 typedef struct rig_desc_ref {
