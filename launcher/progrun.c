@@ -1,5 +1,90 @@
+/* progrun: the command. main only finds the subcommand in a table and hands
+ * it its arguments; each subcommand parses its own options. */
+#include <stdarg.h>
 #include <stdio.h>
-int main(void) {
-  puts("progrun");
-  return 0;
+#include <string.h>
+
+#include "cli.h"
+#include "rig/rig_base.h"
+
+typedef struct cli_command {
+  const char *name;
+  cli_command_fn run;
+  const char *usage; /* its synopsis, after "progrun " */
+  const char *what;
+} cli_command;
+
+/* Later commands (run, info) join this table. */
+static const cli_command commands[] = {
+    {"check", cli_check, "check FILE", "decode and apply every rule that needs no device"},
+    {"dump", cli_dump, "dump FILE [--json]", "the description as a listing, or as JSON"},
+    {"pack", cli_pack, "pack FILE -o OUT", "the description (JSON or bytes) as bytes in OUT"},
+};
+
+/* The command that a first argument naming no command runs with that
+ * argument as its FILE (`progrun FILE` for `progrun run FILE`); none yet. */
+static const char *const bare_file_command = NULL;
+
+enum { ncommands = sizeof commands / sizeof commands[0] };
+
+static const cli_command *find_command(const char *name) {
+  for (size_t i = 0; i < ncommands; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+void cli_print_usage(FILE *f) {
+  fputs("usage:\n", f);
+  for (size_t i = 0; i < ncommands; i++)
+    fprintf(f, "  progrun %-22s %s\n", commands[i].usage, commands[i].what);
+  fprintf(f, "  progrun %-22s %s\n", "--help", "this message");
+  fprintf(f, "  progrun %-22s %s\n", "--version", "the version");
+  fputs("FILE is a description's bytes (magic rig.program) or its JSON text.\n"
+        "Exit status: 0 success, 1 failure of a run or of the machine, 2 bad usage\n"
+        "or a file that cannot be read, decoded or written, or that breaks a rule.\n",
+        f);
+}
+
+static void vmessage(const char *fmt, va_list ap) {
+  fputs("progrun: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vmessage(fmt, ap);
+  va_end(ap);
+  cli_print_usage(stderr);
+  return CLI_EXIT_USAGE;
+}
+
+int cli_fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vmessage(fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return cli_usage_error("no command given");
+  const char *first = argv[1];
+  if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {
+    cli_print_usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  if (strcmp(first, "--version") == 0) {
+    printf("progrun %s\n", RIG_VERSION_STRING);
+    return CLI_EXIT_OK;
+  }
+  const cli_command *c = find_command(first);
+  if (c) return c->run(argc - 1, argv + 1);
+  if (bare_file_command && first[0] != '-') {
+    /* argv[0] stands in for the command's name, so FILE stays at argv[1]. */
+    c = find_command(bare_file_command);
+    if (c) return c->run(argc, argv);
+  }
+  return cli_usage_error("unknown %s '%s'", first[0] == '-' ? "option" : "command", first);
 }

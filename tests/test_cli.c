@@ -1,0 +1,713 @@
+/* The progrun command's description subcommands (docs/cli.md): check, dump,
+ * pack, help and version, run as a child process whose stdout, stderr and
+ * exit status are compared. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "desc_gen.h"
+#include "rig/rig_desc.h"
+#include "rig_test.h"
+
+/* ---- running progrun ------------------------------------------------------ */
+
+/* A child that runs longer than this is killed and counts as failed. */
+#define RUN_TIMEOUT_MS 20000
+
+typedef struct out_buf {
+  char *p;
+  size_t n, room;
+} out_buf;
+
+typedef struct proc {
+  int code; /* the exit status; -1 if killed by a signal or the timeout */
+  out_buf out, err;
+} proc;
+
+static void out_put(out_buf *b, const char *s, size_t n) {
+  if (b->room - b->n < n + 1) {
+    size_t room = b->room ? b->room : 4096;
+    while (room - b->n < n + 1) room *= 2;
+    char *p = realloc(b->p, room);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    b->p = p;
+    b->room = room;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = '\0';
+}
+
+static void proc_free(proc *p) {
+  free(p->out.p);
+  free(p->err.p);
+}
+
+/* Made absolute, since some tests run it from another directory. */
+static const char *progrun_path(void) {
+  static char buf[4096], abs[PATH_MAX];
+  const char *p = getenv("RIG_PROGRUN");
+  if (!p || !*p) p = rig_test_binary_path("progrun", buf, sizeof buf);
+  return realpath(p, abs) ? abs : p;
+}
+
+static int64_t now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Runs progrun with the NULL-terminated `args` (after argv[0]) in directory
+ * `cwd` (NULL: this one), stdin from the file `in` (NULL: /dev/null). */
+static proc run_io(const char *cwd, const char *in, const char *const *args) {
+  proc r = {.code = -1};
+  out_put(&r.out, "", 0);
+  out_put(&r.err, "", 0);
+  const char *argv[32];
+  size_t argc = 0;
+  argv[argc++] = progrun_path();
+  for (; args[argc - 1] && argc < 31; argc++) argv[argc] = args[argc - 1];
+  argv[argc] = NULL;
+
+  int po[2], pe[2];
+  CU_ASSERT_FATAL(pipe2(po, O_CLOEXEC) == 0 && pipe2(pe, O_CLOEXEC) == 0);
+  pid_t pid = fork();
+  CU_ASSERT_FATAL(pid >= 0);
+  if (pid == 0) {
+    int fd = open(in ? in : "/dev/null", O_RDONLY);
+    if (fd < 0 || dup2(fd, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0) _exit(126);
+    if (cwd && chdir(cwd) != 0) _exit(126);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  close(po[1]);
+  close(pe[1]);
+  struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+  out_buf *bufs[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  int64_t deadline = now_ms() + RUN_TIMEOUT_MS;
+  bool timed_out = false;
+  while (open_fds > 0) {
+    int64_t left = deadline - now_ms();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    int n = poll(fds, 2, (int)left);
+    if (n < 0 && errno == EINTR) continue;
+    CU_ASSERT_FATAL(n >= 0);
+    for (int i = 0; i < 2; i++) {
+      if (fds[i].fd < 0 || !fds[i].revents) continue;
+      char chunk[4096];
+      ssize_t got = read(fds[i].fd, chunk, sizeof chunk);
+      if (got > 0) {
+        out_put(bufs[i], chunk, (size_t)got);
+      } else if (got == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        open_fds--;
+      }
+    }
+  }
+  if (timed_out) kill(pid, SIGKILL);
+  for (int i = 0; i < 2; i++)
+    if (fds[i].fd >= 0) close(fds[i].fd);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!timed_out && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  CU_ASSERT(!timed_out);
+  return r;
+}
+
+#define RUN(...) run_io(NULL, NULL, (const char *const[]){__VA_ARGS__, NULL})
+
+/* Prints what the child said when an expectation fails, for diagnosis. */
+static void show(const char *what, const proc *p) {
+  fprintf(stderr, "\n%s: exit %d\n--- stdout\n%s--- stderr\n%s---\n", what, p->code, p->out.p,
+          p->err.p);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+/* One temporary directory for the whole binary, removed at exit even when a
+ * fatal assertion cut a test short. */
+static char tmp_dir[256];
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+static void tmp_remove(void) {
+  if (tmp_dir[0]) nftw(tmp_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static const char *tmp_path(const char *name, char *buf, size_t size) {
+  if (!tmp_dir[0]) {
+    const char *base = getenv("TMPDIR");
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/rig-cli-XXXXXX", base && *base ? base : "/tmp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp_dir));
+    atexit(tmp_remove);
+  }
+  snprintf(buf, size, "%s/%s", tmp_dir, name);
+  return buf;
+}
+
+static void write_file(const char *path, const void *bytes, size_t len) {
+  FILE *f = fopen(path, "wb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL(fwrite(bytes, 1, len, f), len);
+  CU_ASSERT_EQUAL(fclose(f), 0);
+}
+
+static void write_text(const char *path, const char *text) {
+  write_file(path, text, strlen(text));
+}
+
+/* d's bytes in the temporary file `name`; the path in buf. */
+static const char *write_desc(const rig_desc *d, const char *name, char *buf, size_t size) {
+  uint8_t *b = NULL;
+  size_t n = 0;
+  CU_ASSERT_EQUAL_FATAL(rig_desc_to_bytes(d, &b, &n, NULL), RIG_OK);
+  write_file(tmp_path(name, buf, size), b, n);
+  free(b);
+  return buf;
+}
+
+static bool same_file(const char *a, const char *b) {
+  size_t na = 0, nb = 0;
+  char *pa = rig_test_read_file(a, &na), *pb = rig_test_read_file(b, &nb);
+  bool same = pa && pb && na == nb && memcmp(pa, pb, na) == 0;
+  free(pa);
+  free(pb);
+  return same;
+}
+
+static const char *const examples[] = {"examples/saxpy.json", "examples/stencil.json"};
+enum { nexamples = sizeof examples / sizeof examples[0] };
+
+/* A small description with one of each kind of thing, the decoder's
+ * fixture in test_codec.c. */
+static rig_desc *sample(void) {
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  int64_t m = rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_TWO);
+  rig_desc_data_set(d, &d->memory[m].u.alloc.init, "\0\0\0\0\0\0\0\0", 8);
+  rig_desc_hole *h = rig_desc_data_add_hole(d, &d->memory[m].u.alloc.init, 0, RIG_W64, 0, 0);
+  rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_address(0, 0)), 1);
+  rig_desc_add_rail(d, 3, RIG_AREA_COUNTS);
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  /* Long enough to be listed by its start and digest. */
+  uint8_t code[300];
+  for (size_t i = 0; i < sizeof code; i++) code[i] = (uint8_t)i;
+  int64_t k = rig_desc_add_image(d, 0, code, sizeof code);
+  h = rig_desc_data_add_hole(d, &d->images[k].binary, 8, RIG_W64, 0, 0);
+  rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_entry(0, "k")), 1);
+  rig_desc_add_input(d, 0, 16);
+  d->ints = 2;
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_int(0));
+  rig_desc_loop_set_trip(loop, 1);
+  rig_desc_submit *s = rig_desc_add_submit(d, loop, 0);
+  rig_desc_submit_add_slot(d, s, rig_desc_slot_input(0));
+  rig_desc_submit_add_slot(d, s, rig_desc_slot_ints());
+  rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", "\0\0\0\0\0\0\0\0", 8,
+                                                rig_desc_fixed(4), rig_desc_fixed(1));
+  rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE);
+  p = rig_desc_submit_add_fill(d, s, rig_desc_entry(0, "f\n"), "\0\0\0\0", 4);
+  h = rig_desc_data_add_hole(d, rig_desc_part_params(p), 0, RIG_W32, -8, 32);
+  rig_desc_terms_add(d, &h->terms, rig_desc_int(1), 16);
+  rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_handle(0)), 1);
+  rig_desc_part_add_ref(d, p, 1, 0, RIG_USE_READ);
+  rig_desc_submit_add_copy(d, s, 0, 1, 8);
+  rig_desc_submit_add_words(d, s, rig_desc_view_of(0, 8, 16));
+  rig_desc_submit_add_fixed(d, s, rig_desc_view_of(0, 0, 64), RIG_ACCESS_READ_WRITE);
+  rig_desc_step *mv =
+      rig_desc_add_move(d, NULL, rig_desc_slot_input(0), rig_desc_slot_memory(0, 0, 64), 8);
+  rig_desc_terms_add(d, &mv->u.move.dst_offset, rig_desc_int(1), 8);
+  rig_desc_step *l2 = rig_desc_add_loop(d, NULL, rig_desc_fixed(3));
+  rig_desc_loop_set_flag(l2, rig_desc_slot_memory(0, 0, 8), 0);
+  return d;
+}
+
+static const char sample_dump[] =
+    "program: 1 device, 2 memory, 2 images, 1 input, 2 ints, 4 steps\n"
+    "devices:\n"
+    "  0 x86_64\n"
+    "memory:\n"
+    "  0 Alloc device 0, Device, 64 bytes, Two copies\n"
+    "    init: 8 bytes, 1 hole\n"
+    "      bytes: 0000000000000000\n"
+    "      hole at 0 W64 = Address(memory 0, on 0)*1 + 0 >> 0\n"
+    "  1 Rail rail 3, Counts\n"
+    "images:\n"
+    "  0 device 0, 4 bytes, 0 holes\n"
+    "    bytes: 7f454c46\n"
+    "  1 device 0, 300 bytes, 1 hole\n"
+    "    bytes: 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f... (300 "
+    "bytes, fnv1a-64 4c68c7903ce32299)\n"
+    "    hole at 8 W64 = Entry(image 0, \"k\")*1 + 0 >> 0\n"
+    "inputs:\n"
+    "  0 device 0, 16 bytes\n"
+    "steps:\n"
+    "  step 0: Loop trips Int(0), trip int 1, flag none, body 1 step\n"
+    "    step 1: Submit on device 0\n"
+    "      parts:\n"
+    "        0 Launch image 0 \"k\", params 8 bytes, 0 holes, 1 ref\n"
+    "          groups (Fixed(4), Fixed(1), Fixed(1)), threads (Fixed(1), Fixed(1), Fixed(1)), "
+    "shared Fixed(0)\n"
+    "          bytes: 0000000000000000\n"
+    "          ref slot 0 at 0 Write\n"
+    "        1 Fill Entry(image 0, 0x660a), params 4 bytes, 1 hole, 1 ref\n"
+    "          bytes: 00000000\n"
+    "          hole at 0 W32 = Int(1)*16 + Handle(memory 0)*1 + -8 >> 32\n"
+    "          ref slot 1 at 0 Read\n"
+    "        2 Copy slot 0 +[] -> slot 1 +[] length 8\n"
+    "        3 Words memory 0, offset 8, length 16\n"
+    "      slots:\n"
+    "        0 Input(0)\n"
+    "        1 Ints\n"
+    "      fixed:\n"
+    "        memory 0, offset 0, length 64, Read_write\n"
+    "  step 2: Move Input(0) +[] -> Memory(memory 0, offset 0, length 64) +[Int(1)*8] length 8\n"
+    "  step 3: Loop trips Fixed(3), trip none, flag Memory(memory 0, offset 0, length 8) at 0, "
+    "body 0 steps\n";
+
+/* ---- check ---------------------------------------------------------------- */
+
+static void test_check_passes_every_example(void) {
+  char path[4096];
+  for (size_t i = 0; i < nexamples; i++) {
+    proc p = RUN("check", rig_test_source_path(examples[i], path, sizeof path));
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    if (p.code != 0) show(examples[i], &p);
+    proc_free(&p);
+  }
+}
+
+/* Bytes the decoder refuses: its message after the file's name, exit 2. */
+static void test_check_gives_the_decoder_message(void) {
+  char path[4096], want[8192];
+  static const uint8_t v2[20] = "rig.program\n\2\0\0\0\0\0\0\0";
+  write_file(tmp_path("v2.bin", path, sizeof path), v2, sizeof v2);
+  proc p = RUN("check", path);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: %s: a program description of format version 2, not 4\n",
+           path);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+
+  /* The empty description and one byte more. */
+  rig_desc *d = rig_desc_create();
+  uint8_t *b = NULL;
+  size_t n = 0;
+  CU_ASSERT_EQUAL_FATAL(rig_desc_to_bytes(d, &b, &n, NULL), RIG_OK);
+  uint8_t *longer = malloc(n + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(longer);
+  memcpy(longer, b, n);
+  longer[n] = 7;
+  write_file(tmp_path("after.bin", path, sizeof path), longer, n + 1);
+  p = RUN("dump", path);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: %s: 1 bytes after a program description\n", path);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  free(longer);
+  free(b);
+  rig_desc_free(d);
+}
+
+/* A description that decodes but breaks a rule: the rule's message. */
+static void test_check_gives_the_rule_message(void) {
+  char path[4096], want[8192];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_alloc(d, 3, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  write_desc(d, "rule.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("check", path);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: %s: memory 0: device 3: no such device\n", path);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+
+  /* The same through JSON. */
+  write_text(tmp_path("rule.json", path, sizeof path),
+             "{\"format\": 4, \"devices\": [], \"memory\": [], \"images\": [], \"inputs\": [],"
+             " \"ints\": -1, \"steps\": []}\n");
+  p = RUN("check", path);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: %s: -1 ints\n", path);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  if (p.code != 2) show("check rule.json", &p);
+  proc_free(&p);
+}
+
+/* ---- dump ----------------------------------------------------------------- */
+
+/* The listing of a description with every kind of thing, whole. */
+static void test_dump_lists_every_field(void) {
+  char path[4096];
+  rig_desc *d = sample();
+  write_desc(d, "sample.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("dump", path);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, sample_dump);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  if (strcmp(p.out.p, sample_dump) != 0) show("dump sample.bin", &p);
+  proc_free(&p);
+}
+
+static void test_dump_shows_sections_and_step_numbers(void) {
+  char path[4096];
+  proc p = RUN("dump", rig_test_source_path("examples/saxpy.json", path, sizeof path));
+  CU_ASSERT_EQUAL(p.code, 0);
+  static const char *const want[] = {
+      "program: 2 devices, 3 memory, 2 images, 1 input, 2 ints, 5 steps\n",
+      "devices:\n  0 x86_64\n  1 cpu-x86_64\n",
+      "memory:\n  0 Alloc device 0, Pinned, 4096 bytes, Two copies\n",
+      "images:\n  0 device 0, 4 bytes, 0 holes\n",
+      "inputs:\n  0 device 0, 4096 bytes\n",
+      "steps:\n  step 0: Move Input(0) +[] -> Memory(memory 0, offset 0, length 4096) +[] "
+      "length 4096\n",
+      "  step 1: Loop trips Int(0), trip int 1, flag none, body 2 steps\n",
+      "    step 2: Submit on device 1\n",
+      "        0 Launch image 1 \"saxpy\", params 24 bytes, 0 holes, 2 refs\n"
+      "          groups (Fixed(4), Fixed(1), Fixed(1)), threads (Fixed(256), Fixed(1), "
+      "Fixed(1)), shared Fixed(0)\n",
+      "    step 3: Submit on device 0\n",
+      "          hole at 0 W64 = Address(memory 2, on 0)*1 + 0 >> 0\n",
+      "      fixed:\n        memory 2, offset 0, length 8, Read\n",
+      "  step 4: Move Memory(memory 1, offset 0, length 4096) +[] -> Input(0) +[] length 4096\n",
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, want[i]));
+    if (!strstr(p.out.p, want[i])) fprintf(stderr, "\nmissing: %s", want[i]);
+  }
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  proc_free(&p);
+}
+
+/* dump --json gives JSON that packs into the same bytes as the original. */
+static void test_dump_json_repacks_to_the_same_bytes(void) {
+  char src[4096], json[4096], a[4096], b[4096];
+  rig_desc *d = sample();
+  const char *sample_bin = write_desc(d, "repack-sample.bin", src, sizeof src);
+  rig_desc_free(d);
+  for (size_t i = 0; i <= nexamples; i++) {
+    const char *from =
+        i < nexamples ? rig_test_source_path(examples[i], src, sizeof src) : sample_bin;
+    proc p = RUN("dump", from, "--json");
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    CU_ASSERT(p.out.n > 0 && p.out.p[0] == '{');
+    write_file(tmp_path("repack.json", json, sizeof json), p.out.p, p.out.n);
+    proc_free(&p);
+    p = RUN("pack", json, "-o", tmp_path("repack-a.bin", a, sizeof a));
+    CU_ASSERT_EQUAL(p.code, 0);
+    if (p.code != 0) show("pack of dump --json", &p);
+    proc_free(&p);
+    p = RUN("pack", from, "-o", tmp_path("repack-b.bin", b, sizeof b));
+    CU_ASSERT_EQUAL(p.code, 0);
+    proc_free(&p);
+    CU_ASSERT(same_file(a, b));
+  }
+}
+
+/* Any description the bytes hold, ill-formed ones included, dumps in both
+ * forms, and its JSON packs back into the same bytes. */
+static void test_dump_takes_any_description(void) {
+  char bin[4096], json[4096], back[4096];
+  rig_rng r = {7};
+  for (int i = 0; i < 25; i++) {
+    rig_desc *d = rig_gen_desc(&r, i % 5 == 0 ? RIG_DESC_MAX_DEPTH : 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    write_desc(d, "any.bin", bin, sizeof bin);
+    rig_desc_free(d);
+    proc p = RUN("dump", bin);
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT(strncmp(p.out.p, "program: ", 9) == 0);
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    proc_free(&p);
+    p = RUN("dump", "--json", bin);
+    CU_ASSERT_EQUAL(p.code, 0);
+    write_file(tmp_path("any.json", json, sizeof json), p.out.p, p.out.n);
+    proc_free(&p);
+    p = RUN("pack", json, "-o", tmp_path("any-back.bin", back, sizeof back));
+    CU_ASSERT_EQUAL(p.code, 0);
+    if (p.code != 0) show("pack any.json", &p);
+    proc_free(&p);
+    CU_ASSERT(same_file(bin, back));
+  }
+}
+
+/* ---- pack ----------------------------------------------------------------- */
+
+static void test_pack_then_check_round_trips(void) {
+  char src[4096], bin[4096], bin2[4096];
+  for (size_t i = 0; i < nexamples; i++) {
+    rig_test_source_path(examples[i], src, sizeof src);
+    proc p = RUN("pack", src, "-o", tmp_path("rt.bin", bin, sizeof bin));
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    proc_free(&p);
+
+    size_t n = 0;
+    uint8_t *b = rig_test_read_file(bin, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT(rig_desc_is_bytes(b, n));
+    rig_desc *d = NULL;
+    CU_ASSERT_EQUAL(rig_desc_of_bytes(b, n, &d, NULL), RIG_OK);
+    rig_desc_free(d);
+    free(b);
+
+    p = RUN("check", bin);
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+    proc_free(&p);
+
+    /* Bytes in, the same bytes out. */
+    p = RUN("pack", bin, "-o", tmp_path("rt2.bin", bin2, sizeof bin2));
+    CU_ASSERT_EQUAL(p.code, 0);
+    proc_free(&p);
+    CU_ASSERT(same_file(bin, bin2));
+  }
+}
+
+/* pack converts what decodes, rules broken or not; check then refuses it. */
+static void test_pack_converts_a_description_that_breaks_a_rule(void) {
+  char json[4096], bin[4096], want[8192];
+  write_text(tmp_path("broken.json", json, sizeof json),
+             "{\"format\": 4, \"devices\": [], \"memory\": [], \"images\": [], \"inputs\": [],"
+             " \"ints\": -1, \"steps\": []}\n");
+  proc p = RUN("pack", json, "-o", tmp_path("broken.bin", bin, sizeof bin));
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  proc_free(&p);
+  p = RUN("check", bin);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: %s: -1 ints\n", bin);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+/* The number of entries in dir, hidden ones included. */
+static size_t entries(const char *dir) {
+  DIR *d = opendir(dir);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  size_t n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+  closedir(d);
+  return n;
+}
+
+/* pack replaces its output whole, leaves no temporary file, and writes
+ * nothing when the input does not decode or the output cannot be made. */
+static void test_pack_writes_whole_or_not_at_all(void) {
+  char dir[4096], src[4096], out[4096], bad[4096], want[8192];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("atomic", dir, sizeof dir), 0777), 0);
+  rig_test_source_path(examples[0], src, sizeof src);
+  tmp_path("atomic/out.bin", out, sizeof out);
+  write_text(out, "old contents");
+  proc p = RUN("pack", src, "-o", out);
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+  size_t n = 0;
+  char *b = rig_test_read_file(out, &n);
+  CU_ASSERT(b && rig_desc_is_bytes(b, n));
+  free(b);
+  CU_ASSERT_EQUAL(entries(dir), 1);
+  struct stat st;
+  CU_ASSERT(stat(out, &st) == 0 && (st.st_mode & 0444) == 0444);
+
+  /* Input that does not decode: the old output stays. */
+  tmp_path("atomic/bad.bin", bad, sizeof bad);
+  write_file(bad, "rig.program\n", 12);
+  p = RUN("pack", bad, "-o", out);
+  CU_ASSERT_EQUAL(p.code, 2);
+  proc_free(&p);
+  CU_ASSERT_EQUAL(entries(dir), 2);
+  b = rig_test_read_file(out, &n);
+  CU_ASSERT(b && rig_desc_is_bytes(b, n));
+  free(b);
+
+  /* An output in no directory. */
+  tmp_path("atomic/none/out.bin", out, sizeof out);
+  p = RUN("pack", src, "-o", out);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: cannot write %s: %s\n", out, strerror(ENOENT));
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  CU_ASSERT_EQUAL(entries(dir), 2);
+}
+
+/* {"file": ...} in JSON is relative to the JSON file, not to the working
+ * directory. */
+static void test_json_file_paths_are_relative_to_the_json_file(void) {
+  char dir[4096], path[4096];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("rel", dir, sizeof dir), 0777), 0);
+  tmp_path("rel/k.bin", path, sizeof path);
+  write_file(path, "\177ELF", 4);
+  tmp_path("rel/d.json", path, sizeof path);
+  write_text(path, "{\"format\": 4, \"devices\": [\"x86_64\"], \"memory\": [],"
+                   " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"k.bin\"},"
+                   " \"holes\": []}}], \"inputs\": [], \"ints\": 0, \"steps\": []}\n");
+  /* From the temporary directory, naming the file relatively. */
+  proc p = run_io(tmp_dir, NULL, (const char *const[]){"dump", "rel/d.json", NULL});
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "images:\n  0 device 0, 4 bytes, 0 holes\n"
+                                         "    bytes: 7f454c46\n"));
+  if (p.code != 0) show("dump rel/d.json", &p);
+  proc_free(&p);
+  p = RUN("check", path);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+  proc_free(&p);
+}
+
+/* "-" reads the description from stdin, bytes or JSON. */
+static void test_a_dash_reads_stdin(void) {
+  char src[4096], bin[4096], want[4096];
+  rig_test_source_path(examples[1], src, sizeof src);
+  proc p = run_io(
+      NULL, src,
+      (const char *const[]){"pack", "-", "-o", tmp_path("stdin.bin", bin, sizeof bin), NULL});
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+  p = RUN("pack", src, "-o", tmp_path("stdin-want.bin", want, sizeof want));
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+  CU_ASSERT(same_file(bin, want));
+  p = run_io(NULL, bin, (const char *const[]){"check", "-", NULL});
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+  proc_free(&p);
+}
+
+/* ---- usage ---------------------------------------------------------------- */
+
+static void test_help_prints_usage_on_stdout(void) {
+  static const char *const forms[] = {"--help", "-h", "help"};
+  for (size_t i = 0; i < 3; i++) {
+    proc p = RUN(forms[i]);
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "usage:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun check FILE"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun dump FILE [--json]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun pack FILE -o OUT"));
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    proc_free(&p);
+  }
+  proc p = RUN("pack", "--help");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "usage:"));
+  proc_free(&p);
+}
+
+static void test_version_is_the_library_version(void) {
+  proc p = RUN("--version");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "progrun " RIG_VERSION_STRING "\n");
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  proc_free(&p);
+}
+
+static void test_bad_usage_exits_2_with_usage_on_stderr(void) {
+  char ex[4096];
+  const char *e = rig_test_source_path(examples[0], ex, sizeof ex);
+  const char *const cases[][5] = {
+      {NULL},
+      {"frobnicate", NULL},
+      {"--frobnicate", NULL},
+      {"check", NULL},
+      {"dump", NULL},
+      {"pack", NULL},
+      {"check", e, e, NULL},
+      {"check", "--json", e, NULL},
+      {"dump", "--yaml", e, NULL},
+      {"pack", e, NULL},
+      {"pack", e, "-o", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    proc p = run_io(NULL, NULL, cases[i]);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    CU_ASSERT(strncmp(p.err.p, "progrun: ", 9) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
+    if (p.code != 2) show(cases[i][0] ? cases[i][0] : "(no argument)", &p);
+    proc_free(&p);
+  }
+}
+
+/* A file that cannot be read: its path and the system's reason, exit 2. */
+static void test_unreadable_file_names_its_path(void) {
+  char missing[4096], want[8192];
+  tmp_path("no-such-file.bin", missing, sizeof missing);
+  static const char *const cmds[] = {"check", "dump", "pack"};
+  for (size_t i = 0; i < 3; i++) {
+    proc p = i == 2 ? RUN(cmds[i], missing, "-o", "/dev/null") : RUN(cmds[i], missing);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    snprintf(want, sizeof want, "progrun: cannot read %s: %s\n", missing, strerror(ENOENT));
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    proc_free(&p);
+  }
+  proc p = RUN("check", tmp_dir);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: cannot read %s: %s\n", tmp_dir, strerror(EISDIR));
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+void rig_test_register(void) {
+  static CU_TestInfo check[] = {
+      {"check passes every example", test_check_passes_every_example},
+      {"check gives the decoder message", test_check_gives_the_decoder_message},
+      {"check gives the rule message", test_check_gives_the_rule_message},
+      CU_TEST_INFO_NULL};
+  static CU_TestInfo dump[] = {
+      {"dump lists every field", test_dump_lists_every_field},
+      {"dump shows sections and step numbers", test_dump_shows_sections_and_step_numbers},
+      {"dump --json repacks to the same bytes", test_dump_json_repacks_to_the_same_bytes},
+      {"dump takes any description", test_dump_takes_any_description},
+      CU_TEST_INFO_NULL};
+  static CU_TestInfo pack[] = {
+      {"pack then check round trips", test_pack_then_check_round_trips},
+      {"pack converts a description that breaks a rule",
+       test_pack_converts_a_description_that_breaks_a_rule},
+      {"pack writes whole or not at all", test_pack_writes_whole_or_not_at_all},
+      {"JSON file paths are relative to the JSON file",
+       test_json_file_paths_are_relative_to_the_json_file},
+      {"a dash reads stdin", test_a_dash_reads_stdin},
+      CU_TEST_INFO_NULL};
+  static CU_TestInfo usage[] = {
+      {"help prints usage on stdout", test_help_prints_usage_on_stdout},
+      {"version is the library version", test_version_is_the_library_version},
+      {"bad usage exits 2 with usage on stderr", test_bad_usage_exits_2_with_usage_on_stderr},
+      {"unreadable file names its path", test_unreadable_file_names_its_path},
+      CU_TEST_INFO_NULL};
+  rig_test_add_suite("cli: check", check);
+  rig_test_add_suite("cli: dump", dump);
+  rig_test_add_suite("cli: pack", pack);
+  rig_test_add_suite("cli: usage", usage);
+}
