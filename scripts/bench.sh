@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# scripts/bench.sh — install what is missing, build (preset default) and run
+# every benchmark (build/default/bench/bench_*), printing one table. Each row
+# is also appended as a JSON line to $RIG_BENCH_RESULTS (default
+# bench/results.jsonl). A row that misses its target says FAIL in the table;
+# the script fails only when a benchmark cannot run.
+#
+# Usage: scripts/bench.sh
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+# shellcheck source=scripts/lib/packages.sh
+source scripts/lib/packages.sh
+# shellcheck source=scripts/lib/env.sh
+source scripts/lib/env.sh
+
+rig_install_packages
+cmake --preset default
+cmake --build --preset default -j"$(nproc)"
+
+export RIG_BENCH_RESULTS="${RIG_BENCH_RESULTS:-$root/bench/results.jsonl}"
+shopt -s nullglob
+benches=(build/default/bench/bench_*)
+shopt -u nullglob
+
+echo
+printf '%-22s %-6s %12s %12s %7s %7s  %-16s %s\n' name unit median floor ratio samples target ok
+failed=0
+for bench in "${benches[@]}"; do
+  [[ -x "$bench" && -f "$bench" ]] || continue
+  RIG_BENCH_NO_HEADER=1 "$bench" || {
+    echo "$bench failed" >&2
+    failed=1
+  }
+done
+echo "(rows appended to $RIG_BENCH_RESULTS)"
+exit "$failed"

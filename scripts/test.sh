@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# scripts/test.sh — install what is missing, build, and run every suite.
+#
+# Usage: scripts/test.sh [--quick]
+#
+#   (no option)  default preset: build + CTest
+#                asan preset: build + CTest under AddressSanitizer and
+#                  UndefinedBehaviorSanitizer
+#                fuzz preset: build + fuzz_desc for RIG_FUZZ_SECONDS (60)
+#                  seconds on a fresh copy of the seed corpus
+#   --quick      the default preset only (skips asan and fuzz)
+#   -h, --help   this text
+#
+# Missing Debian packages are installed with apt-get when run as root;
+# otherwise the script names them and exits 1. Network traffic stays on
+# loopback (scripts/lib/env.sh). Each stage runs even when an earlier one
+# failed; a summary follows, and the exit status is non-zero when any stage
+# failed.
+
+# The stage functions are called through run_stage.
+# shellcheck disable=SC2317
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+# shellcheck source=scripts/lib/packages.sh
+source scripts/lib/packages.sh
+# shellcheck source=scripts/lib/env.sh
+source scripts/lib/env.sh
+
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    -h | --help)
+      awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
+      exit 0
+      ;;
+    *)
+      echo "test.sh: unknown option $arg (try --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+rig_install_packages
+
+jobs="$(nproc)"
+summary=()
+failed=0
+fuzz_corpus=
+trap '[[ -z "$fuzz_corpus" ]] || rm -rf "$fuzz_corpus"' EXIT
+
+# Runs stage function $2 under the name $1, timing it and recording the result.
+run_stage() {
+  local name="$1" fn="$2" start rc
+  echo
+  echo "==== $name ===="
+  start=$SECONDS
+  if "$fn"; then rc=0; else rc=$?; fi
+  if ((rc == 0)); then
+    summary+=("$(printf '%-8s ok     (%ds)' "$name" $((SECONDS - start)))")
+  else
+    summary+=("$(printf '%-8s FAILED (%ds, status %d)' "$name" $((SECONDS - start)) "$rc")")
+    failed=1
+  fi
+}
+
+stage_default() {
+  cmake --preset default || return
+  cmake --build --preset default -j"$jobs" || return
+  ctest --preset default || return
+}
+
+stage_asan() (
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  cmake --preset asan || exit
+  cmake --build --preset asan -j"$jobs" || exit
+  ctest --preset asan || exit
+)
+
+stage_fuzz() {
+  cmake --preset fuzz || return
+  cmake --build --preset fuzz -j"$jobs" || return
+  local seeds=build/fuzz/fuzz/corpus corpus artifacts=build/fuzz/artifacts rc=0
+  if [[ ! -d "$seeds" ]]; then
+    echo "no seed corpus at $seeds" >&2
+    return 1
+  fi
+  # A fresh corpus outside the source tree: libFuzzer adds files to it.
+  corpus="$(mktemp -d "${TMPDIR:-/tmp}/rig-fuzz-corpus.XXXXXX")"
+  fuzz_corpus="$corpus"
+  cp "$seeds"/* "$corpus"/
+  shopt -s nullglob
+  local json=(examples/*.json)
+  shopt -u nullglob
+  if ((${#json[@]})); then cp "${json[@]}" "$corpus"/; fi
+  mkdir -p "$artifacts"
+  echo "fuzz_desc: ${RIG_FUZZ_SECONDS:-60} s on $(find "$corpus" -type f | wc -l) seeds;" \
+    "crashes go to $artifacts/"
+  build/fuzz/fuzz/fuzz_desc -max_total_time="${RIG_FUZZ_SECONDS:-60}" \
+    -artifact_prefix="$artifacts/" "$corpus" || rc=$?
+  rm -rf "$corpus"
+  fuzz_corpus=
+  return "$rc"
+}
+
+run_stage default stage_default
+if ((quick == 0)); then
+  run_stage asan stage_asan
+  run_stage fuzz stage_fuzz
+fi
+
+echo
+echo "==== summary ===="
+printf '%s\n' "${summary[@]}"
+if ((quick)); then echo "(--quick: asan and fuzz skipped)"; fi
+exit "$failed"
