@@ -444,7 +444,7 @@ rig_status rig_desc_of_bytes(const void *bytes, size_t len, rig_desc **d, rig_er
 /* Whether bytes start with the description magic "rig.program\n". */
 bool rig_desc_is_bytes(const void *bytes, size_t len);
 
-/* ---- JSON text (FORMAT.md, docs/format.md) ------------------------------- */
+/* ---- JSON text (FORMAT.md, docs/json.md) ------------------------------- */
 
 /* d as JSON text (NUL-terminated, freed with free()). */
 rig_status rig_desc_to_json(const rig_desc *d, char **text, rig_error *err);

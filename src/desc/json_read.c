@@ -1,1 +1,792 @@
-/* placeholder while being written */
+/* JSON text back into a description (FORMAT.md "JSON text form",
+ * docs/json.md). jansson parses the text; this file walks the tree in the
+ * schema's shape, allocating straight into the description's arena, and
+ * keeps the JSON path of where it is in a fixed buffer so that every error
+ * names its place. A failure unwinds with longjmp, as the byte decoder
+ * does: the arena is freed with the description, and the jansson tree by
+ * the caller of the walk. Recursion is bounded: only loop bodies nest, and
+ * deeper than RIG_DESC_MAX_DEPTH is refused. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "desc_internal.h"
+
+/* Loops 64 deep with every index 20 digits take under 2100 bytes. */
+#define PATH_ROOM 4096
+/* Longer paths are shown as their start, "...", and their end, so that the
+ * reason after them still fits the 512 bytes of a rig_error. */
+#define PATH_SHOWN_HEAD 80
+#define PATH_SHOWN_TAIL 200
+
+typedef struct reader {
+  rig_desc_arena *arena;
+  const char *base_dir;
+  jmp_buf fail;
+  bool nomem;
+  bool leaves; /* reading a leaf data's holes: terms are bare leaves */
+  int depth;   /* of the loop bodies being read */
+  char path[PATH_ROOM];
+  size_t plen;
+  char why[RIG_ERROR_MESSAGE_MAX];
+} reader;
+
+/* ---- failing ------------------------------------------------------------ */
+
+/* Appends n bytes of s to out (of size bytes, o used), cutting what does
+ * not fit; returns the new length. */
+static size_t put(char *out, size_t size, size_t o, const char *s, size_t n) {
+  if (n > size - 1 - o) n = size - 1 - o;
+  memcpy(out + o, s, n);
+  out[o + n] = '\0';
+  return o + n;
+}
+
+/* The path for a message into out; returns its length. */
+static size_t show_path(const reader *r, char *out, size_t size) {
+  if (r->plen == 0) return put(out, size, 0, "description", 11);
+  if (r->plen <= PATH_SHOWN_HEAD + PATH_SHOWN_TAIL) return put(out, size, 0, r->path, r->plen);
+  /* Cut at segment boundaries ('.') so no name is split. */
+  const char *head_end = strchr(r->path + PATH_SHOWN_HEAD, '.');
+  const char *tail = strchr(r->path + r->plen - PATH_SHOWN_TAIL, '.');
+  if (!head_end || !tail || tail <= head_end) return put(out, size, 0, r->path, r->plen);
+  size_t o = put(out, size, 0, r->path, (size_t)(head_end - r->path));
+  o = put(out, size, o, "...", 3);
+  return put(out, size, o, tail + 1, strlen(tail + 1));
+}
+
+/* "<path>: <reason>" into r->why, then unwinds to walk(). */
+__attribute__((noreturn, format(printf, 2, 3))) static void fail(reader *r, const char *fmt, ...) {
+  size_t o = show_path(r, r->why, sizeof r->why);
+  o = put(r->why, sizeof r->why, o, ": ", 2);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->why + o, sizeof r->why - o, fmt, ap);
+  va_end(ap);
+  longjmp(r->fail, 1);
+}
+
+__attribute__((noreturn)) static void fail_nomem(reader *r) {
+  r->nomem = true;
+  longjmp(r->fail, 1);
+}
+
+/* A string of the input for a message: quoted, control characters and
+ * quotes escaped, cut at a character boundary when long. */
+static const char *quote(const char *s, char *out, size_t size) {
+  size_t o = 0, max = size - 8;
+  out[o++] = '"';
+  for (; *s && o < max; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') {
+      out[o++] = '\\';
+      out[o++] = (char)ch;
+    } else if (ch < 0x20 || ch == 0x7f) {
+      o += (size_t)snprintf(out + o, size - o, "\\x%02x", ch);
+    } else {
+      out[o++] = (char)ch;
+    }
+  }
+  if (*s) {
+    while (o > 1 && ((unsigned char)out[o - 1] & 0xC0) == 0x80) o--; /* continuation bytes */
+    if (o > 1 && (unsigned char)out[o - 1] >= 0xC0) o--;             /* their lead byte */
+    out[o++] = '.';
+    out[o++] = '.';
+    out[o++] = '.';
+  }
+  out[o++] = '"';
+  out[o] = '\0';
+  return out;
+}
+
+#define QUOTE_ROOM 72
+
+/* ---- the path ----------------------------------------------------------- */
+
+__attribute__((format(printf, 2, 3))) static void path_add(reader *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(r->path + r->plen, PATH_ROOM - r->plen, fmt, ap);
+  va_end(ap);
+  /* A path too long for the buffer (it cannot be, with depth bounded)
+   * keeps what fits. */
+  if (n > 0) r->plen += (size_t)n < PATH_ROOM - r->plen ? (size_t)n : PATH_ROOM - 1 - r->plen;
+}
+
+static size_t path_key(reader *r, const char *key) {
+  size_t mark = r->plen;
+  path_add(r, r->plen ? ".%s" : "%s", key);
+  return mark;
+}
+
+static size_t path_index(reader *r, size_t i) {
+  size_t mark = r->plen;
+  path_add(r, "[%zu]", i);
+  return mark;
+}
+
+static void path_back(reader *r, size_t mark) {
+  r->plen = mark;
+  r->path[mark] = '\0';
+}
+
+/* ---- shapes ------------------------------------------------------------- */
+
+/* Each reader of a part of the schema reads j (at the current path) into
+ * out. */
+typedef void read_fn(reader *r, json_t *j, void *out);
+
+/* A record's field names, for record(). */
+#define FIELDS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* An object with only the given fields (NULL-terminated). */
+static void record(reader *r, json_t *j, const char *const *fields) {
+  if (!json_is_object(j)) fail(r, "not an object");
+  const char *key;
+  json_t *v;
+  json_object_foreach(j, key, v) {
+    const char *const *f = fields;
+    while (*f && strcmp(*f, key) != 0) f++;
+    char q[QUOTE_ROOM];
+    if (!*f) fail(r, "unknown field %s", quote(key, q, sizeof q));
+  }
+}
+
+static json_t *need(reader *r, json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) fail(r, "missing field \"%s\"", key);
+  return v;
+}
+
+/* The field `key` of a record, read by fn with the path ending in it. */
+static void field(reader *r, json_t *obj, const char *key, read_fn *fn, void *out) {
+  json_t *v = need(r, obj, key);
+  size_t mark = path_key(r, key);
+  fn(r, v, out);
+  path_back(r, mark);
+}
+
+/* Element i of an array, read by fn with the path ending in [i]. */
+static void element(reader *r, json_t *arr, size_t i, read_fn *fn, void *out) {
+  size_t mark = path_index(r, i);
+  fn(r, json_array_get(arr, i), out);
+  path_back(r, mark);
+}
+
+/* An array of exactly n elements (a tuple). */
+static void tuple(reader *r, json_t *j, size_t n) {
+  if (!json_is_array(j)) fail(r, "not an array");
+  if (json_array_size(j) != n) fail(r, "%zu elements, not %zu", json_array_size(j), n);
+}
+
+/* The elements of an array, each read by fn into zeroed room in the arena;
+ * NULL for none, as the byte decoder leaves empty arrays. */
+static void *array(reader *r, json_t *j, size_t *n, size_t elem, read_fn *fn) {
+  if (!json_is_array(j)) fail(r, "not an array");
+  *n = json_array_size(j);
+  if (*n == 0) return NULL;
+  unsigned char *items = rig_array_alloc(r->arena, *n, elem);
+  if (!items) fail_nomem(r);
+  memset(items, 0, *n * elem);
+  for (size_t i = 0; i < *n; i++) element(r, j, i, fn, items + i * elem);
+  return items;
+}
+
+static void *array_field(reader *r, json_t *obj, const char *key, size_t *n, size_t elem,
+                         read_fn *fn) {
+  json_t *v = need(r, obj, key);
+  size_t mark = path_key(r, key);
+  void *items = array(r, v, n, elem, fn);
+  path_back(r, mark);
+  return items;
+}
+
+static void read_int(reader *r, json_t *j, void *out) {
+  if (json_is_real(j)) fail(r, "a real number, not an integer");
+  if (!json_is_integer(j)) fail(r, "not an integer");
+  json_int_t v = json_integer_value(j);
+  if (!rig_int_fits((int64_t)v)) fail(r, "an integer of more than 63 bits");
+  *(int64_t *)out = (int64_t)v;
+}
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__})
+
+/* A variant type: its name for messages and its constructors' names;
+ * `nullary` has bit i set when constructor i has no arguments. */
+typedef struct variant {
+  const char *what;
+  const char *const *names;
+  unsigned count;
+  unsigned nullary;
+} variant;
+
+__attribute__((noreturn)) static void fail_variant(reader *r, const variant *v, const char *name,
+                                                   size_t keys) {
+  char list[160] = "";
+  size_t o = 0;
+  for (unsigned i = 0; i < v->count; i++)
+    o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", v->names[i]);
+  char q[QUOTE_ROOM];
+  if (name) fail(r, "%s is not %s (%s)", quote(name, q, sizeof q), v->what, list);
+  if (keys != 1) fail(r, "an object of %zu keys, not %s (%s)", keys, v->what, list);
+  fail(r, "not %s (%s)", v->what, list);
+}
+
+/* The constructor's index. A constructor with arguments is {"Name": ARG}:
+ * *arg is ARG and the path ends in ".Name" until path_back(*mark). One
+ * without is the string "Name": *arg is NULL. */
+static unsigned get_variant(reader *r, json_t *j, const variant *v, json_t **arg, size_t *mark) {
+  const char *name;
+  *arg = NULL;
+  *mark = r->plen;
+  if (json_is_string(j)) {
+    name = json_string_value(j);
+  } else if (json_is_object(j) && json_object_size(j) == 1) {
+    void *it = json_object_iter(j);
+    name = json_object_iter_key(it);
+    *arg = json_object_iter_value(it);
+  } else {
+    fail_variant(r, v, NULL, json_is_object(j) ? json_object_size(j) : 1);
+  }
+  for (unsigned i = 0; i < v->count; i++) {
+    if (strcmp(v->names[i], name) != 0) continue;
+    bool nullary = (v->nullary >> i) & 1;
+    if (nullary && *arg) fail(r, "\"%s\" takes no arguments", name);
+    if (!nullary && !*arg) fail(r, "\"%s\" without its arguments", name);
+    if (*arg) *mark = path_key(r, name);
+    return i;
+  }
+  fail_variant(r, v, name, 1);
+}
+
+/* An enumeration: constructors without arguments only. */
+static unsigned get_enum(reader *r, json_t *j, const variant *v) {
+  json_t *arg;
+  size_t mark;
+  return get_variant(r, j, v, &arg, &mark);
+}
+
+static unsigned enum_field(reader *r, json_t *obj, const char *key, const variant *v) {
+  json_t *j = need(r, obj, key);
+  size_t mark = path_key(r, key);
+  unsigned i = get_enum(r, j, v);
+  path_back(r, mark);
+  return i;
+}
+
+/* ---- bytes and names ---------------------------------------------------- */
+
+static int hex_digit(unsigned char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+static rig_desc_string get_hex(reader *r, json_t *j) {
+  if (!json_is_string(j)) fail(r, "not a string");
+  const unsigned char *s = (const unsigned char *)json_string_value(j);
+  size_t n = json_string_length(j);
+  if (n % 2) fail(r, "an odd number of hex digits");
+  uint8_t *b = rig_arena_alloc(r->arena, n / 2 ? n / 2 : 1, false);
+  if (!b) fail_nomem(r);
+  for (size_t i = 0; i < n / 2; i++) {
+    int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+    if (hi < 0 || lo < 0) fail(r, "not hex");
+    b[i] = (uint8_t)(hi << 4 | lo);
+  }
+  return (rig_desc_string){b, n / 2};
+}
+
+static int base64_digit(unsigned char ch) {
+  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+  if (ch == '+') return 62;
+  if (ch == '/') return 63;
+  return -1;
+}
+
+/* Strict: groups of four, '=' only to pad the last, and the padded group's
+ * unused bits zero, so that each byte string has exactly one text. */
+static rig_desc_string get_base64(reader *r, json_t *j) {
+  if (!json_is_string(j)) fail(r, "not a string");
+  const unsigned char *s = (const unsigned char *)json_string_value(j);
+  size_t n = json_string_length(j);
+  if (n % 4) fail(r, "not base64");
+  size_t pad = 0;
+  if (n && s[n - 1] == '=') pad = s[n - 2] == '=' ? 2 : 1;
+  size_t len = n / 4 * 3 - pad;
+  uint8_t *b = rig_arena_alloc(r->arena, len ? len : 1, false);
+  if (!b) fail_nomem(r);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i += 4) {
+    bool last = i + 4 == n;
+    uint32_t v = 0;
+    for (size_t k = 0; k < 4; k++) {
+      int d = last && k >= 4 - pad ? 0 : base64_digit(s[i + k]);
+      if (d < 0) fail(r, "not base64");
+      v = v << 6 | (uint32_t)d;
+    }
+    if (last && ((pad == 1 && (v & 0xFF)) || (pad == 2 && (v & 0xFFFF)))) fail(r, "not base64");
+    b[o++] = (uint8_t)(v >> 16);
+    if (!last || pad < 2) b[o++] = (uint8_t)(v >> 8);
+    if (!last || pad < 1) b[o++] = (uint8_t)v;
+  }
+  return (rig_desc_string){b, len};
+}
+
+/* {"file": PATH}: the whole file, PATH relative to base_dir. The file is
+ * closed and the joined path freed before any failure unwinds. */
+static rig_desc_string get_file(reader *r, json_t *j) {
+  if (!json_is_string(j)) fail(r, "not a string");
+  const char *name = json_string_value(j);
+  char q[QUOTE_ROOM];
+  if (!r->base_dir)
+    fail(r, "%s: files are not read here (no base directory)", quote(name, q, sizeof q));
+  char *full = NULL;
+  if (name[0] == '/') {
+    full = strdup(name);
+  } else if (asprintf(&full, "%s/%s", r->base_dir, name) < 0) {
+    full = NULL;
+  }
+  if (!full) fail_nomem(r);
+  char shown[PATH_SHOWN_TAIL];
+  quote(full, shown, sizeof shown);
+  const char *problem = NULL;
+  int error = 0;
+  uint8_t *b = NULL;
+  size_t len = 0;
+  FILE *f = fopen(full, "rb");
+  free(full);
+  struct stat st;
+  if (!f) {
+    error = errno;
+  } else if (fstat(fileno(f), &st) != 0) {
+    error = errno;
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = "not a regular file";
+  } else if ((uint64_t)st.st_size >= SIZE_MAX) {
+    problem = "too large";
+  } else {
+    len = (size_t)st.st_size;
+    b = rig_arena_alloc(r->arena, len ? len : 1, false);
+    if (!b)
+      problem = "too large to hold in memory";
+    else if (fread(b, 1, len, f) != len || fgetc(f) != EOF)
+      problem = ferror(f) ? "a read failed" : "it changed while read";
+  }
+  if (f) fclose(f);
+  char ebuf[128];
+  if (error) fail(r, "cannot read %s: %s", shown, strerror_r(error, ebuf, sizeof ebuf));
+  if (problem) fail(r, "cannot read %s: %s", shown, problem);
+  return (rig_desc_string){b, len};
+}
+
+/* BYTES: a hex string, or an object of exactly one of hex, base64, file. */
+static void read_bytes(reader *r, json_t *j, void *out) {
+  rig_desc_string *s = out;
+  if (json_is_string(j)) {
+    *s = get_hex(r, j);
+    return;
+  }
+  if (!json_is_object(j) || json_object_size(j) != 1)
+    fail(r, "not bytes (a hex string, or {\"hex\": ...}, {\"base64\": ...} or {\"file\": ...})");
+  record(r, j, FIELDS("hex", "base64", "file"));
+  void *it = json_object_iter(j);
+  const char *key = json_object_iter_key(it);
+  size_t mark = path_key(r, key);
+  json_t *v = json_object_iter_value(it);
+  *s = key[0] == 'h' ? get_hex(r, v) : key[0] == 'b' ? get_base64(r, v) : get_file(r, v);
+  path_back(r, mark);
+}
+
+static void read_hex(reader *r, json_t *j, void *out) {
+  *(rig_desc_string *)out = get_hex(r, j);
+}
+
+/* A name: a JSON string, or {"hex": ...} for bytes a JSON string cannot
+ * hold (NUL, invalid UTF-8). */
+static void read_name(reader *r, json_t *j, void *out) {
+  rig_desc_string *s = out;
+  if (json_is_string(j)) {
+    bool ok = true;
+    *s = rig_arena_string(r->arena, json_string_value(j), json_string_length(j), &ok);
+    if (!ok) fail_nomem(r);
+    return;
+  }
+  if (!json_is_object(j)) fail(r, "not a name (a string or {\"hex\": ...})");
+  record(r, j, FIELDS("hex"));
+  field(r, j, "hex", read_hex, s);
+}
+
+/* ---- the description's types -------------------------------------------- */
+
+static const variant leaf_v = {"a leaf", NAMES("Address", "Handle", "Entry", "Ready"), 4, 0};
+
+static void read_leaf(reader *r, json_t *j, void *out) {
+  rig_desc_leaf *l = out;
+  json_t *a;
+  size_t mark;
+  l->tag = get_variant(r, j, &leaf_v, &a, &mark);
+  switch (l->tag) {
+    case RIG_LEAF_ADDRESS:
+      record(r, a, FIELDS("memory", "on"));
+      field(r, a, "memory", read_int, &l->u.address.memory);
+      field(r, a, "on", read_int, &l->u.address.on);
+      break;
+    case RIG_LEAF_HANDLE:
+      read_int(r, a, &l->u.handle);
+      break;
+    case RIG_LEAF_ENTRY:
+      record(r, a, FIELDS("image", "name"));
+      field(r, a, "image", read_int, &l->u.entry.image);
+      field(r, a, "name", read_name, &l->u.entry.name);
+      break;
+    case RIG_LEAF_READY:
+      read_int(r, a, &l->u.ready);
+      break;
+  }
+  path_back(r, mark);
+}
+
+static const variant value_v = {"a value", NAMES("Fixed", "Int", "Leaf"), 3, 0};
+
+static void read_value(reader *r, json_t *j, void *out) {
+  rig_desc_value *v = out;
+  json_t *a;
+  size_t mark;
+  v->tag = get_variant(r, j, &value_v, &a, &mark);
+  if (v->tag == RIG_VALUE_FIXED) read_int(r, a, &v->u.fixed);
+  if (v->tag == RIG_VALUE_INT) read_int(r, a, &v->u.int_index);
+  if (v->tag == RIG_VALUE_LEAF) read_leaf(r, a, &v->u.leaf);
+  path_back(r, mark);
+}
+
+/* In a leaf data a term's value is the bare leaf. */
+static void read_leaf_value(reader *r, json_t *j, void *out) {
+  rig_desc_value *v = out;
+  v->tag = RIG_VALUE_LEAF;
+  read_leaf(r, j, &v->u.leaf);
+}
+
+/* [VALUE, factor], or [LEAF, factor] while r->leaves. */
+static void read_term(reader *r, json_t *j, void *out) {
+  rig_desc_term *t = out;
+  tuple(r, j, 2);
+  element(r, j, 0, r->leaves ? read_leaf_value : read_value, &t->value);
+  element(r, j, 1, read_int, &t->factor);
+}
+
+static void read_terms(reader *r, json_t *j, void *out) {
+  rig_desc_terms *t = out;
+  t->items = array(r, j, &t->n, sizeof *t->items, read_term);
+}
+
+static const variant width_v = {"a width", NAMES("W32", "W64"), 2, 3};
+
+static void read_hole(reader *r, json_t *j, void *out) {
+  rig_desc_hole *h = out;
+  record(r, j, FIELDS("at", "width", "terms", "add", "shift"));
+  field(r, j, "at", read_int, &h->at);
+  h->width = enum_field(r, j, "width", &width_v);
+  field(r, j, "terms", read_terms, &h->terms);
+  field(r, j, "add", read_int, &h->add);
+  field(r, j, "shift", read_int, &h->shift);
+}
+
+static void read_data(reader *r, json_t *j, rig_desc_data *d, bool leaves) {
+  record(r, j, FIELDS("bytes", "holes"));
+  field(r, j, "bytes", read_bytes, &d->bytes);
+  r->leaves = leaves;
+  d->holes = array_field(r, j, "holes", &d->nholes, sizeof *d->holes, read_hole);
+  r->leaves = false; /* the offsets of copies and moves are of values */
+}
+
+static void read_leaf_data(reader *r, json_t *j, void *out) {
+  read_data(r, j, out, true);
+}
+
+static void read_value_data(reader *r, json_t *j, void *out) {
+  read_data(r, j, out, false);
+}
+
+static void read_view(reader *r, json_t *j, void *out) {
+  rig_desc_view *v = out;
+  record(r, j, FIELDS("memory", "offset", "length"));
+  field(r, j, "memory", read_int, &v->memory);
+  field(r, j, "offset", read_int, &v->offset);
+  field(r, j, "length", read_int, &v->length);
+}
+
+static const variant slot_v = {"a slot", NAMES("Memory", "Input", "Ints"), 3, 1u << RIG_SLOT_INTS};
+
+static void read_slot(reader *r, json_t *j, void *out) {
+  rig_desc_slot *s = out;
+  json_t *a;
+  size_t mark;
+  s->tag = get_variant(r, j, &slot_v, &a, &mark);
+  if (s->tag == RIG_SLOT_MEMORY) read_view(r, a, &s->u.memory);
+  if (s->tag == RIG_SLOT_INPUT) read_int(r, a, &s->u.input);
+  path_back(r, mark);
+}
+
+static const variant use_v = {"a use", NAMES("Read", "Write", "Unordered"), 3, 7};
+
+static void read_ref(reader *r, json_t *j, void *out) {
+  rig_desc_ref *ref = out;
+  record(r, j, FIELDS("slot", "at", "use"));
+  field(r, j, "slot", read_int, &ref->slot);
+  field(r, j, "at", read_int, &ref->at);
+  ref->use = enum_field(r, j, "use", &use_v);
+}
+
+/* [V, V, V] of a launch's groups or threads. */
+static void read_values3(reader *r, json_t *j, void *out) {
+  rig_desc_value *v = out;
+  tuple(r, j, 3);
+  for (size_t i = 0; i < 3; i++) element(r, j, i, read_value, &v[i]);
+}
+
+static const variant part_v = {"a part", NAMES("Words", "Fill", "Copy", "Launch"), 4, 0};
+
+static void read_part(reader *r, json_t *j, void *out) {
+  rig_desc_part *p = out;
+  json_t *a;
+  size_t mark;
+  p->tag = get_variant(r, j, &part_v, &a, &mark);
+  switch (p->tag) {
+    case RIG_PART_WORDS:
+      read_view(r, a, &p->u.words);
+      break;
+    case RIG_PART_FILL:
+      record(r, a, FIELDS("fill", "params", "refs"));
+      field(r, a, "fill", read_leaf, &p->u.fill.fill);
+      field(r, a, "params", read_value_data, &p->u.fill.params);
+      p->u.fill.refs =
+          array_field(r, a, "refs", &p->u.fill.nrefs, sizeof *p->u.fill.refs, read_ref);
+      break;
+    case RIG_PART_COPY:
+      record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
+      field(r, a, "src", read_int, &p->u.copy.src);
+      field(r, a, "src_offset", read_terms, &p->u.copy.src_offset);
+      field(r, a, "dst", read_int, &p->u.copy.dst);
+      field(r, a, "dst_offset", read_terms, &p->u.copy.dst_offset);
+      field(r, a, "length", read_int, &p->u.copy.length);
+      break;
+    case RIG_PART_LAUNCH:
+      record(r, a, FIELDS("image", "name", "params", "refs", "groups", "threads", "shared"));
+      field(r, a, "image", read_int, &p->u.launch.image);
+      field(r, a, "name", read_name, &p->u.launch.name);
+      field(r, a, "params", read_value_data, &p->u.launch.params);
+      p->u.launch.refs =
+          array_field(r, a, "refs", &p->u.launch.nrefs, sizeof *p->u.launch.refs, read_ref);
+      field(r, a, "groups", read_values3, p->u.launch.groups);
+      field(r, a, "threads", read_values3, p->u.launch.threads);
+      field(r, a, "shared", read_value, &p->u.launch.shared);
+      break;
+  }
+  path_back(r, mark);
+}
+
+static const variant access_v = {"an access", NAMES("Read", "Read_write"), 2, 3};
+
+static void read_access(reader *r, json_t *j, void *out) {
+  *(rig_access *)out = get_enum(r, j, &access_v);
+}
+
+/* [VIEW, ACCESS] of a submit's fixed memory. */
+static void read_fixed(reader *r, json_t *j, void *out) {
+  rig_desc_fixed_view *f = out;
+  tuple(r, j, 2);
+  element(r, j, 0, read_view, &f->view);
+  element(r, j, 1, read_access, &f->access);
+}
+
+static void read_submit(reader *r, json_t *j, rig_desc_submit *s) {
+  record(r, j, FIELDS("device", "parts", "slots", "fixed"));
+  field(r, j, "device", read_int, &s->device);
+  s->parts = array_field(r, j, "parts", &s->nparts, sizeof *s->parts, read_part);
+  s->slots = array_field(r, j, "slots", &s->nslots, sizeof *s->slots, read_slot);
+  s->fixed = array_field(r, j, "fixed", &s->nfixed, sizeof *s->fixed, read_fixed);
+}
+
+static void read_trip(reader *r, json_t *j, void *out) {
+  rig_desc_step *s = out;
+  s->u.loop.has_trip = !json_is_null(j);
+  if (!s->u.loop.has_trip) return;
+  if (!json_is_number(j)) fail(r, "not an integer or null");
+  read_int(r, j, &s->u.loop.trip);
+}
+
+static void read_flag(reader *r, json_t *j, void *out) {
+  rig_desc_step *s = out;
+  s->u.loop.has_flag = !json_is_null(j);
+  if (!s->u.loop.has_flag) return;
+  if (!json_is_array(j)) fail(r, "not [slot, at] or null");
+  tuple(r, j, 2);
+  element(r, j, 0, read_slot, &s->u.loop.flag_slot);
+  element(r, j, 1, read_int, &s->u.loop.flag_at);
+}
+
+static void read_step(reader *r, json_t *j, void *out);
+
+static void read_body(reader *r, json_t *j, void *out) {
+  rig_desc_steps *body = out;
+  /* As the byte codec: a loop inside 64 others may not have a body. */
+  if (r->depth >= RIG_DESC_MAX_DEPTH) fail(r, "steps nested deeper than %d", RIG_DESC_MAX_DEPTH);
+  r->depth++;
+  body->items = array(r, j, &body->n, sizeof *body->items, read_step);
+  r->depth--;
+}
+
+static const variant step_v = {"a step", NAMES("Submit", "Move", "Loop"), 3, 0};
+
+static void read_step(reader *r, json_t *j, void *out) {
+  rig_desc_step *s = out;
+  json_t *a;
+  size_t mark;
+  s->tag = get_variant(r, j, &step_v, &a, &mark);
+  switch (s->tag) {
+    case RIG_STEP_SUBMIT:
+      read_submit(r, a, &s->u.submit);
+      break;
+    case RIG_STEP_MOVE:
+      record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
+      field(r, a, "src", read_slot, &s->u.move.src);
+      field(r, a, "src_offset", read_terms, &s->u.move.src_offset);
+      field(r, a, "dst", read_slot, &s->u.move.dst);
+      field(r, a, "dst_offset", read_terms, &s->u.move.dst_offset);
+      field(r, a, "length", read_int, &s->u.move.length);
+      break;
+    case RIG_STEP_LOOP:
+      record(r, a, FIELDS("trips", "trip", "flag", "body"));
+      field(r, a, "trips", read_value, &s->u.loop.trips);
+      field(r, a, "trip", read_trip, s);
+      field(r, a, "flag", read_flag, s);
+      field(r, a, "body", read_body, &s->u.loop.body);
+      break;
+  }
+  path_back(r, mark);
+}
+
+static const variant kind_v = {"a memory kind", NAMES("Device", "Pinned", "Mapped"), 3, 7};
+static const variant copies_v = {"copies", NAMES("One", "Two"), 2, 3};
+static const variant area_v = {"an area", NAMES("Outbound", "Inbound", "Counts"), 3, 7};
+static const variant memory_v = {"a memory", NAMES("Alloc", "Rail"), 2, 0};
+
+static void read_memory(reader *r, json_t *j, void *out) {
+  rig_desc_memory *m = out;
+  json_t *a;
+  size_t mark;
+  m->tag = get_variant(r, j, &memory_v, &a, &mark);
+  if (m->tag == RIG_MEMORY_ALLOC) {
+    record(r, a, FIELDS("device", "kind", "bytes", "init", "copies"));
+    field(r, a, "device", read_int, &m->u.alloc.device);
+    m->u.alloc.kind = enum_field(r, a, "kind", &kind_v);
+    field(r, a, "bytes", read_int, &m->u.alloc.bytes);
+    field(r, a, "init", read_leaf_data, &m->u.alloc.init);
+    m->u.alloc.copies = enum_field(r, a, "copies", &copies_v);
+  } else {
+    record(r, a, FIELDS("rail", "area"));
+    field(r, a, "rail", read_int, &m->u.rail.rail);
+    m->u.rail.area = enum_field(r, a, "area", &area_v);
+  }
+  path_back(r, mark);
+}
+
+static void read_image(reader *r, json_t *j, void *out) {
+  rig_desc_image *im = out;
+  record(r, j, FIELDS("device", "binary"));
+  field(r, j, "device", read_int, &im->device);
+  field(r, j, "binary", read_leaf_data, &im->binary);
+}
+
+static void read_input(reader *r, json_t *j, void *out) {
+  rig_desc_input *in = out;
+  record(r, j, FIELDS("device", "bytes"));
+  field(r, j, "device", read_int, &in->device);
+  field(r, j, "bytes", read_int, &in->bytes);
+}
+
+static const char *const top_fields[] = {"format", "devices", "memory", "images",
+                                         "inputs", "ints",    "steps",  NULL};
+
+static void read_format(reader *r, json_t *j, void *out) {
+  (void)out;
+  int64_t v;
+  read_int(r, j, &v);
+  if (v != RIG_DESC_FORMAT_VERSION)
+    fail(r, "a program description of format version %" PRId64 ", not %d", v,
+         RIG_DESC_FORMAT_VERSION);
+}
+
+static void read_desc(reader *r, json_t *j, rig_desc *d) {
+  if (!json_is_object(j)) fail(r, "not an object");
+  /* The version first: another version's fields would read as unknown. */
+  if (json_object_get(j, "format")) field(r, j, "format", read_format, NULL);
+  record(r, j, top_fields);
+  d->devices = array_field(r, j, "devices", &d->ndevices, sizeof *d->devices, read_name);
+  d->memory = array_field(r, j, "memory", &d->nmemory, sizeof *d->memory, read_memory);
+  d->images = array_field(r, j, "images", &d->nimages, sizeof *d->images, read_image);
+  d->inputs = array_field(r, j, "inputs", &d->ninputs, sizeof *d->inputs, read_input);
+  field(r, j, "ints", read_int, &d->ints);
+  d->steps.items = array_field(r, j, "steps", &d->steps.n, sizeof *d->steps.items, read_step);
+}
+
+/* The walk in a function of its own, so that nothing local to the function
+ * that calls setjmp changes before a longjmp. */
+static bool walk(reader *r, json_t *root, rig_desc *d) {
+  if (setjmp(r->fail)) return false;
+  read_desc(r, root, d);
+  return true;
+}
+
+rig_status rig_desc_of_json(const char *text, size_t len, const char *base_dir, rig_desc **out,
+                            rig_error *err) {
+  json_error_t jerr;
+  /* Any root parses, so that the walk names what is wrong with it. */
+  json_t *root =
+      json_loadb(text ? text : "", text ? len : 0, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+  if (!root) {
+    if (json_error_code(&jerr) == json_error_out_of_memory)
+      return rig_error_set(err, RIG_ENOMEM, "out of memory reading a program description's JSON");
+    /* jansson's own words for this one name its flag; say what to do. */
+    const char *why = json_error_code(&jerr) == json_error_null_character
+                          ? "a string holds \\u0000 (write such bytes as {\"hex\": ...})"
+                          : jerr.text;
+    return rig_error_set(err, RIG_EMALFORMED, "JSON line %d column %d: %s", jerr.line, jerr.column,
+                         why);
+  }
+  rig_desc *d = rig_desc_create();
+  rig_status st = RIG_OK;
+  if (!d) {
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory reading a program description's JSON");
+  } else {
+    reader r;
+    r.arena = d->arena;
+    r.base_dir = base_dir;
+    r.nomem = false;
+    r.leaves = false;
+    r.depth = 0;
+    r.plen = 0;
+    r.path[0] = '\0';
+    if (!walk(&r, root, d))
+      st = r.nomem ? rig_error_set(err, RIG_ENOMEM,
+                                   "out of memory reading a program description's JSON")
+                   : rig_error_set(err, RIG_EMALFORMED, "%s", r.why);
+  }
+  json_decref(root);
+  if (st != RIG_OK) {
+    rig_desc_free(d);
+    return st;
+  }
+  *out = d;
+  return RIG_OK;
+}
