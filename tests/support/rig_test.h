@@ -26,10 +26,11 @@ void rig_test_skip(const char *test, const char *why);
  * equal `message` exactly. */
 #define RIG_ASSERT_ERROR(st, err, want_code, want_message)                                         \
   do {                                                                                             \
-    CU_ASSERT_EQUAL((st), (want_code));                                                            \
+    rig_status got_ = (st); /* evaluated once: it is often the call under test */                  \
+    CU_ASSERT_EQUAL(got_, (want_code));                                                            \
     CU_ASSERT_STRING_EQUAL((err).message, (want_message));                                         \
-    if ((st) != (want_code) || strcmp((err).message, (want_message)) != 0)                         \
-      rig_test_mismatch(__FILE__, __LINE__, (st), (err).message, (want_code), (want_message));     \
+    if (got_ != (want_code) || strcmp((err).message, (want_message)) != 0)                         \
+      rig_test_mismatch(__FILE__, __LINE__, got_, (err).message, (want_code), (want_message));     \
   } while (0)
 
 void rig_test_mismatch(const char *file, int line, rig_status got, const char *got_message,

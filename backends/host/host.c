@@ -1,0 +1,80 @@
+/* The host driver: the machine's host, this process's threads. A hand-over
+ * runs the work on the calling thread (a launch's groups over the worker
+ * pool) and stores the word before it returns, so its work is done when
+ * submit returns. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../backends.h"
+
+typedef struct host {
+  rig_device *dev;
+  _Atomic uint64_t word;
+} host;
+
+static host the_host;
+
+static rig_status host_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, rig_mem_info *out,
+                             rig_error *err) {
+  (void)st;
+  (void)kind; /* every kind is ordinary host memory here */
+  return rig_hostcode_alloc(bytes, out, err);
+}
+
+static void host_free(void *st, const rig_mem_info *mem) {
+  (void)st;
+  rig_hostcode_free(mem);
+}
+
+static rig_status host_image_load(void *st, const void *bytes, size_t len, void **image,
+                                  rig_error *err) {
+  (void)st;
+  return rig_hostcode_image_load("host", bytes, len, image, err);
+}
+
+static rig_status host_image_entry(void *st, void *image, const char *name, size_t len,
+                                   rig_entry *out, rig_error *err) {
+  (void)st;
+  return rig_hostcode_image_entry("host", image, name, len, out, err);
+}
+
+static void host_image_unload(void *st, void *image) {
+  (void)st;
+  rig_hostcode_image_unload(image);
+}
+
+static rig_status host_submit(void *st, const rig_work *w, rig_error *err) {
+  host *h = st;
+  rig_status s = rig_hostcode_run(w, err);
+  if (s != RIG_OK) rig_device_lose(h->dev, "%s", err ? err->message : "a fill failed");
+  atomic_store_explicit(&h->word, w->value, memory_order_release);
+  rig_device_signal(h->dev);
+  if (s == RIG_OK) return RIG_OK;
+  rig_device_is_lost(h->dev, err);
+  return RIG_ELOST;
+}
+
+static const rig_driver host_driver = {
+    .name = "host",
+    .alloc = host_alloc,
+    .free = host_free,
+    .image_load = host_image_load,
+    .image_entry = host_image_entry,
+    .image_unload = host_image_unload,
+    .submit = host_submit,
+};
+
+void rig_host_backend_register(void) {
+  rig_device_facts f = {0};
+  snprintf(f.name, sizeof f.name, "host");
+  snprintf(f.arch, sizeof f.arch, "%s", rig_host_isa());
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  f.budget = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  f.maps_host = f.host_addresses = true;
+  f.runs_copies = f.runs_fills = f.runs_launches = true;
+  f.synchronous = true;
+  f.max_shared = RIG_HOST_MAX_SHARED;
+  /* Fails only out of memory at start; rig_host() is then NULL. */
+  rig_device_register(&host_driver, &the_host, &f, &the_host.word, &the_host.dev, NULL);
+}

@@ -1,0 +1,202 @@
+/* Devices: the process's table of them (index 0 the host), opening by name
+ * through providers, their facts, the hand-over of work, and loss. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "core_internal.h"
+
+static rig_device *_Atomic table[RIG_MAX_DEVICES];
+static _Atomic uint32_t ndevices;
+/* Registration and opening by name; never taken on a hand-over. */
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct provider {
+  char prefix[32];
+  rig_device_open_fn *open;
+} provider;
+
+#define MAX_PROVIDERS 16
+static provider providers[MAX_PROVIDERS];
+static size_t nproviders;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static char isa[80];
+
+static void init(void) {
+  rig_backends_init();
+}
+
+void rig_core_init(void) {
+  pthread_once(&init_once, init);
+}
+
+static void read_isa(void) {
+  struct utsname u;
+  snprintf(isa, sizeof isa, "%.24s", uname(&u) == 0 ? u.machine : "unknown");
+}
+
+const char *rig_host_isa(void) {
+  pthread_once(&isa_once, read_isa);
+  return isa;
+}
+
+rig_status rig_device_register(const rig_driver *drv, void *st, const rig_device_facts *facts,
+                               _Atomic uint64_t *word, rig_device **out, rig_error *err) {
+  rig_device *d = calloc(1, sizeof *d);
+  if (!d) return rig_error_set(err, RIG_ENOMEM, "out of memory registering a device");
+  d->drv = drv;
+  d->st = st;
+  d->facts = *facts;
+  d->word = word;
+  pthread_mutex_init(&d->handover, NULL);
+  pthread_mutex_lock(&table_lock);
+  uint32_t n = atomic_load(&ndevices);
+  if (n >= RIG_MAX_DEVICES) {
+    pthread_mutex_unlock(&table_lock);
+    free(d);
+    return rig_error_set(err, RIG_EREFUSED, "%s: more than %d devices", facts->name,
+                         RIG_MAX_DEVICES);
+  }
+  d->index = (uint16_t)n;
+  atomic_store(&d->next, atomic_load(word));
+  atomic_store(&table[n], d);
+  atomic_store(&ndevices, n + 1);
+  pthread_mutex_unlock(&table_lock);
+  *out = d;
+  return RIG_OK;
+}
+
+rig_status rig_device_provider_add(const char *prefix, rig_device_open_fn *open, rig_error *err) {
+  pthread_mutex_lock(&table_lock);
+  if (nproviders == MAX_PROVIDERS) {
+    pthread_mutex_unlock(&table_lock);
+    return rig_error_set(err, RIG_EREFUSED, "more than %d device providers", MAX_PROVIDERS);
+  }
+  provider *p = &providers[nproviders++];
+  snprintf(p->prefix, sizeof p->prefix, "%s", prefix);
+  p->open = open;
+  pthread_mutex_unlock(&table_lock);
+  return RIG_OK;
+}
+
+rig_device *rig_device_at(uint16_t index) {
+  rig_core_init();
+  if (index >= atomic_load_explicit(&ndevices, memory_order_acquire)) return NULL;
+  return atomic_load_explicit(&table[index], memory_order_acquire);
+}
+
+rig_device *rig_host(void) {
+  return rig_device_at(0);
+}
+
+static rig_device *find_open(const char *name) {
+  uint32_t n = atomic_load(&ndevices);
+  for (uint32_t i = 0; i < n; i++) {
+    rig_device *d = atomic_load(&table[i]);
+    if (strcmp(d->facts.name, name) == 0) return d;
+  }
+  return NULL;
+}
+
+rig_status rig_device_open(const char *name, rig_device **dev, rig_error *err) {
+  rig_core_init();
+  /* Opening is rare: one lock over lookup and the provider's open, so that
+   * two threads opening one name get one device. The provider registers
+   * through rig_device_register, which takes the lock too: so it is
+   * released around the provider's call, and the lookup repeated. */
+  pthread_mutex_lock(&table_lock);
+  rig_device *d = find_open(name);
+  rig_device_open_fn *open = NULL;
+  for (size_t i = 0; !d && i < nproviders; i++)
+    if (strncmp(name, providers[i].prefix, strlen(providers[i].prefix)) == 0)
+      open = providers[i].open;
+  pthread_mutex_unlock(&table_lock);
+  if (d) {
+    *dev = d;
+    return RIG_OK;
+  }
+  if (!open) return rig_error_set(err, RIG_EREFUSED, "%s: no such device", name);
+  static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&open_lock);
+  pthread_mutex_lock(&table_lock);
+  d = find_open(name);
+  pthread_mutex_unlock(&table_lock);
+  rig_status st = RIG_OK;
+  if (!d) st = open(name, &d, err);
+  pthread_mutex_unlock(&open_lock);
+  if (st == RIG_OK) *dev = d;
+  return st;
+}
+
+const rig_device_facts *rig_device_facts_of(const rig_device *dev) {
+  return &dev->facts;
+}
+const char *rig_device_name(const rig_device *dev) {
+  return dev->facts.name;
+}
+const char *rig_device_arch(const rig_device *dev) {
+  return dev->facts.arch;
+}
+uint16_t rig_device_index(const rig_device *dev) {
+  return dev->index;
+}
+
+rig_point rig_device_last(const rig_device *dev) {
+  return rig_point_make(dev->index, atomic_load(&dev->next));
+}
+
+bool rig_device_lost_now(const rig_device *dev) {
+  return atomic_load_explicit(&dev->lost, memory_order_acquire);
+}
+
+rig_status rig_device_lost_error(const rig_device *dev, rig_error *err) {
+  return rig_error_set(err, RIG_ELOST, "%s", dev->lost_why);
+}
+
+bool rig_device_is_lost(const rig_device *dev, rig_error *why) {
+  if (!rig_device_lost_now(dev)) return false;
+  if (why) rig_device_lost_error(dev, why);
+  return true;
+}
+
+void rig_device_lose(rig_device *dev, const char *fmt, ...) {
+  static pthread_mutex_t lose_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lose_lock);
+  if (!atomic_load(&dev->lost)) {
+    char why[RIG_ERROR_MESSAGE_MAX - 80];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    snprintf(dev->lost_why, sizeof dev->lost_why, "%s lost: %s", dev->facts.name, why);
+    atomic_store_explicit(&dev->lost, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&lose_lock);
+  /* Everyone sleeping on the device learns of the loss. */
+  rig_device_signal(dev);
+}
+
+rig_status rig_device_handover(rig_device *dev, rig_work *w, rig_error *err) {
+  pthread_mutex_lock(&dev->handover);
+  if (rig_device_lost_now(dev)) {
+    pthread_mutex_unlock(&dev->handover);
+    return rig_device_lost_error(dev, err);
+  }
+  uint64_t v = atomic_load_explicit(&dev->next, memory_order_relaxed) + 1;
+  if (v > RIG_POINT_VALUE_MASK) {
+    pthread_mutex_unlock(&dev->handover);
+    return rig_error_set(err, RIG_EREFUSED, "%s: its timeline is past 2^48 values",
+                         dev->facts.name);
+  }
+  w->value = v;
+  rig_status st = dev->drv->submit(dev->st, w, err);
+  /* A refused hand-over takes no value, so the timeline has no gap; work
+   * that ran and lost the device took its value. */
+  if (st == RIG_OK || st == RIG_ELOST) atomic_store_explicit(&dev->next, v, memory_order_release);
+  pthread_mutex_unlock(&dev->handover);
+  return st;
+}

@@ -1,0 +1,180 @@
+/* Host code: what the host and cpu drivers share. Running a work's parts
+ * as host code, loading ELF images from memory, page-aligned memory, and
+ * packing a work into a queue. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core_internal.h"
+
+/* The parameter block as the function sees it: each ref's 8 bytes hold the
+ * slot's address plus the offset the block put there. */
+static void patch(unsigned char *params, const rig_ref *refs, size_t nrefs, const uint64_t *addr) {
+  for (size_t r = 0; r < nrefs; r++) {
+    uint64_t off;
+    memcpy(&off, params + refs[r].at, 8);
+    off += addr[refs[r].slot];
+    memcpy(params + refs[r].at, &off, 8);
+  }
+}
+
+static uint64_t side_addr(const rig_work *w, rig_side side) {
+  return side.slot >= 0 ? w->slot_addr[side.slot] : w->sub->fixed_addr[side.fixed];
+}
+
+rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
+  if (!w->sub) {
+    if (w->length) memmove((void *)(uintptr_t)w->dst, (const void *)(uintptr_t)w->src, w->length);
+    return RIG_OK;
+  }
+  const rig_submission *s = w->sub;
+  _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
+  for (size_t i = 0; i < s->nparts; i++) {
+    const rig_part *p = &s->parts[i].p;
+    const unsigned char *b = (const unsigned char *)w->block + s->parts[i].block_at;
+    switch (p->kind) {
+      case RIG_WORK_LAUNCH: {
+        memcpy(params, b, p->u.launch.params_bytes);
+        patch(params, p->u.launch.refs, p->u.launch.nrefs, w->slot_addr);
+        uint32_t g[7];
+        memcpy(g, rig_block_geometry(s, (void *)w->block, i), sizeof g);
+        rig_pool_launch((rig_launch_fn *)(uintptr_t)p->u.launch.entry.value, params, g, g + 3,
+                        g[6]);
+        break;
+      }
+      case RIG_WORK_FILL: {
+        memcpy(params, b, p->u.fill.params_bytes);
+        patch(params, p->u.fill.refs, p->u.fill.nrefs, w->slot_addr);
+        if (p->u.fill.ready) {
+          uint64_t word[2];
+          memcpy(word, params, sizeof word);
+          ((rig_ready_fn *)(uintptr_t)p->u.fill.fn)((void *)(uintptr_t)word[0], word[1]);
+        } else {
+          int rc = ((rig_fill_fn *)(uintptr_t)p->u.fill.fn)(NULL, params, w->value);
+          if (rc != 0)
+            return rig_error_set(err, RIG_ELOST, "part %zu: a fill failed with %d", i, rc);
+        }
+        break;
+      }
+      case RIG_WORK_COPY: {
+        const uint64_t *o = (const uint64_t *)b;
+        if (p->u.copy.length)
+          memmove((void *)(uintptr_t)(side_addr(w, p->u.copy.dst) + o[1]),
+                  (const void *)(uintptr_t)(side_addr(w, p->u.copy.src) + o[0]), p->u.copy.length);
+        break;
+      }
+      case RIG_WORK_WORDS:
+        return rig_error_set(err, RIG_ELOST, "part %zu: words are not host work", i);
+    }
+  }
+  return RIG_OK;
+}
+
+/* ---- images ---------------------------------------------------------------- */
+
+rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t len, void **image,
+                                   rig_error *err) {
+  int fd = memfd_create("rig-image", MFD_CLOEXEC);
+  if (fd < 0) return rig_error_set(err, RIG_ESYS, "%s: memfd_create: %m", device);
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(fd, (const char *)bytes + done, len - done);
+    if (n <= 0) {
+      close(fd);
+      return rig_error_set(err, RIG_ESYS, "%s: writing an image: %m", device);
+    }
+    done += (size_t)n;
+  }
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  /* RTLD_LOCAL: two images may define the same names. */
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!h) {
+    const char *why = dlerror();
+    /* dlerror names the memfd's path first; keep the loader's reason. */
+    const char *colon = why ? strstr(why, ": ") : NULL;
+    return rig_error_set(err, RIG_EREFUSED, "%s: %s", device,
+                         colon ? colon + 2
+                         : why ? why
+                               : "the loader refused the image");
+  }
+  *image = h;
+  return RIG_OK;
+}
+
+rig_status rig_hostcode_image_entry(const char *device, void *image, const char *name, size_t len,
+                                    rig_entry *out, rig_error *err) {
+  char cname[256];
+  if (len >= sizeof cname || memchr(name, 0, len))
+    return rig_error_set(err, RIG_EREFUSED, "%s: no function \"%.*s\"", device,
+                         (int)(len > 200 ? 200 : len), name);
+  memcpy(cname, name, len);
+  cname[len] = 0;
+  dlerror();
+  void *f = dlsym(image, cname);
+  if (!f) return rig_error_set(err, RIG_EREFUSED, "%s: no function \"%s\"", device, cname);
+  out->value = (uint64_t)(uintptr_t)f;
+  out->max_threads = 0; /* host code loops over its threads itself: no bound */
+  return RIG_OK;
+}
+
+void rig_hostcode_image_unload(void *image) {
+  dlclose(image);
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+rig_status rig_hostcode_alloc(uint64_t bytes, rig_mem_info *out, rig_error *err) {
+  long page = sysconf(_SC_PAGESIZE);
+  size_t n = bytes ? (size_t)bytes : 1;
+  if (bytes > SIZE_MAX - (size_t)page)
+    return rig_error_set(err, RIG_ENOMEM, "%llu bytes", (unsigned long long)bytes);
+  n = (n + (size_t)page - 1) & ~((size_t)page - 1);
+  void *p = NULL;
+  if (posix_memalign(&p, (size_t)page, n) != 0)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for %llu bytes",
+                         (unsigned long long)bytes);
+  memset(p, 0, n);
+  out->address = out->handle = (uint64_t)(uintptr_t)p;
+  out->host = p;
+  out->driver = NULL;
+  return RIG_OK;
+}
+
+void rig_hostcode_free(const rig_mem_info *mem) {
+  free(mem->host);
+}
+
+/* ---- packing a work ---------------------------------------------------------- */
+
+static size_t up8(size_t n) {
+  return (n + 7) & ~(size_t)7;
+}
+
+size_t rig_work_bytes(const rig_work *w) {
+  size_t n = up8(sizeof *w) + w->nwaits * sizeof(rig_point);
+  if (w->sub) n += up8(w->sub->block_bytes) + w->sub->nslots * sizeof(uint64_t);
+  return n;
+}
+
+const rig_work *rig_work_pack(const rig_work *w, void *into) {
+  unsigned char *p = into;
+  rig_work *c = into;
+  *c = *w;
+  p += up8(sizeof *w);
+  if (w->nwaits) memcpy(p, w->waits, w->nwaits * sizeof(rig_point));
+  c->waits = (const rig_point *)p;
+  p += w->nwaits * sizeof(rig_point);
+  if (w->sub) {
+    if (w->sub->block_bytes) memcpy(p, w->block, w->sub->block_bytes);
+    c->block = p;
+    p += up8(w->sub->block_bytes);
+    if (w->sub->nslots) memcpy(p, w->slot_addr, w->sub->nslots * sizeof(uint64_t));
+    c->slot_addr = (const uint64_t *)p;
+  }
+  return c;
+}

@@ -1,0 +1,190 @@
+/* The worker pool: one per process, sized from the cores of the process's
+ * cpuset (hwloc) and its cgroup CPU quota, each worker bound to a core. A
+ * launch publishes a job; the caller and the workers take groups until none
+ * is left. A launch of one group, or one from inside a job, runs inline;
+ * so does one that finds the pool busy with another thread's launch. */
+#include <hwloc.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core_internal.h"
+
+typedef struct job {
+  rig_launch_fn *fn;
+  void *params;
+  uint32_t groups[3], threads[3], shared;
+  uint64_t total;
+  _Atomic uint64_t next; /* the next group to take */
+  _Atomic uint64_t done; /* groups finished */
+} job;
+
+typedef struct worker {
+  pthread_t thread;
+  unsigned index;
+  void *scratch;
+} worker;
+
+static struct {
+  pthread_once_t once;
+  unsigned nworkers; /* threads besides the caller */
+  worker *workers;
+  pthread_mutex_t busy; /* one launch at a time spreads over the pool */
+  job *_Atomic current;
+  _Atomic uint32_t epoch;  /* futex: bumped for each job */
+  _Atomic uint32_t active; /* workers that may be reading the current job */
+  hwloc_topology_t topo;
+  hwloc_cpuset_t *cores;
+  unsigned ncores;
+} pool = {.once = PTHREAD_ONCE_INIT, .busy = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local bool in_job;
+static _Thread_local void *caller_scratch;
+
+static void futex_wait(_Atomic uint32_t *a, uint32_t v) {
+  syscall(SYS_futex, (uint32_t *)a, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+static void futex_wake(_Atomic uint32_t *a) {
+  syscall(SYS_futex, (uint32_t *)a, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void *scratch_alloc(void) {
+  void *p = NULL;
+  return posix_memalign(&p, 64, RIG_HOST_MAX_SHARED) == 0 ? p : NULL;
+}
+
+static void run_groups(job *j, unsigned worker_index, void *scratch) {
+  rig_grid g;
+  memcpy(g.groups, j->groups, sizeof g.groups);
+  memcpy(g.threads, j->threads, sizeof g.threads);
+  g.worker = worker_index;
+  g.shared_bytes = j->shared;
+  g.shared = j->shared ? scratch : NULL;
+  uint64_t plane = (uint64_t)j->groups[0] * j->groups[1];
+  for (;;) {
+    uint64_t k = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+    if (k >= j->total) break;
+    g.group[2] = (uint32_t)(k / plane);
+    g.group[1] = (uint32_t)((k % plane) / j->groups[0]);
+    g.group[0] = (uint32_t)(k % j->groups[0]);
+    j->fn(j->params, &g);
+    atomic_fetch_add_explicit(&j->done, 1, memory_order_release);
+  }
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  if (pool.cores && w->index < pool.ncores)
+    hwloc_set_cpubind(pool.topo, pool.cores[w->index], HWLOC_CPUBIND_THREAD);
+  in_job = true; /* a launch from inside a group runs inline */
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t e = atomic_load_explicit(&pool.epoch, memory_order_acquire);
+    if (e == seen) {
+      futex_wait(&pool.epoch, e);
+      continue;
+    }
+    seen = e;
+    /* Counted before looking at the job, so that its caller, which clears
+     * the job before waiting for the count, never leaves while we read it. */
+    atomic_fetch_add(&pool.active, 1);
+    job *j = atomic_load(&pool.current);
+    if (j) run_groups(j, w->index + 1, w->scratch);
+    atomic_fetch_sub(&pool.active, 1);
+  }
+  return NULL;
+}
+
+/* The CPUs the cgroup's quota allows, or 0 when unbounded. */
+static unsigned cgroup_cpus(void) {
+  FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+  if (!f) return 0;
+  char quota[32] = "";
+  long period = 0;
+  unsigned n = 0;
+  if (fscanf(f, "%31s %ld", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0)
+    n = (unsigned)ceil((double)atol(quota) / (double)period);
+  fclose(f);
+  return n;
+}
+
+static void pool_init(void) {
+  unsigned n = 1;
+  if (hwloc_topology_init(&pool.topo) == 0 && hwloc_topology_load(pool.topo) == 0) {
+    hwloc_cpuset_t set = hwloc_bitmap_alloc();
+    if (set && hwloc_get_cpubind(pool.topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+      int ncores = hwloc_get_nbobjs_inside_cpuset_by_type(pool.topo, set, HWLOC_OBJ_CORE);
+      if (ncores <= 0) ncores = hwloc_bitmap_weight(set);
+      if (ncores > 0) {
+        n = (unsigned)ncores;
+        pool.cores = calloc(n, sizeof *pool.cores);
+        for (unsigned i = 0; pool.cores && i < n; i++) {
+          hwloc_obj_t core = hwloc_get_obj_inside_cpuset_by_type(pool.topo, set, HWLOC_OBJ_CORE, i);
+          pool.cores[i] = hwloc_bitmap_dup(core ? core->cpuset : set);
+          if (core) hwloc_bitmap_and(pool.cores[i], pool.cores[i], set);
+        }
+        pool.ncores = pool.cores ? n : 0;
+      }
+    }
+    hwloc_bitmap_free(set);
+  }
+  unsigned quota = cgroup_cpus();
+  if (quota && quota < n) n = quota;
+  const char *env = getenv("RIG_WORKERS");
+  if (env && atoi(env) > 0) n = (unsigned)atoi(env);
+  pool.nworkers = n > 1 ? n - 1 : 0;
+  pool.workers = calloc(pool.nworkers ? pool.nworkers : 1, sizeof *pool.workers);
+  if (!pool.workers) pool.nworkers = 0;
+  for (unsigned i = 0; i < pool.nworkers; i++) {
+    worker *w = &pool.workers[i];
+    w->index = i;
+    w->scratch = scratch_alloc();
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (!w->scratch || pthread_create(&w->thread, &attr, worker_main, w) != 0) {
+      pool.nworkers = i;
+      pthread_attr_destroy(&attr);
+      break;
+    }
+    pthread_attr_destroy(&attr);
+  }
+}
+
+unsigned rig_pool_threads(void) {
+  pthread_once(&pool.once, pool_init);
+  return pool.nworkers + 1;
+}
+
+void rig_pool_launch(rig_launch_fn *fn, void *params, const uint32_t groups[3],
+                     const uint32_t threads[3], uint32_t shared_bytes) {
+  pthread_once(&pool.once, pool_init);
+  if (!caller_scratch) caller_scratch = scratch_alloc();
+  job j = {.fn = fn, .params = params, .shared = shared_bytes};
+  memcpy(j.groups, groups, sizeof j.groups);
+  memcpy(j.threads, threads, sizeof j.threads);
+  j.total = (uint64_t)groups[0] * groups[1] * groups[2];
+  if (j.total <= 1 || in_job || pool.nworkers == 0 || pthread_mutex_trylock(&pool.busy) != 0) {
+    bool outer = in_job;
+    in_job = true;
+    run_groups(&j, 0, caller_scratch);
+    in_job = outer;
+    return;
+  }
+  atomic_store_explicit(&pool.current, &j, memory_order_release);
+  atomic_fetch_add_explicit(&pool.epoch, 1, memory_order_release);
+  futex_wake(&pool.epoch);
+  in_job = true;
+  run_groups(&j, 0, caller_scratch);
+  in_job = false;
+  /* Every group taken is finished before the job leaves this frame. */
+  while (atomic_load_explicit(&j.done, memory_order_acquire) < j.total) sched_yield();
+  atomic_store(&pool.current, NULL);
+  while (atomic_load(&pool.active)) sched_yield();
+  pthread_mutex_unlock(&pool.busy);
+}
