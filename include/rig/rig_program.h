@@ -1,0 +1,141 @@
+/* rig_program.h: programs, as the seed's Rig_program (rig_program.mli;
+ * ../shared/design/PROGRAM.md; docs/program.md has a worked example).
+ *
+ * rig_program_load checks a description against the devices of one
+ * machine, makes its memory (one or two copies), loads its images and
+ * prepares a submission per Submit step (per copy where it names memory of
+ * two copies); rig_program_run runs its steps once over a frame and returns
+ * the ends, the points its work ends at. Run n uses copy n mod 2 of memory
+ * of two copies, once the work of run n - 2 on that copy is done. */
+#ifndef RIG_PROGRAM_H
+#define RIG_PROGRAM_H
+
+#include "rig_core.h"
+#include "rig_desc.h"
+#include "rig_host_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rig_program rig_program;
+
+/* This machine's end of a rail (the seed's Rig_remote_abi.end_): host
+ * memory the rail made. outbound and inbound each hold two landing copies
+ * back to back; counts holds `ready` (byte 0), `sent` (128) and `arrived`
+ * (256); ready(counts, c) stores ready = c and wakes the rail. */
+typedef struct rig_rail_end {
+  rig_buffer *outbound;
+  rig_buffer *inbound;
+  rig_buffer *counts; /* RIG_RAIL_COUNTS_BYTES */
+  rig_ready_fn *ready;
+} rig_rail_end;
+
+/* How a load finds this machine's rail ends: lookup(ctx, id) gives the end
+ * of rail `id`, or NULL when this machine has none. */
+typedef struct rig_rails {
+  const rig_rail_end *(*lookup)(void *ctx, int64_t id);
+  void *ctx;
+} rig_rails;
+
+/* Loads desc on devices (device i of the description is devices[i]); rails
+ * may be NULL (no rail). RIG_EINVAL, before anything is made, for a rule
+ * the description breaks (docs/rules.md; also: `<n> devices for a program
+ * of <m>`, `device <i>: <name> is "<arch>", not "<expected>"`, `devices of
+ * several machines`, `no rail <id> on this machine`), or as a hole's value
+ * is filled (`<what>: a hole at byte <at>: its value meets set bits of its
+ * bytes`); RIG_EREFUSED for what a device refuses, starting with the
+ * device's name or `step <s>: `; RIG_ENOMEM; RIG_ELOST. On failure
+ * everything made is released. The program keeps its own copy of desc. */
+rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, size_t ndevices,
+                            const rig_rails *rails, rig_program **out, rig_error *err);
+
+/* A run's frame: its inputs by index, the first words of its ints, and
+ * where the run stores each Submit step's last point (one element per
+ * Submit step, in step order, a loop's body counted once). */
+typedef struct rig_frame {
+  rig_buffer *const *inputs;
+  size_t ninputs;
+  const int64_t *ints;
+  size_t nints;
+  rig_point *step_points;
+  size_t nstep_points;
+} rig_frame;
+
+/* Runs p's steps once over f. Each device's first submission, and each
+ * move, follows `waits`. ends (room for rig_program_devices(p) points)
+ * receives, for each device that ran a submission or a move, in device
+ * order, the point of its last one; *nends how many. Work the run does on
+ * the host is done when it returns.
+ *
+ * RIG_EINVAL before any step for a frame that does not fit (`<n> inputs for
+ * a program of <m>`, `<n> ints for a program of <m>`, `<n> step points for
+ * a program of <m> Submit steps`, `input <i>: ...`) or for a run from
+ * inside its own run; at a step (`step <s>: ...`) after the earlier steps
+ * ran. Allocates nothing once the frame's inputs have been seen. */
+rig_status rig_program_run(rig_program *p, const rig_frame *f, const rig_point *waits,
+                           size_t nwaits, rig_point *ends, size_t *nends, rig_error *err);
+
+/* A fresh array for the frames' step_points (free() it), each element the
+ * reached host point; *n its length (the program's Submit steps). */
+rig_point *rig_program_step_points(const rig_program *p, size_t *n);
+
+size_t rig_program_devices(const rig_program *p);
+size_t rig_program_submits(const rig_program *p);
+const rig_desc *rig_program_desc(const rig_program *p);
+
+/* For each Launch part in step order (a loop's body in place), the most
+ * threads a group of its function may have, 0 when its driver does not
+ * know; writes at most n and returns how many there are. */
+size_t rig_program_threads(const rig_program *p, uint32_t *out, size_t n);
+
+/* The program's memory, images and rail ends return once released and the
+ * work of its runs is done. */
+void rig_program_release(rig_program *p);
+
+/* ---- Programs of another machine (FORMAT.md "The remote binary", "The run
+ * words"; PROGRAM.md last section) ---------------------------------------- */
+
+/* The remote binary of desc for devices of ids `ids` on their machine
+ * (malloc'd, freed by the caller). */
+rig_status rig_program_remote_binary(const rig_desc *desc, const int64_t *ids, size_t nids,
+                                     uint8_t **bytes, size_t *len, rig_error *err);
+
+/* rig_program_load of the description in a remote binary, on the devices
+ * device(ctx, id) gives. RIG_EREFUSED for everything refused, rules broken
+ * included (another process made the bytes): `not a program another process
+ * loads`, `a malformed program at byte <p>: <r>`, `no device <id> on this
+ * machine`, the description's own messages. */
+rig_status rig_program_load_received(const void *bytes, size_t len,
+                                     rig_device *(*device)(void *ctx, int64_t id), void *device_ctx,
+                                     const rig_rails *rails, rig_program **out, rig_error *err);
+
+/* One input of a run of another machine: memory `id` on that machine, a
+ * view of it. */
+typedef struct rig_remote_input {
+  uint64_t id, offset, length;
+} rig_remote_input;
+
+/* The run words of a run: the program's id, each input, m, and `ints`
+ * words (the program's), of which the first m are the frame's (the rest
+ * zero). words has room for rig_program_run_words_count(ninputs, ints). */
+size_t rig_program_run_words_count(size_t ninputs, size_t ints);
+void rig_program_run_words(uint64_t program_id, const rig_remote_input *inputs, size_t ninputs,
+                           const int64_t *frame_ints, size_t m, size_t ints, uint64_t *words);
+
+/* Runs the program program(ctx, id) gives for the first word of `words`,
+ * over the frame they hold, each input the view of region(ctx, id) at its
+ * offset and length. RIG_EREFUSED for malformed words (`a malformed run at
+ * byte <p>: <r>`, `no program of this entry`, `no memory <id>`, `<len>
+ * bytes at <first> past memory <id>`, `<m> ints for a program of <n>`);
+ * otherwise as rig_program_run. */
+rig_status rig_program_run_received(const void *words, size_t len,
+                                    rig_program *(*program)(void *ctx, uint64_t id),
+                                    rig_buffer *(*region)(void *ctx, uint64_t id), void *ctx,
+                                    const rig_point *waits, size_t nwaits, rig_point *ends,
+                                    size_t *nends, rig_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,442 @@
+/* Loading a program (PROGRAM.md "What load makes"): the rules that need
+ * devices and rails, then every rule of the description, before anything
+ * is made; then the ints, the memory, the images (holes filled), a
+ * submission per Submit step and copy, and every init, written last. A
+ * failure releases everything made. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program_internal.h"
+
+/* ---- the rules that need devices and rails -------------------------------- */
+
+static bool same_arch(const rig_desc_string *want, const char *have) {
+  return strlen(have) == want->len && memcmp(have, want->bytes, want->len) == 0;
+}
+
+static rig_status check_devices(const rig_desc *d, rig_device *const *devices, size_t n,
+                                rig_error *err) {
+  if (n != d->ndevices)
+    return rig_error_set(err, RIG_EINVAL, "%zu devices for a program of %zu", n, d->ndevices);
+  for (size_t i = 0; i < n; i++) {
+    if (!devices[i]) return rig_error_set(err, RIG_EINVAL, "device %zu: no device", i);
+    if (!same_arch(&d->devices[i], rig_device_arch(devices[i])))
+      return rig_error_set(err, RIG_EINVAL, "device %zu: %s is \"%s\", not \"%.*s\"", i,
+                           rig_device_name(devices[i]), rig_device_arch(devices[i]),
+                           (int)(d->devices[i].len > 64 ? 64 : d->devices[i].len),
+                           (const char *)d->devices[i].bytes);
+  }
+  for (size_t i = 1; i < n; i++)
+    if (rig_device_facts_of(devices[i])->machine != rig_device_facts_of(devices[0])->machine)
+      return rig_error_set(err, RIG_EINVAL, "devices of several machines");
+  return RIG_OK;
+}
+
+typedef struct rail_check {
+  const rig_rails *rails;
+  rig_error *err;
+  bool ok;
+} rail_check;
+
+static bool has_rail(const rig_rails *rails, int64_t id) {
+  return rails && rails->lookup && rails->lookup(rails->ctx, id);
+}
+
+static void check_leaf_rail(rail_check *c, const rig_desc_leaf *l) {
+  if (c->ok && l->tag == RIG_LEAF_READY && !has_rail(c->rails, l->u.ready)) {
+    rig_error_set(c->err, RIG_EINVAL, "no rail %lld on this machine", (long long)l->u.ready);
+    c->ok = false;
+  }
+}
+
+static void check_value_rail(rail_check *c, const rig_desc_value *v) {
+  if (v->tag == RIG_VALUE_LEAF) check_leaf_rail(c, &v->u.leaf);
+}
+
+static void check_data_rails(rail_check *c, const rig_desc_data *data) {
+  for (size_t h = 0; h < data->nholes; h++)
+    for (size_t t = 0; t < data->holes[h].terms.n; t++)
+      check_value_rail(c, &data->holes[h].terms.items[t].value);
+}
+
+static void check_steps_rails(rail_check *c, const rig_desc_steps *steps) {
+  for (size_t i = 0; i < steps->n && c->ok; i++) {
+    const rig_desc_step *s = &steps->items[i];
+    if (s->tag == RIG_STEP_LOOP) {
+      check_value_rail(c, &s->u.loop.trips);
+      check_steps_rails(c, &s->u.loop.body);
+    } else if (s->tag == RIG_STEP_SUBMIT) {
+      for (size_t j = 0; j < s->u.submit.nparts; j++) {
+        const rig_desc_part *p = &s->u.submit.parts[j];
+        if (p->tag == RIG_PART_FILL) {
+          check_leaf_rail(c, &p->u.fill.fill);
+          check_data_rails(c, &p->u.fill.params);
+        } else if (p->tag == RIG_PART_LAUNCH) {
+          check_data_rails(c, &p->u.launch.params);
+          for (int g = 0; g < 3; g++) check_value_rail(c, &p->u.launch.groups[g]);
+          for (int g = 0; g < 3; g++) check_value_rail(c, &p->u.launch.threads[g]);
+          check_value_rail(c, &p->u.launch.shared);
+        }
+      }
+    }
+  }
+}
+
+static rig_status check_rails(const rig_desc *d, const rig_rails *rails, rig_error *err) {
+  rail_check c = {rails, err, true};
+  for (size_t m = 0; m < d->nmemory && c.ok; m++) {
+    const rig_desc_memory *mem = &d->memory[m];
+    if (mem->tag == RIG_MEMORY_RAIL && !has_rail(rails, mem->u.rail.rail)) {
+      rig_error_set(err, RIG_EINVAL, "no rail %lld on this machine", (long long)mem->u.rail.rail);
+      c.ok = false;
+    } else if (mem->tag == RIG_MEMORY_ALLOC) {
+      check_data_rails(&c, &mem->u.alloc.init);
+    }
+  }
+  for (size_t k = 0; k < d->nimages && c.ok; k++) check_data_rails(&c, &d->images[k].binary);
+  if (c.ok) check_steps_rails(&c, &d->steps);
+  return c.ok ? RIG_OK : RIG_EINVAL;
+}
+
+static rig_buffer *area_of(const rig_rail_end *end, rig_desc_area area) {
+  return area == RIG_AREA_OUTBOUND  ? end->outbound
+         : area == RIG_AREA_INBOUND ? end->inbound
+                                    : end->counts;
+}
+
+static int64_t area_bytes(void *ctx, int64_t rail, rig_desc_area area) {
+  const rig_rails *rails = ctx;
+  const rig_rail_end *end = rails->lookup(rails->ctx, rail);
+  rig_buffer *b = end ? area_of(end, area) : NULL;
+  return b ? (int64_t)rig_buffer_length(b) : -1;
+}
+
+/* ---- making ----------------------------------------------------------------- */
+
+static rig_status alloc_state(rig_program *p, rig_error *err) {
+  const rig_desc *d = p->desc;
+  size_t nd = p->ndevices ? p->ndevices : 1, ni = d->ninputs ? d->ninputs : 1;
+  p->nmem = d->nmemory;
+  p->nimages = d->nimages;
+  p->devices = calloc(nd, sizeof *p->devices);
+  p->mem = calloc(d->nmemory ? d->nmemory : 1, sizeof *p->mem);
+  p->images = calloc(d->nimages ? d->nimages : 1, sizeof *p->images);
+  p->borrows = calloc((d->nmemory + 1) * 2 * nd, sizeof *p->borrows);
+  p->last = calloc(nd, sizeof *p->last);
+  p->ran = calloc(nd, sizeof *p->ran);
+  p->snap = calloc(ni, sizeof *p->snap);
+  p->in_borrow = calloc(ni * nd, sizeof *p->in_borrow);
+  p->in_borrow_of = calloc(ni * nd, sizeof *p->in_borrow_of);
+  p->input_written = calloc(ni, sizeof *p->input_written);
+  p->input_named = calloc(ni * nd, sizeof *p->input_named);
+  p->recv_views = calloc(ni, sizeof *p->recv_views);
+  p->recv_region = calloc(ni, sizeof *p->recv_region);
+  p->recv_range = calloc(ni * 2, sizeof *p->recv_range);
+  p->recv_ints = calloc(d->ints ? (size_t)d->ints : 1, sizeof *p->recv_ints);
+  if (!p->devices || !p->mem || !p->images || !p->borrows || !p->last || !p->ran || !p->snap ||
+      !p->in_borrow || !p->in_borrow_of || !p->input_written || !p->input_named || !p->recv_views ||
+      !p->recv_region || !p->recv_range || !p->recv_ints)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  return RIG_OK;
+}
+
+static rig_status make_memory(rig_program *p, const rig_rails *rails, rig_error *err) {
+  const rig_desc *d = p->desc;
+  for (size_t m = 0; m < d->nmemory; m++) {
+    const rig_desc_memory *mem = &d->memory[m];
+    pmem *pm = &p->mem[m];
+    if (mem->tag == RIG_MEMORY_RAIL) {
+      rig_buffer *area = area_of(rails->lookup(rails->ctx, mem->u.rail.rail), mem->u.rail.area);
+      pm->copy[0] = rig_buffer_retain(area);
+      pm->ncopies = 1;
+      pm->size = (int64_t)rig_buffer_length(area);
+      continue;
+    }
+    pm->ncopies = mem->u.alloc.copies == RIG_COPIES_TWO ? 2 : 1;
+    pm->size = mem->u.alloc.bytes;
+    for (int k = 0; k < pm->ncopies; k++) {
+      rig_status st = rig_buffer_create(p->devices[mem->u.alloc.device], mem->u.alloc.kind,
+                                        (uint64_t)mem->u.alloc.bytes, &pm->copy[k], err);
+      if (st != RIG_OK) return rig_error_prefix(err, "memory %zu", m);
+    }
+  }
+  return RIG_OK;
+}
+
+/* The bytes of a leaf data with every hole filled for copy k. */
+static rig_status fill_leaf_data(rig_program *p, const rig_desc_data *data, int k,
+                                 unsigned char *bytes, const char *what, rig_error *err) {
+  memcpy(bytes, data->bytes.bytes, data->bytes.len);
+  rig_status st = RIG_OK;
+  for (size_t h = 0; st == RIG_OK && h < data->nholes; h++) {
+    const rig_desc_hole *hole = &data->holes[h];
+    uint64_t *vals = malloc((hole->terms.n ? hole->terms.n : 1) * sizeof *vals);
+    if (!vals) return rig_error_set(err, RIG_ENOMEM, "out of memory filling %s", what);
+    for (size_t t = 0; st == RIG_OK && t < hole->terms.n; t++)
+      st = rig_program_leaf(p, &hole->terms.items[t].value.u.leaf, k, &vals[t], err);
+    if (st == RIG_OK) st = rig_program_fill_hole(bytes, data->bytes.bytes, hole, vals, what, err);
+    free(vals);
+  }
+  return st;
+}
+
+static rig_status load_images(rig_program *p, rig_error *err) {
+  const rig_desc *d = p->desc;
+  for (size_t i = 0; i < d->nimages; i++) {
+    const rig_desc_image *im = &d->images[i];
+    size_t len = im->binary.bytes.len;
+    unsigned char *bytes = malloc(len ? len : 1);
+    if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory loading image %zu", i);
+    char what[32];
+    snprintf(what, sizeof what, "image %zu", i);
+    rig_status st = fill_leaf_data(p, &im->binary, 0, bytes, what, err);
+    if (st == RIG_OK) st = rig_image_load(p->devices[im->device], bytes, len, &p->images[i], err);
+    free(bytes);
+    if (st != RIG_OK) return st;
+  }
+  return RIG_OK;
+}
+
+/* Writes memory m's copy k from host bytes, after its earlier uses. */
+static rig_status write_memory(rig_program *p, size_t m, int k, const unsigned char *bytes,
+                               size_t len, rig_error *err) {
+  rig_buffer *b = p->mem[m].copy[k];
+  rig_status st = rig_buffer_wait(b, RIG_ACCESS_READ_WRITE, err);
+  if (st != RIG_OK) return st;
+  if (rig_buffer_host(b)) {
+    memcpy(rig_buffer_host(b), bytes, len);
+    return RIG_OK;
+  }
+  rig_buffer *stage;
+  st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, len, &stage, err);
+  if (st != RIG_OK) return st;
+  memcpy(rig_buffer_host(stage), bytes, len);
+  rig_point done;
+  st = rig_buffer_copy_submit(stage, 0, b, 0, len, NULL, 0, &done, err);
+  if (st == RIG_OK) st = rig_point_wait(done, err);
+  rig_buffer_release(stage);
+  return st;
+}
+
+static rig_status write_inits(rig_program *p, rig_error *err) {
+  const rig_desc *d = p->desc;
+  for (size_t m = 0; m < d->nmemory; m++) {
+    const rig_desc_memory *mem = &d->memory[m];
+    if (mem->tag != RIG_MEMORY_ALLOC || mem->u.alloc.init.bytes.len == 0) continue;
+    const rig_desc_data *init = &mem->u.alloc.init;
+    unsigned char *bytes = malloc(init->bytes.len);
+    if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory writing memory %zu", m);
+    char what[32];
+    snprintf(what, sizeof what, "memory %zu", m);
+    rig_status st = RIG_OK;
+    for (int k = 0; st == RIG_OK && k < p->mem[m].ncopies; k++) {
+      st = fill_leaf_data(p, init, k, bytes, what, err);
+      if (st == RIG_OK) st = write_memory(p, m, k, bytes, init->bytes.len, err);
+    }
+    free(bytes);
+    if (st != RIG_OK) return st;
+  }
+  return RIG_OK;
+}
+
+/* Numbers the steps in pre-order and notes what runs need to know. */
+static void walk_steps(rig_program *p, const rig_desc_steps *steps, size_t *i) {
+  for (size_t j = 0; j < steps->n; j++) {
+    const rig_desc_step *s = &steps->items[j];
+    pstep *ps = &p->steps[*i];
+    ps->d = s;
+    ps->number = (int64_t)*i;
+    (*i)++;
+    if (s->tag == RIG_STEP_SUBMIT) {
+      ps->submit_index = p->nsubmits++;
+      ps->device = (size_t)s->u.submit.device;
+      for (size_t k = 0; k < s->u.submit.nslots; k++) {
+        const rig_desc_slot *slot = &s->u.submit.slots[k];
+        if (slot->tag == RIG_SLOT_INPUT)
+          p->input_named[(size_t)slot->u.input * p->ndevices + ps->device] = true;
+      }
+      for (size_t k = 0; k < s->u.submit.nparts; k++) {
+        const rig_desc_part *part = &s->u.submit.parts[k];
+        const rig_desc_ref *refs = part->tag == RIG_PART_FILL     ? part->u.fill.refs
+                                   : part->tag == RIG_PART_LAUNCH ? part->u.launch.refs
+                                                                  : NULL;
+        size_t nrefs = part->tag == RIG_PART_FILL     ? part->u.fill.nrefs
+                       : part->tag == RIG_PART_LAUNCH ? part->u.launch.nrefs
+                                                      : 0;
+        for (size_t r = 0; r < nrefs; r++) {
+          const rig_desc_slot *slot = &s->u.submit.slots[refs[r].slot];
+          if (slot->tag == RIG_SLOT_INPUT && refs[r].use != RIG_USE_READ)
+            p->input_written[slot->u.input] = true;
+        }
+        if (part->tag == RIG_PART_COPY) {
+          const rig_desc_slot *dst = &s->u.submit.slots[part->u.copy.dst];
+          if (dst->tag == RIG_SLOT_INPUT) p->input_written[dst->u.input] = true;
+        }
+        if (part->tag == RIG_PART_LAUNCH) p->nlaunches++;
+      }
+    } else if (s->tag == RIG_STEP_MOVE) {
+      if (s->u.move.dst.tag == RIG_SLOT_INPUT) p->input_written[s->u.move.dst.u.input] = true;
+    } else {
+      walk_steps(p, &s->u.loop.body, i);
+    }
+    ps->end = *i;
+  }
+}
+
+static rig_status load(rig_program *p, rig_device *const *devices, const rig_rails *rails,
+                       rig_error *err) {
+  const rig_desc *d = p->desc;
+  rig_status st = alloc_state(p, err);
+  if (st != RIG_OK) return st;
+  for (size_t i = 0; i < p->ndevices; i++) p->devices[i] = devices[i];
+  for (int k = 0; k < 2; k++) {
+    uint64_t bytes = (uint64_t)d->ints * 8;
+    st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, bytes ? bytes : 8, &p->ints[k], err);
+    if (st != RIG_OK) return st;
+  }
+  st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, 8, &p->stage, err);
+  if (st != RIG_OK) return st;
+  if ((st = make_memory(p, rails, err)) != RIG_OK) return st;
+  if ((st = load_images(p, err)) != RIG_OK) return st;
+  p->nsteps = rig_desc_count_steps(d);
+  p->steps = calloc(p->nsteps ? p->nsteps : 1, sizeof *p->steps);
+  if (!p->steps) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  size_t i = 0;
+  walk_steps(p, &d->steps, &i);
+  p->threads = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *p->threads);
+  p->recv_points = calloc(p->nsubmits ? p->nsubmits : 1, sizeof *p->recv_points);
+  if (!p->threads || !p->recv_points)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  p->nlaunches = 0;
+  for (i = 0; i < p->nsteps; i++)
+    if (p->steps[i].d->tag == RIG_STEP_SUBMIT && (st = rig_program_prepare(p, i, err)) != RIG_OK)
+      return st;
+  return write_inits(p, err);
+}
+
+rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, size_t ndevices,
+                            const rig_rails *rails, rig_program **out, rig_error *err) {
+  rig_status st = check_devices(desc, devices, ndevices, err);
+  if (st == RIG_OK) st = check_rails(desc, rails, err);
+  if (st != RIG_OK) return st;
+  rig_desc_rail_sizes sizes = {area_bytes, (void *)rails};
+  st = rig_desc_check_rails(desc, rails && rails->lookup ? &sizes : NULL, err);
+  if (st != RIG_OK) return st;
+  rig_program *p = calloc(1, sizeof *p);
+  if (!p) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  pthread_mutex_init(&p->run_lock, NULL);
+  pthread_mutex_init(&p->recv_lock, NULL);
+  p->ndevices = ndevices;
+  if (rails) p->rails = *rails;
+  p->desc = rig_desc_copy(desc);
+  if (!p->desc) {
+    uint8_t *bytes = NULL;
+    size_t len;
+    st = rig_desc_to_bytes(desc, &bytes, &len, err);
+    free(bytes);
+    if (st == RIG_OK) st = rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+    free(p);
+    return st;
+  }
+  st = load(p, devices, rails, err);
+  if (st == RIG_OK) {
+    *out = p;
+    return RIG_OK;
+  }
+  rig_program_free(p);
+  return st;
+}
+
+/* Called with the devices only after alloc_state made room for them. */
+void rig_program_free(rig_program *p) {
+  for (size_t i = 0; p->steps && i < p->nsteps; i++) {
+    pstep *s = &p->steps[i];
+    for (int k = 0; k < s->nprep; k++) {
+      pprep *pp = &s->prep[k];
+      rig_submission_release(pp->sub);
+      const rig_desc_submit *sub = &s->d->u.submit;
+      for (size_t j = 0; pp->slots && j < sub->nslots; j++)
+        if (sub->slots[j].tag == RIG_SLOT_MEMORY) rig_buffer_release(pp->slots[j]);
+      free(pp->slots);
+      free(pp->base);
+      free(pp->block);
+    }
+    free(s->holes);
+    free(s->geoms);
+    free(s->copies);
+  }
+  size_t ni = p->desc ? p->desc->ninputs : 0;
+  for (size_t i = 0; p->in_borrow && i < ni * p->ndevices; i++) {
+    rig_buffer_release(p->in_borrow[i]);
+    rig_buffer_release(p->in_borrow_of[i]);
+  }
+  for (size_t i = 0; p->recv_views && i < ni; i++) {
+    rig_buffer_release(p->recv_views[i]);
+    rig_buffer_release(p->recv_region[i]);
+  }
+  size_t nm = p->desc ? p->desc->nmemory : 0;
+  for (size_t i = 0; p->borrows && i < (nm + 1) * 2 * p->ndevices; i++)
+    rig_buffer_release(p->borrows[i]);
+  for (size_t m = 0; p->mem && m < nm; m++)
+    for (int k = 0; k < 2; k++) rig_buffer_release(p->mem[m].copy[k]);
+  for (size_t i = 0; p->images && p->desc && i < p->desc->nimages; i++)
+    rig_image_release(p->images[i]);
+  for (int k = 0; k < 2; k++) rig_buffer_release(p->ints[k]);
+  rig_buffer_release(p->stage);
+  free(p->steps);
+  free(p->scratch);
+  free(p->threads);
+  free(p->devices);
+  free(p->mem);
+  free(p->images);
+  free(p->borrows);
+  free(p->last);
+  free(p->ran);
+  free(p->snap);
+  free(p->in_borrow);
+  free(p->in_borrow_of);
+  free(p->input_written);
+  free(p->input_named);
+  free(p->recv_points);
+  free(p->recv_views);
+  free(p->recv_region);
+  free(p->recv_range);
+  free(p->recv_ints);
+  rig_desc_free(p->desc);
+  pthread_mutex_destroy(&p->run_lock);
+  pthread_mutex_destroy(&p->recv_lock);
+  free(p);
+}
+
+void rig_program_release(rig_program *p) {
+  if (!p) return;
+  /* Memory returns through the core once its last use is reached, and each
+   * submission keeps the image it launches; but an Entry may stand in any
+   * work's parameters, so the images wait for the last run's work. */
+  pthread_mutex_lock(&p->run_lock);
+  for (size_t d = 0; d < p->ndevices; d++) rig_point_wait(rig_device_last(p->devices[d]), NULL);
+  pthread_mutex_unlock(&p->run_lock);
+  rig_program_free(p);
+}
+
+size_t rig_program_devices(const rig_program *p) {
+  return p->ndevices;
+}
+size_t rig_program_submits(const rig_program *p) {
+  return p->nsubmits;
+}
+const rig_desc *rig_program_desc(const rig_program *p) {
+  return p->desc;
+}
+
+size_t rig_program_threads(const rig_program *p, uint32_t *out, size_t n) {
+  for (size_t i = 0; i < p->nlaunches && i < n; i++) out[i] = p->threads[i];
+  return p->nlaunches;
+}
+
+rig_point *rig_program_step_points(const rig_program *p, size_t *n) {
+  rig_point *pts = calloc(p->nsubmits ? p->nsubmits : 1, sizeof *pts);
+  if (pts) *n = p->nsubmits;
+  return pts;
+}

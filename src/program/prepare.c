@@ -1,0 +1,335 @@
+/* Preparing a Submit step at load: a core submission per copy the step
+ * needs (two when it names memory of two copies, passes the ints, or holds
+ * a leaf of such memory), with its slots' views borrowed on the step's
+ * device, its parameters with every hole known at load filled, and the
+ * lists of what each run fills: holes, geometry and copy offsets that read
+ * an Int. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "program_internal.h"
+
+static bool leaf_of_two(const rig_program *p, const rig_desc_value *v) {
+  if (v->tag != RIG_VALUE_LEAF) return false;
+  const rig_desc_leaf *l = &v->u.leaf;
+  int64_t m = l->tag == RIG_LEAF_ADDRESS  ? l->u.address.memory
+              : l->tag == RIG_LEAF_HANDLE ? l->u.handle
+                                          : -1;
+  return m >= 0 && p->mem[m].ncopies == 2;
+}
+
+static bool data_of_two(const rig_program *p, const rig_desc_data *data) {
+  for (size_t h = 0; h < data->nholes; h++)
+    for (size_t t = 0; t < data->holes[h].terms.n; t++)
+      if (leaf_of_two(p, &data->holes[h].terms.items[t].value)) return true;
+  return false;
+}
+
+static bool needs_two(const rig_program *p, const rig_desc_submit *sub) {
+  for (size_t i = 0; i < sub->nslots; i++) {
+    const rig_desc_slot *s = &sub->slots[i];
+    if (s->tag == RIG_SLOT_INTS) return true;
+    if (s->tag == RIG_SLOT_MEMORY && p->mem[s->u.memory.memory].ncopies == 2) return true;
+  }
+  for (size_t i = 0; i < sub->nfixed; i++)
+    if (p->mem[sub->fixed[i].view.memory].ncopies == 2) return true;
+  for (size_t i = 0; i < sub->nparts; i++) {
+    const rig_desc_part *part = &sub->parts[i];
+    if (part->tag == RIG_PART_WORDS && p->mem[part->u.words.memory].ncopies == 2) return true;
+    if (part->tag == RIG_PART_FILL && data_of_two(p, &part->u.fill.params)) return true;
+    if (part->tag == RIG_PART_LAUNCH) {
+      if (data_of_two(p, &part->u.launch.params)) return true;
+      for (int g = 0; g < 3; g++)
+        if (leaf_of_two(p, &part->u.launch.groups[g]) || leaf_of_two(p, &part->u.launch.threads[g]))
+          return true;
+      if (leaf_of_two(p, &part->u.launch.shared)) return true;
+    }
+  }
+  return false;
+}
+
+static bool reads_int(const rig_desc_hole *h) {
+  for (size_t t = 0; t < h->terms.n; t++)
+    if (h->terms.items[t].value.tag == RIG_VALUE_INT) return true;
+  return false;
+}
+
+static bool terms_read_int(const rig_desc_terms *t) {
+  for (size_t i = 0; i < t->n; i++)
+    if (t->items[i].value.tag == RIG_VALUE_INT) return true;
+  return false;
+}
+
+static rig_status grow_scratch(rig_program *p, size_t n, rig_error *err) {
+  if (n <= p->scratch_n) return RIG_OK;
+  uint64_t *s = realloc(p->scratch, n * sizeof *s);
+  if (!s) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  p->scratch = s;
+  p->scratch_n = n;
+  return RIG_OK;
+}
+
+/* A view of memory m (copy k) as device d's work addresses it. */
+static rig_status view_on(rig_program *p, const rig_desc_view *v, int k, size_t d, rig_buffer **out,
+                          rig_error *err) {
+  rig_buffer *b;
+  rig_status st = rig_program_borrow(p, v->memory, pmem_copy(p, v->memory, k), d, &b, err);
+  if (st != RIG_OK) return st;
+  return rig_buffer_view(b, (uint64_t)v->offset, (uint64_t)v->length, out, err);
+}
+
+/* A value known at load (Fixed or a leaf), for copy k. */
+static rig_status load_value(rig_program *p, const rig_desc_value *v, int k, uint64_t *out,
+                             rig_error *err) {
+  if (v->tag == RIG_VALUE_FIXED) {
+    *out = (uint64_t)v->u.fixed;
+    return RIG_OK;
+  }
+  return rig_program_leaf(p, &v->u.leaf, k, out, err);
+}
+
+/* Params with every hole known at load filled; the others are noted (for
+ * copy 0) in the step's per-run list. */
+static rig_status load_params(rig_program *p, pstep *s, size_t part, const rig_desc_data *params,
+                              int k, unsigned char *bytes, rig_error *err) {
+  char what[48];
+  snprintf(what, sizeof what, "step %lld's parameters", (long long)s->number);
+  memcpy(bytes, params->bytes.bytes, params->bytes.len);
+  for (size_t h = 0; h < params->nholes; h++) {
+    const rig_desc_hole *hole = &params->holes[h];
+    rig_status st = grow_scratch(p, hole->terms.n + 1, err);
+    if (st != RIG_OK) return st;
+    if (reads_int(hole)) {
+      if (k == 0) s->holes[s->nholes++] = (phole){part, hole};
+      continue;
+    }
+    for (size_t t = 0; t < hole->terms.n; t++) {
+      if ((st = load_value(p, &hole->terms.items[t].value, k, &p->scratch[t], err)) != RIG_OK)
+        return st;
+    }
+    st = rig_program_fill_hole(bytes, params->bytes.bytes, hole, p->scratch, what, err);
+    if (st != RIG_OK) return st;
+  }
+  return RIG_OK;
+}
+
+static size_t count_holes(const rig_desc_submit *sub) {
+  size_t n = 0;
+  for (size_t i = 0; i < sub->nparts; i++) {
+    if (sub->parts[i].tag == RIG_PART_FILL) n += sub->parts[i].u.fill.params.nholes;
+    if (sub->parts[i].tag == RIG_PART_LAUNCH) n += sub->parts[i].u.launch.params.nholes;
+  }
+  return n;
+}
+
+static const char *const geometry_names[7] = {"groups",  "groups",  "groups",       "threads",
+                                              "threads", "threads", "shared memory"};
+
+static rig_status launch_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *dp, int k,
+                              rig_part *part, unsigned char *params, rig_error *err) {
+  const rig_device *dev = p->devices[s->device];
+  int64_t img = dp->u.launch.image;
+  part->kind = RIG_WORK_LAUNCH;
+  part->u.launch.image = p->images[img];
+  if (rig_image_entry(p->images[img], (const char *)dp->u.launch.name.bytes, dp->u.launch.name.len,
+                      &part->u.launch.entry, err) != RIG_OK)
+    return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
+                         rig_device_name(dev), (long long)img,
+                         (int)(dp->u.launch.name.len > 200 ? 200 : dp->u.launch.name.len),
+                         (const char *)dp->u.launch.name.bytes);
+  if (k == 0) p->threads[p->nlaunches++] = part->u.launch.entry.max_threads;
+  rig_status st = load_params(p, s, i, &dp->u.launch.params, k, params, err);
+  if (st != RIG_OK) return st;
+  part->u.launch.params = params;
+  part->u.launch.params_bytes = (uint32_t)dp->u.launch.params.bytes.len;
+  const rig_desc_value *geo[7] = {&dp->u.launch.groups[0],  &dp->u.launch.groups[1],
+                                  &dp->u.launch.groups[2],  &dp->u.launch.threads[0],
+                                  &dp->u.launch.threads[1], &dp->u.launch.threads[2],
+                                  &dp->u.launch.shared};
+  uint32_t g[7];
+  for (int w = 0; w < 7; w++) {
+    uint64_t v = 1;
+    if (geo[w]->tag == RIG_VALUE_INT) {
+      if (k == 0) s->geoms[s->ngeoms++] = (pgeom){i, w, geo[w]};
+      v = w == 6 ? 0 : 1;
+    } else if ((st = load_value(p, geo[w], k, &v, err)) != RIG_OK) {
+      return st;
+    }
+    if (v > UINT32_MAX)
+      return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
+                           (long long)s->number, geometry_names[w], (long long)v, UINT32_MAX);
+    g[w] = (uint32_t)v;
+  }
+  memcpy(part->u.launch.groups, g, 3 * sizeof *g);
+  memcpy(part->u.launch.threads, g + 3, 3 * sizeof *g);
+  part->u.launch.shared = g[6];
+  return RIG_OK;
+}
+
+static rig_status fill_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *dp, int k,
+                            rig_part *part, unsigned char *params, rig_error *err) {
+  part->kind = RIG_WORK_FILL;
+  part->u.fill.ready = dp->u.fill.fill.tag == RIG_LEAF_READY;
+  rig_status st = rig_program_leaf(p, &dp->u.fill.fill, k, &part->u.fill.fn, err);
+  if (st != RIG_OK) return st;
+  if ((st = load_params(p, s, i, &dp->u.fill.params, k, params, err)) != RIG_OK) return st;
+  part->u.fill.params = params;
+  part->u.fill.params_bytes = (uint32_t)dp->u.fill.params.bytes.len;
+  return RIG_OK;
+}
+
+static void copy_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *dp, int k,
+                      rig_part *part) {
+  part->kind = RIG_WORK_COPY;
+  part->u.copy.src = (rig_side){(int32_t)dp->u.copy.src, -1};
+  part->u.copy.dst = (rig_side){(int32_t)dp->u.copy.dst, -1};
+  part->u.copy.length = (uint64_t)dp->u.copy.length;
+  bool runs = terms_read_int(&dp->u.copy.src_offset) || terms_read_int(&dp->u.copy.dst_offset);
+  if (runs) {
+    if (k == 0) s->copies[s->ncopies++] = i;
+    return; /* offsets come with each run */
+  }
+  /* Constant offsets: the checker computed them exactly already. */
+  const rig_desc_terms *t[2] = {&dp->u.copy.src_offset, &dp->u.copy.dst_offset};
+  uint64_t off[2];
+  for (int e = 0; e < 2; e++) {
+    int64_t sum = 0;
+    for (size_t j = 0; j < t[e]->n; j++)
+      sum += t[e]->items[j].value.u.fixed * t[e]->items[j].factor;
+    off[e] = (uint64_t)sum;
+  }
+  part->u.copy.src_offset = off[0];
+  part->u.copy.dst_offset = off[1];
+  (void)p;
+}
+
+static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) {
+  const rig_desc_submit *sub = &s->d->u.submit;
+  size_t dev = s->device, nwords = 0;
+  for (size_t i = 0; i < sub->nparts; i++) nwords += sub->parts[i].tag == RIG_PART_WORDS;
+  size_t nfixed = sub->nfixed + nwords;
+  pprep *pp = &s->prep[k];
+  rig_part *parts = calloc(sub->nparts ? sub->nparts : 1, sizeof *parts);
+  unsigned char **params = calloc(sub->nparts ? sub->nparts : 1, sizeof *params);
+  rig_fixed *fixed = calloc(nfixed ? nfixed : 1, sizeof *fixed);
+  pp->slots = calloc(sub->nslots ? sub->nslots : 1, sizeof *pp->slots);
+  rig_status st = RIG_OK;
+  if (!parts || !params || !fixed || !pp->slots)
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
+  for (size_t i = 0; st == RIG_OK && i < sub->nfixed; i++) {
+    fixed[i].access = sub->fixed[i].access;
+    st = view_on(p, &sub->fixed[i].view, k, dev, &fixed[i].buffer, err);
+  }
+  for (size_t i = 0; st == RIG_OK && i < sub->nslots; i++) {
+    const rig_desc_slot *slot = &sub->slots[i];
+    if (slot->tag == RIG_SLOT_MEMORY)
+      st = view_on(p, &slot->u.memory, k, dev, &pp->slots[i], err);
+    else if (slot->tag == RIG_SLOT_INTS)
+      st = rig_program_borrow(p, (int64_t)p->nmem, k, dev, &pp->slots[i], err);
+  }
+  size_t words = sub->nfixed;
+  for (size_t i = 0; st == RIG_OK && i < sub->nparts; i++) {
+    const rig_desc_part *dp = &sub->parts[i];
+    size_t plen = dp->tag == RIG_PART_FILL     ? dp->u.fill.params.bytes.len
+                  : dp->tag == RIG_PART_LAUNCH ? dp->u.launch.params.bytes.len
+                                               : 0;
+    params[i] = malloc(plen ? plen : 1);
+    if (!params[i]) {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
+      break;
+    }
+    switch (dp->tag) {
+      case RIG_PART_WORDS:
+        parts[i].kind = RIG_WORK_WORDS;
+        parts[i].u.words.side = (rig_side){-1, (int32_t)words};
+        parts[i].u.words.length = (uint64_t)dp->u.words.length;
+        fixed[words].access = RIG_ACCESS_READ;
+        st = view_on(p, &dp->u.words, k, dev, &fixed[words++].buffer, err);
+        break;
+      case RIG_PART_FILL:
+        st = fill_part(p, s, i, dp, k, &parts[i], params[i], err);
+        break;
+      case RIG_PART_COPY:
+        copy_part(p, s, i, dp, k, &parts[i]);
+        break;
+      case RIG_PART_LAUNCH:
+        st = launch_part(p, s, i, dp, k, &parts[i], params[i], err);
+        break;
+    }
+    if (dp->tag == RIG_PART_FILL || dp->tag == RIG_PART_LAUNCH) {
+      /* The description's refs are the core's, field for field. */
+      const rig_desc_ref *refs = dp->tag == RIG_PART_FILL ? dp->u.fill.refs : dp->u.launch.refs;
+      size_t nrefs = dp->tag == RIG_PART_FILL ? dp->u.fill.nrefs : dp->u.launch.nrefs;
+      rig_ref *cr = malloc((nrefs ? nrefs : 1) * sizeof *cr);
+      if (!cr) {
+        st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
+        break;
+      }
+      for (size_t r = 0; r < nrefs; r++)
+        cr[r] = (rig_ref){(uint32_t)refs[r].slot, (uint32_t)refs[r].at, refs[r].use};
+      if (dp->tag == RIG_PART_FILL) {
+        parts[i].u.fill.refs = cr;
+        parts[i].u.fill.nrefs = nrefs;
+      } else {
+        parts[i].u.launch.refs = cr;
+        parts[i].u.launch.nrefs = nrefs;
+      }
+    }
+  }
+  if (st == RIG_OK) {
+    st = rig_submission_make(p->devices[dev], parts, sub->nparts, sub->nslots, fixed, nfixed,
+                             &pp->sub, err);
+    if (st != RIG_OK && st != RIG_ENOMEM && st != RIG_ELOST) {
+      rig_error_prefix(err, "step %lld", (long long)s->number);
+      st = err ? (err->code = RIG_EREFUSED) : RIG_EREFUSED;
+    }
+  }
+  if (st == RIG_OK) {
+    size_t n = rig_submission_block_bytes(pp->sub);
+    pp->base = malloc(n ? n : 8);
+    pp->block = malloc(n ? n : 8);
+    if (!pp->base || !pp->block) {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
+    } else {
+      rig_submission_block_init(pp->sub, pp->base);
+      memcpy(pp->block, pp->base, n);
+    }
+  }
+  for (size_t i = 0; fixed && i < nfixed; i++) rig_buffer_release(fixed[i].buffer);
+  for (size_t i = 0; parts && params && i < sub->nparts; i++) {
+    free(params[i]);
+    if (parts[i].kind == RIG_WORK_FILL) free((void *)parts[i].u.fill.refs);
+    if (parts[i].kind == RIG_WORK_LAUNCH) free((void *)parts[i].u.launch.refs);
+  }
+  free(parts);
+  free(params);
+  free(fixed);
+  return st;
+}
+
+rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err) {
+  pstep *s = &p->steps[i];
+  const rig_desc_submit *sub = &s->d->u.submit;
+  size_t nparts = sub->nparts ? sub->nparts : 1;
+  s->holes = calloc(count_holes(sub) + 1, sizeof *s->holes);
+  s->geoms = calloc(7 * nparts, sizeof *s->geoms);
+  s->copies = calloc(nparts, sizeof *s->copies);
+  if (!s->holes || !s->geoms || !s->copies)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
+  for (size_t j = 0; j < sub->nparts; j++) {
+    const rig_desc_part *dp = &sub->parts[j];
+    if (dp->tag == RIG_PART_COPY) {
+      rig_status st = grow_scratch(p, dp->u.copy.src_offset.n + dp->u.copy.dst_offset.n + 1, err);
+      if (st != RIG_OK) return st;
+    }
+  }
+  int n = needs_two(p, sub) ? 2 : 1;
+  for (int k = 0; k < n; k++) {
+    s->nprep = k + 1; /* so that a failure releases what was made */
+    rig_status st = prepare_copy(p, s, k, err);
+    if (st != RIG_OK) return st;
+  }
+  s->reads_ints = s->nholes || s->ngeoms || s->ncopies;
+  return RIG_OK;
+}

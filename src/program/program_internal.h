@@ -1,0 +1,129 @@
+/* Private to src/program: a loaded program's state, made once at load, and
+ * the helpers load and run share (values of leaves and holes, borrows). */
+#ifndef RIG_PROGRAM_INTERNAL_H
+#define RIG_PROGRAM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rig/rig_program.h"
+
+/* A program's memory: one or two copies, of its device; a Rail memory
+ * borrows its end's area (one copy). */
+typedef struct pmem {
+  rig_buffer *copy[2];
+  int ncopies;
+  int64_t size;
+} pmem;
+
+/* A hole of a step's parameters to fill each run (it reads an Int). */
+typedef struct phole {
+  size_t part;
+  const rig_desc_hole *hole;
+} phole;
+
+/* A geometry value that reads an Int: part, which of the seven (groups,
+ * threads, shared), and the value. */
+typedef struct pgeom {
+  size_t part;
+  int which;
+  const rig_desc_value *value;
+} pgeom;
+
+/* A prepared submission: one per copy when the step needs two. */
+typedef struct pprep {
+  rig_submission *sub;
+  unsigned char *base;  /* the block after load: load-time holes filled */
+  unsigned char *block; /* the block runs fill */
+  rig_buffer **slots;   /* Memory and Ints slots set at load; Input per run */
+} pprep;
+
+typedef struct pstep {
+  const rig_desc_step *d;
+  int64_t number; /* in pre-order: the `s` of messages */
+  size_t end;     /* for a loop: the index after its body */
+  /* A Submit step. */
+  size_t submit_index;
+  size_t device;
+  int nprep;
+  pprep prep[2];
+  phole *holes; /* per-run holes, shared by both preparations */
+  size_t nholes;
+  pgeom *geoms;
+  size_t ngeoms;
+  size_t *copies; /* Copy parts whose offsets read an Int */
+  size_t ncopies;
+  bool reads_ints;
+} pstep;
+
+struct rig_program {
+  rig_desc *desc;
+  size_t ndevices;
+  rig_device **devices;
+  pmem *mem;
+  size_t nmem;
+  rig_image **images;
+  size_t nimages;
+  rig_buffer *ints[2]; /* 8 * ints bytes of host memory each */
+  /* Borrows of memory m (m == nmem: the ints), copy k, on device d:
+   * borrows[(m * 2 + k) * ndevices + d]. */
+  rig_buffer **borrows;
+  pstep *steps;
+  size_t nsteps, nsubmits;
+  uint32_t *threads;
+  size_t nlaunches;
+  rig_rails rails;
+  bool *input_written; /* per input: a step writes it */
+  bool *input_named;   /* [input * ndevices + d]: a step on d names it */
+  rig_buffer *stage;   /* host bytes for flags in memory the host cannot read */
+  uint64_t *scratch;   /* values of a run's hole or offset terms */
+  size_t scratch_n;
+  /* Run state, under run_lock. */
+  pthread_mutex_t run_lock;
+  _Atomic bool active; /* a run is inside, on thread `runner` */
+  pthread_t runner;
+  uint64_t runs;
+  rig_point *last;           /* per device: its last point in this run */
+  bool *ran;                 /* per device: it ran a submission or a move */
+  rig_buffer **snap;         /* per input: the run's buffer, retained */
+  rig_buffer **in_borrow;    /* [input * ndevices + d] */
+  rig_buffer **in_borrow_of; /* the input each was made of (retained) */
+  /* For runs received from another process, under recv_lock. */
+  pthread_mutex_t recv_lock;
+  rig_point *recv_points;
+  rig_buffer **recv_views; /* per input: the view of the last run */
+  rig_buffer **recv_region;
+  uint64_t *recv_range; /* per input: offset, length of that view */
+  int64_t *recv_ints;
+};
+
+/* The copy of memory m that copy k of the run uses. */
+static inline int pmem_copy(const rig_program *p, int64_t m, int k) {
+  return p->mem[m].ncopies == 2 ? k : 0;
+}
+
+/* m's copy k (m == nmem: the ints) as device d's work addresses it. */
+rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_buffer **out,
+                              rig_error *err);
+
+/* The value of a leaf for copy k of the run. */
+rig_status rig_program_leaf(rig_program *p, const rig_desc_leaf *l, int k, uint64_t *out,
+                            rig_error *err);
+
+/* ORs hole h's value into bytes (the bytes under it in `base` must not meet
+ * the value), the value of term j being vals[j]. `what` names the data. */
+rig_status rig_program_fill_hole(unsigned char *bytes, const unsigned char *base,
+                                 const rig_desc_hole *h, const uint64_t *vals, const char *what,
+                                 rig_error *err);
+
+/* The exact sum of offset terms whose values are vals; false when a
+ * product or a partial sum is past an OCaml int. */
+bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *sum);
+
+/* Prepares Submit step s (program step index i) for each copy it needs. */
+rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err);
+
+/* Frees what a program made (also a partly made one). */
+void rig_program_free(rig_program *p);
+
+#endif

@@ -1,0 +1,98 @@
+/* What load and run share: borrows of a program's memory on its devices
+ * (made once, cached per memory, copy and device), the values of leaves,
+ * holes (a sum wrapping modulo 2^63, shifted, ORed into its bytes), and
+ * exact offsets. */
+#include <string.h>
+
+#include "program_internal.h"
+
+rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_buffer **out,
+                              rig_error *err) {
+  rig_buffer **slot = &p->borrows[((size_t)m * 2 + (size_t)k) * p->ndevices + d];
+  if (!*slot) {
+    rig_buffer *src = (size_t)m == p->nmem ? p->ints[k] : p->mem[m].copy[k];
+    rig_status st = rig_buffer_borrow(p->devices[d], src, slot, err);
+    if (st != RIG_OK) {
+      if ((size_t)m == p->nmem)
+        return rig_error_set(err, RIG_EREFUSED, "the ints: %s cannot borrow them",
+                             rig_device_name(p->devices[d]));
+      return rig_error_set(err, RIG_EREFUSED, "memory %lld: %s cannot borrow it", (long long)m,
+                           rig_device_name(p->devices[d]));
+    }
+  }
+  *out = *slot;
+  return RIG_OK;
+}
+
+/* The device index of the program for a description's device index. */
+rig_status rig_program_leaf(rig_program *p, const rig_desc_leaf *l, int k, uint64_t *out,
+                            rig_error *err) {
+  switch (l->tag) {
+    case RIG_LEAF_ADDRESS: {
+      rig_buffer *b;
+      int64_t m = l->u.address.memory;
+      rig_status st =
+          rig_program_borrow(p, m, pmem_copy(p, m, k), (size_t)l->u.address.on, &b, err);
+      if (st != RIG_OK) return st;
+      *out = rig_buffer_address(b);
+      return RIG_OK;
+    }
+    case RIG_LEAF_HANDLE: {
+      int64_t m = l->u.handle;
+      *out = rig_buffer_handle(p->mem[m].copy[pmem_copy(p, m, k)]);
+      return RIG_OK;
+    }
+    case RIG_LEAF_ENTRY: {
+      int64_t i = l->u.entry.image;
+      rig_entry e;
+      if (rig_image_entry(p->images[i], (const char *)l->u.entry.name.bytes, l->u.entry.name.len,
+                          &e, err) != RIG_OK)
+        return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
+                             rig_device_name(rig_image_device(p->images[i])), (long long)i,
+                             (int)(l->u.entry.name.len > 200 ? 200 : l->u.entry.name.len),
+                             (const char *)l->u.entry.name.bytes);
+      *out = e.value;
+      return RIG_OK;
+    }
+    case RIG_LEAF_READY: {
+      const rig_rail_end *end = p->rails.lookup(p->rails.ctx, l->u.ready);
+      *out = (uint64_t)(uintptr_t)end->ready;
+      return RIG_OK;
+    }
+  }
+  return rig_error_set(err, RIG_EINVAL, "a leaf of tag %d", (int)l->tag);
+}
+
+rig_status rig_program_fill_hole(unsigned char *bytes, const unsigned char *base,
+                                 const rig_desc_hole *h, const uint64_t *vals, const char *what,
+                                 rig_error *err) {
+  /* The sum wraps modulo 2^63: computed modulo 2^64, then its low 63 bits
+   * sign-extended; the word is that value's two's complement, shifted
+   * right logically. */
+  uint64_t u = (uint64_t)h->add;
+  for (size_t j = 0; j < h->terms.n; j++) u += vals[j] * (uint64_t)h->terms.items[j].factor;
+  uint64_t word = (uint64_t)((int64_t)(u << 1) >> 1) >> h->shift;
+  size_t n = h->width == RIG_W32 ? 4 : 8;
+  if (n == 4) word &= 0xffffffffu;
+  uint64_t under = 0;
+  for (size_t i = 0; i < n; i++) under |= (uint64_t)base[h->at + (int64_t)i] << (8 * i);
+  if (under & word)
+    return rig_error_set(err, RIG_EINVAL,
+                         "%s: a hole at byte %lld: its value meets set bits of its bytes", what,
+                         (long long)h->at);
+  word |= under;
+  for (size_t i = 0; i < n; i++) bytes[h->at + (int64_t)i] = (unsigned char)(word >> (8 * i));
+  return RIG_OK;
+}
+
+bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *sum) {
+  int64_t s = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    int64_t prod;
+    if (__builtin_mul_overflow(vals[i], t->items[i].factor, &prod) || !rig_int_fits(prod) ||
+        __builtin_add_overflow(s, prod, &s) || !rig_int_fits(s))
+      return false;
+  }
+  *sum = s;
+  return true;
+}
