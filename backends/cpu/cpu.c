@@ -137,7 +137,10 @@ static void *cpu_main(void *arg) {
       rig_error err;
       if (rig_hostcode_run(w, &err) != RIG_OK) rig_device_lose(c->dev, "%s", err.message);
     }
-    atomic_store_explicit(&c->word, w->value, memory_order_release);
+    /* A lost device's word stays: waits on its later points answer the
+     * loss instead of passing as done. */
+    if (!rig_device_is_lost(c->dev, NULL))
+      atomic_store_explicit(&c->word, w->value, memory_order_release);
     rig_device_signal(c->dev);
     pthread_mutex_lock(&c->lock);
     c->tail = (c->tail + e->bytes) % QUEUE_BYTES;
@@ -161,14 +164,19 @@ static const rig_driver cpu_driver = {
 
 static unsigned cpu_devices(void) {
   const char *env = getenv("RIG_CPU_DEVICES");
-  return env && *env ? (unsigned)atoi(env) : 2;
+  char *end;
+  long n = env && *env ? strtol(env, &end, 10) : 2;
+  if (env && *env && (*end || n < 0)) n = 2; /* not a count: the default */
+  return n > 256 ? 256 : (unsigned)n;
 }
 
 rig_status rig_cpu_open(const char *name, rig_device **out, rig_error *err) {
   char *end;
   const char *num = name + 4;
   long n = strtol(num, &end, 10);
-  if (*num < '0' || *num > '9' || *end || n < 0 || (unsigned long)n >= cpu_devices())
+  /* One spelling per device: "cpu:1", never "cpu:01" or "cpu:+1". */
+  bool canonical = *num >= '0' && *num <= '9' && !(num[0] == '0' && num[1]);
+  if (!canonical || *end || n < 0 || (unsigned long)n >= cpu_devices())
     return rig_error_set(err, RIG_EREFUSED, "%s: no such device (this machine has %u cpu devices)",
                          name, cpu_devices());
   cpu *c = calloc(1, sizeof *c);

@@ -46,9 +46,12 @@ static void host_image_unload(void *st, void *image) {
 
 static rig_status host_submit(void *st, const rig_work *w, rig_error *err) {
   host *h = st;
-  rig_status s = rig_hostcode_run(w, err);
-  if (s != RIG_OK) rig_device_lose(h->dev, "%s", err ? err->message : "a fill failed");
-  atomic_store_explicit(&h->word, w->value, memory_order_release);
+  rig_error why;
+  rig_status s = rig_hostcode_run(w, &why);
+  if (s != RIG_OK)
+    rig_device_lose(h->dev, "%s", why.message);
+  else
+    atomic_store_explicit(&h->word, w->value, memory_order_release);
   rig_device_signal(h->dev);
   if (s == RIG_OK) return RIG_OK;
   rig_device_is_lost(h->dev, err);

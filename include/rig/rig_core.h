@@ -69,8 +69,10 @@ typedef struct rig_device_facts {
   bool maps_host;      /* its work can address host memory (borrowed) */
   bool host_addresses; /* the host addresses its memory */
   bool runs_copies, runs_fills, runs_launches, runs_words;
-  bool synchronous;    /* its work is done when submit returns (the host) */
-  uint32_t max_shared; /* bytes of shared scratch a launch's group may have */
+  bool synchronous;        /* its work is done when submit returns (the host) */
+  uint32_t max_shared;     /* bytes of shared scratch a launch's group may have */
+  uint32_t machine_device; /* its index among its machine's devices */
+  bool machine_host;       /* it is its machine's host */
 } rig_device_facts;
 
 /* The machine's host, always open. */
@@ -88,6 +90,10 @@ const char *rig_device_arch(const rig_device *dev);
 uint16_t rig_device_index(const rig_device *dev);
 /* The device of a point or index; NULL if none. */
 rig_device *rig_device_at(uint16_t index);
+/* How many devices this process has registered (opened or proxies). */
+size_t rig_device_count(void);
+/* The host of machine m among the registered devices, or NULL. */
+rig_device *rig_machine_host(int machine);
 
 /* The last point handed to the device (its latest work), and whether its
  * timeline has reached it. */
@@ -206,10 +212,15 @@ typedef struct rig_part {
     struct {
       rig_side side;
       uint64_t offset, length; /* bytes; a whole number of 32-bit words */
+      /* How the work the words stand for uses slots (as refs do, but no
+       * parameter carries their addresses): it orders them. */
+      const rig_ref *uses;
+      size_t nuses;
     } words;
     struct {
-      uint64_t fn; /* a rig_fill_fn's address, or a rig_ready_fn's */
-      bool ready;  /* fn is a ready function: called with the params' two words */
+      uint64_t fn;      /* a rig_fill_fn's address, or a rig_ready_fn's */
+      bool ready;       /* fn is a ready function: called with the params' two words */
+      rig_image *image; /* the image fn is of, kept while the submission is (or NULL) */
       const void *params;
       uint32_t params_bytes;
       const rig_ref *refs;

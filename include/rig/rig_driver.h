@@ -79,6 +79,11 @@ void rig_device_signal(rig_device *dev);
  * counts. */
 void rig_device_lose(rig_device *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Loses dev as rig_device_lose does, but later calls answer `code` with
+ * the message itself (a job's root cause, RIG_EJOB). */
+void rig_device_lose_status(rig_device *dev, rig_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A provider of devices by name: `open` is called for names starting with
  * `prefix` ("cpu:") that are not open yet. */
 typedef rig_status rig_device_open_fn(const char *name, rig_device **out, rig_error *err);

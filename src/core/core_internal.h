@@ -27,6 +27,7 @@ struct rig_device {
   _Atomic uint32_t seq;
   _Atomic uint32_t sleepers;
   _Atomic bool lost;
+  rig_status lost_code;
   char lost_why[RIG_ERROR_MESSAGE_MAX];
 };
 

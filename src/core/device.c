@@ -93,6 +93,21 @@ rig_device *rig_host(void) {
   return rig_device_at(0);
 }
 
+size_t rig_device_count(void) {
+  rig_core_init();
+  return atomic_load(&ndevices);
+}
+
+rig_device *rig_machine_host(int machine) {
+  if (machine == 0) return rig_host();
+  /* The newest that is not lost: an earlier job's proxies are. */
+  for (size_t i = rig_device_count(); i-- > 1;) {
+    rig_device *d = atomic_load(&table[i]);
+    if (d->facts.machine == machine && d->facts.machine_host && !rig_device_lost_now(d)) return d;
+  }
+  return NULL;
+}
+
 static rig_device *find_open(const char *name) {
   uint32_t n = atomic_load(&ndevices);
   for (uint32_t i = 0; i < n; i++) {
@@ -154,7 +169,7 @@ bool rig_device_lost_now(const rig_device *dev) {
 }
 
 rig_status rig_device_lost_error(const rig_device *dev, rig_error *err) {
-  return rig_error_set(err, RIG_ELOST, "%s", dev->lost_why);
+  return rig_error_set(err, dev->lost_code, "%s", dev->lost_why);
 }
 
 bool rig_device_is_lost(const rig_device *dev, rig_error *why) {
@@ -163,21 +178,36 @@ bool rig_device_is_lost(const rig_device *dev, rig_error *why) {
   return true;
 }
 
-void rig_device_lose(rig_device *dev, const char *fmt, ...) {
+static void lose(rig_device *dev, rig_status code, bool named, const char *fmt, va_list ap) {
   static pthread_mutex_t lose_lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&lose_lock);
   if (!atomic_load(&dev->lost)) {
     char why[RIG_ERROR_MESSAGE_MAX - 80];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    snprintf(dev->lost_why, sizeof dev->lost_why, "%s lost: %s", dev->facts.name, why);
+    if (named)
+      snprintf(dev->lost_why, sizeof dev->lost_why, "%s lost: %s", dev->facts.name, why);
+    else
+      snprintf(dev->lost_why, sizeof dev->lost_why, "%s", why);
+    dev->lost_code = code;
     atomic_store_explicit(&dev->lost, true, memory_order_release);
   }
   pthread_mutex_unlock(&lose_lock);
   /* Everyone sleeping on the device learns of the loss. */
   rig_device_signal(dev);
+}
+
+void rig_device_lose(rig_device *dev, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lose(dev, RIG_ELOST, true, fmt, ap);
+  va_end(ap);
+}
+
+void rig_device_lose_status(rig_device *dev, rig_status code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  lose(dev, code, false, fmt, ap);
+  va_end(ap);
 }
 
 rig_status rig_device_handover(rig_device *dev, rig_work *w, rig_error *err) {

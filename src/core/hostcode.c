@@ -75,15 +75,29 @@ rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
 
 /* ---- images ---------------------------------------------------------------- */
 
+/* An image stays open on its memfd while loaded: the loader knows it by
+ * the path /proc/self/fd/N, and a later image on a reused N would be taken
+ * for this one. */
+typedef struct host_image {
+  void *dl;
+  int fd;
+} host_image;
+
 rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t len, void **image,
                                    rig_error *err) {
+  host_image *im = malloc(sizeof *im);
+  if (!im) return rig_error_set(err, RIG_ENOMEM, "%s: out of memory for an image", device);
   int fd = memfd_create("rig-image", MFD_CLOEXEC);
-  if (fd < 0) return rig_error_set(err, RIG_ESYS, "%s: memfd_create: %m", device);
+  if (fd < 0) {
+    free(im);
+    return rig_error_set(err, RIG_ESYS, "%s: memfd_create: %m", device);
+  }
   size_t done = 0;
   while (done < len) {
     ssize_t n = write(fd, (const char *)bytes + done, len - done);
     if (n <= 0) {
       close(fd);
+      free(im);
       return rig_error_set(err, RIG_ESYS, "%s: writing an image: %m", device);
     }
     done += (size_t)n;
@@ -92,9 +106,10 @@ rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   /* RTLD_LOCAL: two images may define the same names. */
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!h) {
     const char *why = dlerror();
+    close(fd);
+    free(im);
     /* dlerror names the memfd's path first; keep the loader's reason. */
     const char *colon = why ? strstr(why, ": ") : NULL;
     return rig_error_set(err, RIG_EREFUSED, "%s: %s", device,
@@ -102,12 +117,15 @@ rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t
                          : why ? why
                                : "the loader refused the image");
   }
-  *image = h;
+  im->dl = h;
+  im->fd = fd;
+  *image = im;
   return RIG_OK;
 }
 
 rig_status rig_hostcode_image_entry(const char *device, void *image, const char *name, size_t len,
                                     rig_entry *out, rig_error *err) {
+  host_image *im = image;
   char cname[256];
   if (len >= sizeof cname || memchr(name, 0, len))
     return rig_error_set(err, RIG_EREFUSED, "%s: no function \"%.*s\"", device,
@@ -115,7 +133,7 @@ rig_status rig_hostcode_image_entry(const char *device, void *image, const char 
   memcpy(cname, name, len);
   cname[len] = 0;
   dlerror();
-  void *f = dlsym(image, cname);
+  void *f = dlsym(im->dl, cname);
   if (!f) return rig_error_set(err, RIG_EREFUSED, "%s: no function \"%s\"", device, cname);
   out->value = (uint64_t)(uintptr_t)f;
   out->max_threads = 0; /* host code loops over its threads itself: no bound */
@@ -123,7 +141,10 @@ rig_status rig_hostcode_image_entry(const char *device, void *image, const char 
 }
 
 void rig_hostcode_image_unload(void *image) {
-  dlclose(image);
+  host_image *im = image;
+  dlclose(im->dl);
+  close(im->fd);
+  free(im);
 }
 
 /* ---- memory ---------------------------------------------------------------- */

@@ -47,6 +47,10 @@ rig_status rig_point_wait(rig_point p, rig_error *err) {
   rig_device *d = rig_device_at(rig_point_device(p));
   if (!d) return rig_error_set(err, RIG_EINVAL, "a point of no device (%u)", rig_point_device(p));
   uint64_t v = rig_point_value(p);
+  if (v > atomic_load_explicit(&d->next, memory_order_acquire) && !word_passed(d, v))
+    return rig_error_set(err, RIG_EINVAL, "a point of %s past its last work (%llu of %llu)",
+                         d->facts.name, (unsigned long long)v,
+                         (unsigned long long)atomic_load(&d->next));
   /* About a microsecond of spinning, then a few yields. */
   for (int i = 0; i < 256; i++) {
     if (word_passed(d, v)) return RIG_OK;

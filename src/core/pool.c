@@ -45,12 +45,23 @@ static struct {
 
 static _Thread_local bool in_job;
 static _Thread_local void *caller_scratch;
+/* Frees a launching thread's scratch when it exits. */
+static pthread_key_t scratch_key;
+static _Atomic unsigned started; /* workers bound and waiting */
 
 static void futex_wait(_Atomic uint32_t *a, uint32_t v) {
   syscall(SYS_futex, (uint32_t *)a, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
 }
 static void futex_wake(_Atomic uint32_t *a) {
   syscall(SYS_futex, (uint32_t *)a, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
 }
 
 static void *scratch_alloc(void) {
@@ -79,14 +90,19 @@ static void run_groups(job *j, unsigned worker_index, void *scratch) {
 
 static void *worker_main(void *arg) {
   worker *w = arg;
-  if (pool.cores && w->index < pool.ncores)
-    hwloc_set_cpubind(pool.topo, pool.cores[w->index], HWLOC_CPUBIND_THREAD);
+  /* Worker 0 is the caller's core's neighbour: the caller keeps its own. */
+  if (pool.cores && w->index + 1 < pool.ncores)
+    hwloc_set_cpubind(pool.topo, pool.cores[w->index + 1], HWLOC_CPUBIND_THREAD);
   in_job = true; /* a launch from inside a group runs inline */
+  atomic_fetch_add(&started, 1);
   uint32_t seen = 0;
   for (;;) {
     uint32_t e = atomic_load_explicit(&pool.epoch, memory_order_acquire);
     if (e == seen) {
-      futex_wait(&pool.epoch, e);
+      /* A launch often follows a launch: spin a little before sleeping. */
+      for (int i = 0; i < 2000 && atomic_load_explicit(&pool.epoch, memory_order_acquire) == e; i++)
+        cpu_relax();
+      if (atomic_load_explicit(&pool.epoch, memory_order_acquire) == e) futex_wait(&pool.epoch, e);
       continue;
     }
     seen = e;
@@ -100,20 +116,51 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-/* The CPUs the cgroup's quota allows, or 0 when unbounded. */
+static long read_long(const char *path) {
+  FILE *f = fopen(path, "r");
+  long v = -1;
+  if (f) {
+    if (fscanf(f, "%ld", &v) != 1) v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
+/* The CPUs the process's cgroup quota allows (v2 cpu.max, v1
+ * cfs_quota_us / cfs_period_us), or 0 when unbounded or unknown. */
 static unsigned cgroup_cpus(void) {
-  FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
-  if (!f) return 0;
-  char quota[32] = "";
-  long period = 0;
-  unsigned n = 0;
-  if (fscanf(f, "%31s %ld", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0)
-    n = (unsigned)ceil((double)atol(quota) / (double)period);
-  fclose(f);
-  return n;
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  char line[512], v2[512] = "", v1[512] = "";
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (strncmp(line, "0::", 3) == 0) snprintf(v2, sizeof v2, "%s", line + 3);
+    char *ctl = strchr(line, ':');
+    if (ctl && strstr(ctl, "cpu") && strchr(ctl + 1, ':'))
+      snprintf(v1, sizeof v1, "%.500s", strchr(ctl + 1, ':') + 1);
+  }
+  if (f) fclose(f);
+  char path[640];
+  snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", v2[0] ? v2 : "");
+  f = fopen(path, "r");
+  if (!f) f = fopen("/sys/fs/cgroup/cpu.max", "r");
+  if (f) {
+    char quota[32] = "";
+    long period = 0;
+    unsigned n = 0;
+    if (fscanf(f, "%31s %ld", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0)
+      n = (unsigned)ceil((double)atol(quota) / (double)period);
+    fclose(f);
+    return n;
+  }
+  snprintf(path, sizeof path, "/sys/fs/cgroup/cpu,cpuacct%s/cpu.cfs_quota_us", v1);
+  long quota = read_long(path);
+  snprintf(path, sizeof path, "/sys/fs/cgroup/cpu,cpuacct%s/cpu.cfs_period_us", v1);
+  long period = read_long(path);
+  return quota > 0 && period > 0 ? (unsigned)ceil((double)quota / (double)period) : 0;
 }
 
 static void pool_init(void) {
+  pthread_key_create(&scratch_key, free);
   unsigned n = 1;
   if (hwloc_topology_init(&pool.topo) == 0 && hwloc_topology_load(pool.topo) == 0) {
     hwloc_cpuset_t set = hwloc_bitmap_alloc();
@@ -154,6 +201,9 @@ static void pool_init(void) {
     }
     pthread_attr_destroy(&attr);
   }
+  /* Bound and waiting before the first launch: binding allocates, and a
+   * launch must not. */
+  while (atomic_load(&started) < pool.nworkers) sched_yield();
 }
 
 unsigned rig_pool_threads(void) {
@@ -164,7 +214,10 @@ unsigned rig_pool_threads(void) {
 void rig_pool_launch(rig_launch_fn *fn, void *params, const uint32_t groups[3],
                      const uint32_t threads[3], uint32_t shared_bytes) {
   pthread_once(&pool.once, pool_init);
-  if (!caller_scratch) caller_scratch = scratch_alloc();
+  if (!caller_scratch) {
+    caller_scratch = scratch_alloc();
+    pthread_setspecific(scratch_key, caller_scratch);
+  }
   job j = {.fn = fn, .params = params, .shared = shared_bytes};
   memcpy(j.groups, groups, sizeof j.groups);
   memcpy(j.threads, threads, sizeof j.threads);

@@ -87,6 +87,12 @@ static rig_status own_part(rig_sub_part *sp, const rig_part *p, rig_error *err) 
   } else if (p->kind == RIG_WORK_LAUNCH) {
     params = p->u.launch.params, pbytes = p->u.launch.params_bytes;
     refs = p->u.launch.refs, nrefs = p->u.launch.nrefs;
+  } else if (p->kind == RIG_WORK_WORDS) {
+    rig_ref *uc = malloc((p->u.words.nuses ? p->u.words.nuses : 1) * sizeof *uc);
+    if (!uc) return rig_error_set(err, RIG_ENOMEM, "out of memory for a submission");
+    if (p->u.words.nuses) memcpy(uc, p->u.words.uses, p->u.words.nuses * sizeof *uc);
+    sp->p.u.words.uses = uc;
+    return RIG_OK;
   } else {
     return RIG_OK;
   }
@@ -102,6 +108,7 @@ static rig_status own_part(rig_sub_part *sp, const rig_part *p, rig_error *err) 
   if (p->kind == RIG_WORK_FILL) {
     sp->p.u.fill.params = pc;
     sp->p.u.fill.refs = rc;
+    if (p->u.fill.image) rig_image_retain(p->u.fill.image);
   } else {
     sp->p.u.launch.params = pc;
     sp->p.u.launch.refs = rc;
@@ -123,6 +130,13 @@ static rig_status check_part(rig_submission *s, size_t i, const rig_part *p, rig
                       err);
       if (st == RIG_OK && p->u.words.side.slot >= 0)
         name_slot(s, (uint32_t)p->u.words.side.slot, RIG_USE_READ);
+      for (size_t u = 0; st == RIG_OK && u < p->u.words.nuses; u++) {
+        const rig_ref *use = &p->u.words.uses[u];
+        if (use->slot >= s->nslots)
+          return rig_error_set(err, RIG_EINVAL, "part %zu: a use of slot %u of %zu", i, use->slot,
+                               s->nslots);
+        name_slot(s, use->slot, use->use);
+      }
       return st;
     case RIG_WORK_FILL:
       if (!dev->facts.runs_fills) return refuse_kind(dev, i, "fills", err);
@@ -264,10 +278,13 @@ void rig_submission_free_now(rig_submission *s) {
     if (p->kind == RIG_WORK_FILL) {
       free((void *)p->u.fill.params);
       free((void *)p->u.fill.refs);
+      if (p->u.fill.image) rig_image_release(p->u.fill.image);
     } else if (p->kind == RIG_WORK_LAUNCH) {
       free((void *)p->u.launch.params);
       free((void *)p->u.launch.refs);
       rig_image_release(p->u.launch.image);
+    } else if (p->kind == RIG_WORK_WORDS) {
+      free((void *)p->u.words.uses);
     }
   }
   for (size_t i = 0; i < s->nfixed; i++) rig_buffer_release(s->fixed[i].buffer);

@@ -15,6 +15,9 @@ rig_status rig_waits_resolve(rig_device *dev, const rig_waitset *ws, rig_point *
     rig_point p = ws->p[i];
     if (rig_point_reached(p)) continue;
     rig_device *other = rig_device_at(rig_point_device(p));
+    if (!other)
+      return rig_error_set(err, RIG_EINVAL, "a wait for a point of no device (%u)",
+                           rig_point_device(p));
     if (rig_device_lost_now(other)) return rig_device_lost_error(other, err);
     if (dev->drv->can_wait && dev->drv->can_wait(dev->st, other)) {
       inq[(*ninq)++] = p;
@@ -98,6 +101,8 @@ rig_status rig_submit(rig_submission *s, const void *block, rig_buffer *const *s
                       const rig_point *waits, size_t nwaits, rig_point *point, rig_error *err) {
   rig_device *d = s->dev;
   if (rig_device_lost_now(d)) return rig_device_lost_error(d, err);
+  if (s->nslots && !slots)
+    return rig_error_set(err, RIG_EINVAL, "%zu slots and no buffers", s->nslots);
   if (!block) block = s->defaults;
   rig_status st = check_run(s, block, slots, err);
   if (st != RIG_OK) return st;

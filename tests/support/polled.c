@@ -88,7 +88,9 @@ static rig_status polled_image_load(void *st, const void *bytes, size_t len, voi
 static rig_status polled_image_entry(void *st, void *image, const char *name, size_t len,
                                      rig_entry *out, rig_error *err) {
   rig_polled *p = st;
-  return rig_hostcode_image_entry(rig_device_name(p->dev), image, name, len, out, err);
+  rig_status s = rig_hostcode_image_entry(rig_device_name(p->dev), image, name, len, out, err);
+  if (s == RIG_OK) out->max_threads = p->opt.max_threads;
+  return s;
 }
 
 static void polled_image_unload(void *st, void *image) {

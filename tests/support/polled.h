@@ -10,9 +10,10 @@
 typedef struct rig_polled rig_polled;
 
 typedef struct rig_polled_options {
-  const char *arch; /* default "polled" */
-  bool can_wait;    /* its queue waits for other devices' points itself */
-  bool runs_words;  /* accepts WORDS parts (run as nothing) */
+  const char *arch;     /* default "polled" */
+  bool can_wait;        /* its queue waits for other devices' points itself */
+  bool runs_words;      /* accepts WORDS parts (run as nothing) */
+  uint32_t max_threads; /* what its functions' entries say (0: unknown) */
 } rig_polled_options;
 
 /* A new polled device named "polled:<n>" (a fresh n each call). */
