@@ -4,9 +4,13 @@
 #ifndef RIG_CLI_H
 #define RIG_CLI_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "rig/rig_core.h"
 #include "rig/rig_desc.h"
+#include "rig/rig_program.h"
 
 /* Exit codes (DISTRIBUTED.md, "progrun"). */
 enum {
@@ -41,6 +45,105 @@ int cli_read_desc(const char *path, rig_desc **d);
 int cli_check(int argc, char **argv);
 int cli_dump(int argc, char **argv);
 int cli_pack(int argc, char **argv);
+
+/* ---- run (cli_run.c) --------------------------------------------------------
+ * `progrun run FILE [options]` on this machine. What is per machine
+ * (mapping devices, making inputs, running N times, timing, reading
+ * outputs) is in functions that print nothing: each returns an exit code
+ * and fills a rig_error with the message (without "progrun: "), so that the
+ * MPI launcher can call them on every machine and report a machine's
+ * failure from the controller. */
+
+int cli_run(int argc, char **argv);
+
+/* An element of --ints: a number, the run's index (0-based) or the
+ * machine's index (its rank; 0 on one machine). */
+typedef enum cli_int_kind { CLI_INT_NUMBER, CLI_INT_RUN, CLI_INT_RANK } cli_int_kind;
+typedef struct cli_int {
+  cli_int_kind kind;
+  int64_t number;
+} cli_int;
+
+/* --input I=PATH or --output I=PATH. */
+typedef struct cli_io {
+  int64_t index;
+  const char *path; /* points into argv */
+} cli_io;
+
+/* The most runs --runs takes: each run's time is kept for the summary. */
+#define CLI_MAX_RUNS 10000000
+
+typedef struct cli_run_opts {
+  const char *file;
+  uint64_t runs; /* >= 1 */
+  cli_int *ints;
+  size_t nints;
+  cli_io *inputs, *outputs;
+  size_t ninputs, noutputs;
+  char **devices; /* --devices, split at commas; NULL: by arch */
+  size_t ndevices;
+  bool quiet;
+  bool help;
+} cli_run_opts;
+
+/* Parses run's arguments (argv[0] is the command's name). On bad usage
+ * prints why and the usage and returns CLI_EXIT_USAGE. Free with
+ * cli_run_opts_free, also on failure. */
+int cli_run_parse(int argc, char **argv, cli_run_opts *o);
+void cli_run_opts_free(cli_run_opts *o);
+
+/* Whether the options fit d: input and output indices, the number of ints
+ * and of devices. CLI_EXIT_USAGE with the message otherwise. */
+int cli_run_fit(const cli_run_opts *o, const rig_desc *d, rig_error *err);
+
+/* The devices that stand for d's: names[i] for device i when names is not
+ * NULL (a name that does not open or is of another arch: CLI_EXIT_USAGE);
+ * else by arch: this machine's ISA the host, "cpu-<ISA>" the next free
+ * cpu:N, "sm_XY" the next free cuda:N of that arch (none: CLI_EXIT_FAIL). */
+int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_device **out,
+                    rig_error *err);
+
+/* The bytes of input `index` from PATH, `bytes` long: zero past the file's
+ * end; a file longer than the input is CLI_EXIT_USAGE, as is one that
+ * cannot be read. *out is malloc'd (NULL for 0 bytes). */
+int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **out, rig_error *err);
+
+/* One machine's program and frame. */
+typedef struct cli_machine {
+  int64_t rank;
+  const rig_desc *desc;
+  rig_device **devices;
+  size_t ndevices;
+  rig_program *program;
+  rig_buffer **inputs; /* one per input of desc, on its device */
+  size_t ninputs;
+  int64_t *ints; /* desc->ints words: the frame's, those not given 0 */
+  size_t nints;
+  rig_point *step_points; /* made once, shared by every run */
+  size_t nstep_points;
+  rig_point *ends;
+} cli_machine;
+
+/* Loads d on devices (as cli_map_devices gave them) and makes its inputs,
+ * zero-filled. A rule the load finds broken is CLI_EXIT_USAGE; anything
+ * the devices refuse, CLI_EXIT_FAIL. On failure m holds nothing. */
+int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devices, int64_t rank,
+                     rig_error *err);
+/* Writes len bytes (at most the input's) at the start of input i. */
+int cli_machine_fill_input(cli_machine *m, size_t i, const void *bytes, size_t len, rig_error *err);
+/* Run `run` (0-based): ints from `ints` (`run` and `rank` resolved), then
+ * the program once, waiting until each of its ends is reached; *ns its
+ * time from before the run to then. CLI_EXIT_FAIL with `run <r>: <why>`. */
+int cli_machine_run(cli_machine *m, uint64_t run, const cli_int *ints, size_t nints, uint64_t *ns,
+                    rig_error *err);
+/* Input i's bytes once the work writing them is done (malloc'd, *len of
+ * them; NULL for 0 bytes). */
+int cli_machine_read_input(cli_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err);
+void cli_machine_close(cli_machine *m);
+
+/* The summary line of n runs' times (ns, sorted in place; n >= 1):
+ * "runs N, min A us, median B us, p99 C us per run" (docs/cli.md). */
+void cli_print_summary(FILE *f, uint64_t *ns, size_t n);
 
 /* The readable listing of d (docs/cli.md, "dump"): every field, in a
  * stable layout. */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "rig/rig_base.h"
@@ -14,16 +15,17 @@ typedef struct cli_command {
   const char *what;
 } cli_command;
 
-/* Later commands (run, info) join this table. */
+/* Later commands (info) join this table. */
 static const cli_command commands[] = {
+    {"run", cli_run, "[run] FILE [options]", "run the program on this machine's devices"},
     {"check", cli_check, "check FILE", "decode and apply every rule that needs no device"},
     {"dump", cli_dump, "dump FILE [--json]", "the description as a listing, or as JSON"},
     {"pack", cli_pack, "pack FILE -o OUT", "the description (JSON or bytes) as bytes in OUT"},
 };
 
 /* The command that a first argument naming no command runs with that
- * argument as its FILE (`progrun FILE` for `progrun run FILE`); none yet. */
-static const char *const bare_file_command = NULL;
+ * argument as its FILE (`progrun FILE` for `progrun run FILE`). */
+static const char *const bare_file_command = "run";
 
 enum { ncommands = sizeof commands / sizeof commands[0] };
 
@@ -39,7 +41,16 @@ void cli_print_usage(FILE *f) {
     fprintf(f, "  progrun %-22s %s\n", commands[i].usage, commands[i].what);
   fprintf(f, "  progrun %-22s %s\n", "--help", "this message");
   fprintf(f, "  progrun %-22s %s\n", "--version", "the version");
-  fputs("FILE is a description's bytes (magic rig.program) or its JSON text.\n"
+  fputs("options of run:\n"
+        "  --runs N                 run N times (default 1)\n"
+        "  --ints LIST              the frame's ints: numbers, run (the run's index) or\n"
+        "                           rank (the machine's), comma-separated; the rest 0\n"
+        "  --input I=PATH           input I's bytes from PATH, zero past its end\n"
+        "  --output I=PATH          input I's bytes after the last run, into PATH\n"
+        "  --devices LIST           the devices standing for the program's, e.g.\n"
+        "                           host,cpu:1 (default: the first free of each arch)\n"
+        "  --quiet, -q              no summary\n"
+        "FILE is a description's bytes (magic rig.program) or its JSON text.\n"
         "Exit status: 0 success, 1 failure of a run or of the machine, 2 bad usage\n"
         "or a file that cannot be read, decoded or written, or that breaks a rule.\n",
         f);
@@ -81,6 +92,10 @@ int main(int argc, char **argv) {
   }
   const cli_command *c = find_command(first);
   if (c) return c->run(argc - 1, argv + 1);
+  /* A word that is neither a command nor a file is more likely a mistyped
+   * command than a missing description: say so, with the usage. */
+  if (bare_file_command && first[0] != '-' && access(first, F_OK) != 0)
+    return cli_usage_error("'%s' is neither a command nor a file", first);
   if (bare_file_command && first[0] != '-') {
     /* argv[0] stands in for the command's name, so FILE stays at argv[1]. */
     c = find_command(bare_file_command);

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # scripts/demo.sh — install what is missing, build progrun (preset default),
-# and show each example description: `progrun check` then `progrun dump`.
+# show each example description (`progrun check` then `progrun dump`), then
+# run the two examples on this machine and check their results against
+# values computed here, independently, in Python.
 #
 # Usage: scripts/demo.sh
 #
-# Exits non-zero when the build or any example fails.
+# Exits non-zero when the build, any example or any check fails.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,12 +21,15 @@ cmake --preset default
 cmake --build --preset default -j"$(nproc)"
 
 progrun=build/default/progrun
+# The build's copies: their images name the kernels built beside them
+# (build/default/examples/kernels/*.so).
+examples_dir=build/default/examples
 shopt -s nullglob
-examples=(examples/*.json)
+examples=("$examples_dir"/*.json)
 shopt -u nullglob
 if ((${#examples[@]} == 0)); then
-  echo "no examples/*.json yet"
-  exit 0
+  echo "no $examples_dir/*.json: is examples/ in the build?" >&2
+  exit 1
 fi
 
 failed=0
@@ -36,6 +41,89 @@ for example in "${examples[@]}"; do
   echo "\$ progrun dump $example"
   "$progrun" dump "$example" || failed=1
 done
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# Runs progrun, echoing the command first.
+show_run() {
+  echo "\$ progrun ${*}"
+  "$progrun" "$@"
+}
+
+echo
+echo "==== running $examples_dir/saxpy.json ===="
+echo "x[i] = i mod 17 - 3 (1024 floats); y = x, then each of the 4 trips t:"
+echo "y = 2x + y on cpu:0, then x = 1.5x + t on the host."
+python3 - "$work/x.bin" <<'EOF'
+import struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<1024f", *[float(i % 17 - 3) for i in range(1024)]))
+EOF
+if show_run run "$examples_dir/saxpy.json" --runs 5 --ints 4 \
+  --input 0="$work/x.bin" --output 1="$work/y.bin"; then
+  python3 - "$work/y.bin" <<'EOF' || failed=1
+import struct, sys
+
+def f32(v):  # round to float32, as the kernels do
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+got = struct.unpack("<1024f", open(sys.argv[1], "rb").read())
+want = []
+for i in range(1024):
+    x = y = float(i % 17 - 3)
+    for t in range(4):
+        y = f32(f32(2.0 * x) + y)
+        x = f32(f32(x * 1.5) + t)
+    want.append(y)
+print("y[0:8]  =", " ".join(f"{v:g}" for v in got[:8]))
+print("expected", " ".join(f"{v:g}" for v in want[:8]))
+bad = [i for i in range(1024) if got[i] != want[i]]
+if bad:
+    print(f"saxpy: {len(bad)} of 1024 values differ, first at {bad[0]}", file=sys.stderr)
+    sys.exit(1)
+print("saxpy: all 1024 values as expected")
+EOF
+else
+  failed=1
+fi
+
+echo
+echo "==== running $examples_dir/stencil.json ===="
+echo "64 cells, cell 0 held at 1000, cell 40 at 77: v[i] = (u[i-1] + 2u[i] + u[i+1]) / 4"
+echo "on cpu:0 until no cell changes (the loop's flag), at most 1000 trips."
+python3 - "$work/u.bin" <<'EOF'
+import struct, sys
+u = [0] * 64
+u[0], u[40] = 1000, 77
+open(sys.argv[1], "wb").write(struct.pack("<64Q", *u))
+EOF
+if show_run run "$examples_dir/stencil.json" --runs 3 \
+  --input 0="$work/u.bin" --output 1="$work/v.bin"; then
+  python3 - "$work/v.bin" <<'EOF' || failed=1
+import struct, sys
+got = struct.unpack("<65Q", open(sys.argv[1], "rb").read())
+u = [0] * 64
+u[0], u[40] = 1000, 77
+trips = 0
+while trips < 1000:
+    v = [u[0]] + [(u[i - 1] + 2 * u[i] + u[i + 1]) >> 2 for i in range(1, 63)] + [u[63]]
+    trips += 1
+    changed, u = v != u, v
+    if not changed:
+        break
+print("cells[0:12] =", " ".join(str(c) for c in got[:12]))
+print("expected      ", " ".join(str(c) for c in u[:12]))
+print(f"trips: {got[64]} (expected {trips})")
+if list(got[:64]) != u or got[64] != trips:
+    print("stencil: the result differs from the expected one", file=sys.stderr)
+    sys.exit(1)
+print("stencil: all 64 cells and the trip count as expected")
+EOF
+else
+  failed=1
+fi
+
 if ((failed)); then
   echo
   echo "some examples failed" >&2

@@ -1,6 +1,6 @@
-/* The progrun command's description subcommands (docs/cli.md): check, dump,
- * pack, help and version, run as a child process whose stdout, stderr and
- * exit status are compared. */
+/* The progrun command (docs/cli.md): check, dump, pack, run, help and
+ * version, run as a child process whose stdout, stderr and exit status are
+ * compared. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "desc_gen.h"
+#include "rig/rig_core.h"
 #include "rig/rig_desc.h"
 #include "rig_test.h"
 
@@ -196,8 +197,15 @@ static bool same_file(const char *a, const char *b) {
   return same;
 }
 
+/* The examples as the build copies them (examples/CMakeLists.txt): there
+ * their images' {"file": "kernels/NAME.so"} name the kernels built beside
+ * them. */
 static const char *const examples[] = {"examples/saxpy.json", "examples/stencil.json"};
 enum { nexamples = sizeof examples / sizeof examples[0] };
+
+static const char *example_path(size_t i, char *buf, size_t size) {
+  return rig_test_binary_path(examples[i], buf, size);
+}
 
 /* A small description with one of each kind of thing, the decoder's
  * fixture in test_codec.c. */
@@ -290,7 +298,7 @@ static const char sample_dump[] =
 static void test_check_passes_every_example(void) {
   char path[4096];
   for (size_t i = 0; i < nexamples; i++) {
-    proc p = RUN("check", rig_test_source_path(examples[i], path, sizeof path));
+    proc p = RUN("check", example_path(i, path, sizeof path));
     CU_ASSERT_EQUAL(p.code, 0);
     CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
     CU_ASSERT_STRING_EQUAL(p.err.p, "");
@@ -378,25 +386,26 @@ static void test_dump_lists_every_field(void) {
 
 static void test_dump_shows_sections_and_step_numbers(void) {
   char path[4096];
-  proc p = RUN("dump", rig_test_source_path("examples/saxpy.json", path, sizeof path));
+  proc p = RUN("dump", example_path(0, path, sizeof path));
   CU_ASSERT_EQUAL(p.code, 0);
   static const char *const want[] = {
-      "program: 2 devices, 3 memory, 2 images, 1 input, 2 ints, 5 steps\n",
+      "program: 2 devices, 3 memory, 2 images, 2 inputs, 2 ints, 6 steps\n",
       "devices:\n  0 x86_64\n  1 cpu-x86_64\n",
       "memory:\n  0 Alloc device 0, Pinned, 4096 bytes, Two copies\n",
-      "images:\n  0 device 0, 4 bytes, 0 holes\n",
-      "inputs:\n  0 device 0, 4096 bytes\n",
+      "images:\n  0 device 0, ",
+      "    bytes: 7f454c46", /* the kernels' ELF, listed by its start */
+      "inputs:\n  0 device 0, 4096 bytes\n  1 device 0, 4096 bytes\n",
       "steps:\n  step 0: Move Input(0) +[] -> Memory(memory 0, offset 0, length 4096) +[] "
       "length 4096\n",
-      "  step 1: Loop trips Int(0), trip int 1, flag none, body 2 steps\n",
-      "    step 2: Submit on device 1\n",
+      "  step 2: Loop trips Int(0), trip int 1, flag none, body 2 steps\n",
+      "    step 3: Submit on device 1\n",
       "        0 Launch image 1 \"saxpy\", params 24 bytes, 0 holes, 2 refs\n"
       "          groups (Fixed(4), Fixed(1), Fixed(1)), threads (Fixed(256), Fixed(1), "
       "Fixed(1)), shared Fixed(0)\n",
-      "    step 3: Submit on device 0\n",
+      "    step 4: Submit on device 0\n",
       "          hole at 0 W64 = Address(memory 2, on 0)*1 + 0 >> 0\n",
       "      fixed:\n        memory 2, offset 0, length 8, Read\n",
-      "  step 4: Move Memory(memory 1, offset 0, length 4096) +[] -> Input(0) +[] length 4096\n",
+      "  step 5: Move Memory(memory 1, offset 0, length 4096) +[] -> Input(1) +[] length 4096\n",
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, want[i]));
@@ -413,8 +422,7 @@ static void test_dump_json_repacks_to_the_same_bytes(void) {
   const char *sample_bin = write_desc(d, "repack-sample.bin", src, sizeof src);
   rig_desc_free(d);
   for (size_t i = 0; i <= nexamples; i++) {
-    const char *from =
-        i < nexamples ? rig_test_source_path(examples[i], src, sizeof src) : sample_bin;
+    const char *from = i < nexamples ? example_path(i, src, sizeof src) : sample_bin;
     proc p = RUN("dump", from, "--json");
     CU_ASSERT_EQUAL(p.code, 0);
     CU_ASSERT_STRING_EQUAL(p.err.p, "");
@@ -464,7 +472,7 @@ static void test_dump_takes_any_description(void) {
 static void test_pack_then_check_round_trips(void) {
   char src[4096], bin[4096], bin2[4096];
   for (size_t i = 0; i < nexamples; i++) {
-    rig_test_source_path(examples[i], src, sizeof src);
+    example_path(i, src, sizeof src);
     proc p = RUN("pack", src, "-o", tmp_path("rt.bin", bin, sizeof bin));
     CU_ASSERT_EQUAL(p.code, 0);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
@@ -526,7 +534,7 @@ static size_t entries(const char *dir) {
 static void test_pack_writes_whole_or_not_at_all(void) {
   char dir[4096], src[4096], out[4096], bad[4096], want[8192];
   CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("atomic", dir, sizeof dir), 0777), 0);
-  rig_test_source_path(examples[0], src, sizeof src);
+  example_path(0, src, sizeof src);
   tmp_path("atomic/out.bin", out, sizeof out);
   write_text(out, "old contents");
   proc p = RUN("pack", src, "-o", out);
@@ -587,10 +595,12 @@ static void test_json_file_paths_are_relative_to_the_json_file(void) {
 
 /* "-" reads the description from stdin, bytes or JSON. */
 static void test_a_dash_reads_stdin(void) {
-  char src[4096], bin[4096], want[4096];
-  rig_test_source_path(examples[1], src, sizeof src);
+  char src[4096], bin[4096], want[4096], dir[4096];
+  example_path(1, src, sizeof src);
+  /* From stdin, {"file": ...} is relative to the working directory. */
+  rig_test_binary_path("examples", dir, sizeof dir);
   proc p = run_io(
-      NULL, src,
+      dir, src,
       (const char *const[]){"pack", "-", "-o", tmp_path("stdin.bin", bin, sizeof bin), NULL});
   CU_ASSERT_EQUAL(p.code, 0);
   proc_free(&p);
@@ -601,6 +611,381 @@ static void test_a_dash_reads_stdin(void) {
   p = run_io(NULL, bin, (const char *const[]){"check", "-", NULL});
   CU_ASSERT_EQUAL(p.code, 0);
   CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+  proc_free(&p);
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+/* Floats of the saxpy example's input x: small integers, so that every sum
+ * the kernels make is exact and the order of operations cannot matter. */
+static void saxpy_x(float *x, size_t n) {
+  for (size_t i = 0; i < n; i++) x[i] = (float)(i % 17) - 3.0f;
+}
+
+/* y as examples/saxpy.json computes it, with the same float operations:
+ * y = x, then each trip t: y = 2 x + y (cpu device), x = 1.5 x + t (host). */
+static void saxpy_expect(const float *x0, size_t n, int64_t trips, float *y) {
+  for (size_t i = 0; i < n; i++) {
+    float x = x0[i], v = x0[i];
+    for (int64_t t = 0; t < trips; t++) {
+      v = 2.0f * x + v;
+      x = x * 1.5f + (float)t;
+    }
+    y[i] = v;
+  }
+}
+
+/* The output file is exactly `want`'s n bytes. */
+static bool file_is(const char *path, const void *want, size_t n) {
+  size_t got = 0;
+  uint8_t *b = rig_test_read_file(path, &got);
+  bool same = b && got == n && memcmp(b, want, n) == 0;
+  free(b);
+  return same;
+}
+
+/* "--opt" "I=PATH" made in buf. */
+static const char *io_arg(size_t index, const char *path, char *buf, size_t size) {
+  snprintf(buf, size, "%zu=%s", index, path);
+  return buf;
+}
+
+static void test_run_saxpy_gives_checkable_output(void) {
+  char ex[4096], xp[4096], yp[4096], in[4200], out[4200];
+  float x[1024], y[1024];
+  saxpy_x(x, 1024);
+  write_file(tmp_path("saxpy-x.bin", xp, sizeof xp), x, sizeof x);
+  tmp_path("saxpy-y.bin", yp, sizeof yp);
+  proc p = RUN("run", example_path(0, ex, sizeof ex), "--runs", "3", "--ints", "4", "--input",
+               io_arg(0, xp, in, sizeof in), "--output", io_arg(1, yp, out, sizeof out));
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "runs 3, min ", 12) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, " us per run\n"));
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  if (p.code != 0) show("run saxpy", &p);
+  proc_free(&p);
+  saxpy_expect(x, 1024, 4, y);
+  CU_ASSERT(file_is(yp, y, sizeof y));
+
+  /* `progrun FILE` is `progrun run FILE`; --ints run: the last run (2)
+   * makes 2 trips. --quiet prints nothing. */
+  p = RUN(ex, "--quiet", "--runs=3", "--ints=run", "--input", in, "--output", out);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  proc_free(&p);
+  saxpy_expect(x, 1024, 2, y);
+  CU_ASSERT(file_is(yp, y, sizeof y));
+
+  /* No --input: x is 0, so y is too; no --ints: no trip. */
+  p = RUN(ex, "-q", "--output", out);
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+  memset(y, 0, sizeof y);
+  CU_ASSERT(file_is(yp, y, sizeof y));
+}
+
+/* The stencil example, its loop ended by its flag: the cells as a plain
+ * loop computes them, then the number of trips. */
+static void test_run_stencil_stops_at_its_flag(void) {
+  char ex[4096], up[4096], vp[4096], in[4200], out[4200];
+  uint64_t u[64] = {0}, want[65];
+  u[0] = 1000; /* a hot end, kept: heat spreads until nothing changes */
+  u[40] = 77;
+  write_file(tmp_path("stencil-u.bin", up, sizeof up), u, sizeof u);
+  uint64_t trips = 0;
+  for (bool changed = true; changed && trips < 1000; trips++) {
+    uint64_t v[64];
+    changed = false;
+    for (size_t i = 0; i < 64; i++) {
+      v[i] = i == 0 || i == 63 ? u[i] : (u[i - 1] + 2 * u[i] + u[i + 1]) >> 2;
+      changed |= v[i] != u[i];
+    }
+    memcpy(u, v, sizeof u);
+  }
+  CU_ASSERT(trips > 1 && trips < 1000); /* the flag, not the trip count, ends it */
+  memcpy(want, u, sizeof u);
+  want[64] = trips;
+  proc p = RUN("run", example_path(1, ex, sizeof ex), "--runs", "2", "--input",
+               io_arg(0, up, in, sizeof in), "--output",
+               io_arg(1, tmp_path("stencil-v.bin", vp, sizeof vp), out, sizeof out));
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  if (p.code != 0) show("run stencil", &p);
+  proc_free(&p);
+  CU_ASSERT(file_is(vp, want, sizeof want));
+}
+
+/* One host device, three ints, a Move of the ints into input 0: the
+ * output shows the frame's ints of the last run. */
+static void test_run_ints_take_run_and_rank(void) {
+  char path[4096], op[4096], out[4200], want[8192];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_input(d, 0, 24);
+  d->ints = 3;
+  rig_desc_add_move(d, NULL, rig_desc_slot_ints(), rig_desc_slot_input(0), 24);
+  write_desc(d, "ints.bin", path, sizeof path);
+  rig_desc_free(d);
+  io_arg(0, tmp_path("ints.out", op, sizeof op), out, sizeof out);
+
+  proc p = RUN("run", path, "--runs", "4", "--ints", "run,rank,-7", "--output", out, "-q");
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show("run --ints run,rank,-7", &p);
+  proc_free(&p);
+  int64_t w1[3] = {3, 0, -7};
+  CU_ASSERT(file_is(op, w1, sizeof w1));
+
+  /* Ints not given are 0. */
+  p = RUN("run", path, "--ints", "5", "--output", out, "-q");
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+  int64_t w2[3] = {5, 0, 0};
+  CU_ASSERT(file_is(op, w2, sizeof w2));
+
+  /* More ints than the program's: the option does not fit the file. */
+  p = RUN("run", path, "--ints", "1,2,3,4");
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: %s: --ints: 4 ints for a program of 3\n", path);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+
+  static const char *const bad[] = {"1,,2", "x", "runs", "9223372036854775808", "1 "};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    p = RUN("run", path, "--ints", bad[i]);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT(strncmp(p.err.p, "progrun: run: --ints: '", 23) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
+    proc_free(&p);
+  }
+}
+
+static void test_run_devices_map_and_refuse(void) {
+  char ex[4096], xp[4096], yp[4096], in[4200], out[4200], want[8192];
+  float x[1024], y[1024];
+  saxpy_x(x, 1024);
+  write_file(tmp_path("dev-x.bin", xp, sizeof xp), x, sizeof x);
+  example_path(0, ex, sizeof ex);
+  io_arg(0, xp, in, sizeof in);
+  io_arg(1, tmp_path("dev-y.bin", yp, sizeof yp), out, sizeof out);
+  proc p = RUN("run", ex, "--devices", "host,cpu:1", "--ints", "3", "--input", in, "--output", out);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show("run --devices host,cpu:1", &p);
+  proc_free(&p);
+  saxpy_expect(x, 1024, 3, y);
+  CU_ASSERT(file_is(yp, y, sizeof y));
+
+  struct {
+    const char *list, *message;
+  } cases[] = {
+      {"host", "--devices: 1 devices for a program of 2"},
+      {"host,cpu:0,cpu:1", "--devices: 3 devices for a program of 2"},
+      {"host,gpu:9", "--devices: gpu:9: no such device"},
+      {"cpu:0,cpu:1", "--devices: device 0: cpu:0 is \"cpu-%s\", not \"%s\""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char msg[256];
+    snprintf(msg, sizeof msg, cases[i].message, rig_host_isa(), rig_host_isa());
+    p = RUN("run", ex, "--devices", cases[i].list);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    snprintf(want, sizeof want, "progrun: %s: %s\n", ex, msg);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (strcmp(p.err.p, want) != 0) show(cases[i].list, &p);
+    proc_free(&p);
+  }
+}
+
+/* Devices of an arch this machine lacks, or more cpu devices than it has:
+ * the machine cannot run it (exit 1), naming the device. */
+static void test_run_refuses_devices_the_machine_lacks(void) {
+  char path[4096], want[8192];
+  static const char *const archs[] = {"gfx90a", "sm_5"};
+  for (size_t i = 0; i < 2; i++) {
+    rig_desc *d = rig_desc_create();
+    rig_desc_add_device(d, archs[i]);
+    write_desc(d, "lacks.bin", path, sizeof path);
+    rig_desc_free(d);
+    proc p = RUN("run", path);
+    CU_ASSERT_EQUAL(p.code, 1);
+    snprintf(want, sizeof want, "progrun: %s: device 0: no ", path);
+    CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+    snprintf(want, sizeof want, "of arch \"%s\"", archs[i]);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, want));
+    if (p.code != 1) show(archs[i], &p);
+    proc_free(&p);
+  }
+  char cpu[64];
+  snprintf(cpu, sizeof cpu, "cpu-%s", rig_host_isa());
+  rig_desc *d = rig_desc_create();
+  for (int i = 0; i < 3; i++) rig_desc_add_device(d, cpu);
+  write_desc(d, "three-cpus.bin", path, sizeof path);
+  rig_desc_free(d);
+  setenv("RIG_CPU_DEVICES", "2", 1); /* the child inherits it */
+  proc p = RUN("run", path);
+  unsetenv("RIG_CPU_DEVICES");
+  CU_ASSERT_EQUAL(p.code, 1);
+  snprintf(want, sizeof want, "progrun: %s: device 2: no free device of arch \"%s\"", path, cpu);
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  proc_free(&p);
+}
+
+static void test_run_checks_input_and_output_files(void) {
+  char ex[4096], missing[4096], big[4096], arg[8400], want[8192];
+  example_path(0, ex, sizeof ex);
+  tmp_path("no-such-input.bin", missing, sizeof missing);
+  proc p = RUN("run", ex, "--input", io_arg(0, missing, arg, sizeof arg));
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: cannot read %s: %s\n", missing, strerror(ENOENT));
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+
+  static uint8_t bytes[4097];
+  write_file(tmp_path("big.bin", big, sizeof big), bytes, sizeof bytes);
+  p = RUN("run", ex, "--input", io_arg(1, big, arg, sizeof arg));
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: --input 1=%s: 4097 bytes, more than the input's 4096\n",
+           big);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  /* A shorter file is zero-filled: 4095 bytes fit. */
+  write_file(big, bytes, 4095);
+  p = RUN("run", ex, "-q", "--input", arg);
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+
+  p = RUN("run", ex, "--output", "2=/dev/null");
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: %s: --output 2: no such input (the program has 2)\n", ex);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+
+  tmp_path("no-dir/y.bin", big, sizeof big);
+  p = RUN("run", ex, "-q", "--output", io_arg(1, big, arg, sizeof arg));
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: cannot write %s: %s\n", big, strerror(ENOENT));
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+static void test_run_refuses_bad_usage(void) {
+  char ex[4096];
+  example_path(0, ex, sizeof ex);
+  const char *const cases[][5] = {
+      {"run", NULL},
+      {"run", ex, "--runs", "0", NULL},
+      {"run", ex, "--runs", "-1", NULL},
+      {"run", ex, "--runs", "x", NULL},
+      {"run", ex, "--runs", "1.5", NULL},
+      {"run", ex, "--runs", "", NULL},
+      {"run", ex, "--runs", NULL},
+      {"run", ex, "--runs", "10000001", NULL},
+      {"run", ex, "--input", "0", NULL},
+      {"run", ex, "--input", "x=y", NULL},
+      {"run", ex, "--output", "0=", NULL},
+      {"run", ex, "--devices", "host,,cpu:0", NULL},
+      {"run", ex, "--frobnicate", NULL},
+      {"run", ex, ex, NULL},
+      {"--runs", "3", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    proc p = run_io(NULL, NULL, cases[i]);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    CU_ASSERT(strncmp(p.err.p, "progrun: ", 9) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
+    if (p.code != 2 || !strstr(p.err.p, "usage:")) show(cases[i][2] ? cases[i][2] : "run", &p);
+    proc_free(&p);
+  }
+  proc p = RUN("run", ex, "--input", "0=/dev/null", "--input", "0=/dev/null");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT(strncmp(p.err.p, "progrun: run: --input 0 given twice\n", 36) == 0);
+  proc_free(&p);
+}
+
+/* A description that breaks a rule is refused before anything runs. */
+static void test_run_refuses_a_broken_rule(void) {
+  char path[4096], want[8192];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_alloc(d, 3, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  write_desc(d, "run-rule.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("run", path);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: %s: memory 0: device 3: no such device\n", path);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+/* Runs that fail at a step: exit 1, `run <r>: step <s>: ...`, after the
+ * runs before it succeeded. */
+static void test_run_failing_at_a_step_exits_1(void) {
+  char path[4096], so[4096];
+  /* A move of 8 bytes from byte 8 * run of a 16-byte input: run 2 reads
+   * past it. */
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 8, RIG_COPIES_ONE);
+  rig_desc_add_input(d, 0, 16);
+  d->ints = 1;
+  rig_desc_step *mv =
+      rig_desc_add_move(d, NULL, rig_desc_slot_input(0), rig_desc_slot_memory(0, 0, 8), 8);
+  rig_desc_terms_add(d, &mv->u.move.src_offset, rig_desc_int(0), 8);
+  write_desc(d, "past-input.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("run", path, "--runs", "5", "--ints", "run");
+  CU_ASSERT_EQUAL(p.code, 1);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  CU_ASSERT(strncmp(p.err.p, "progrun: run 2: step 0: ", 24) == 0);
+  if (p.code != 1) show("past-input", &p);
+  proc_free(&p);
+
+  /* A loop whose flag lies past its input's 8 bytes. */
+  d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_input(d, 0, 8);
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_fixed(1));
+  rig_desc_loop_set_flag(loop, rig_desc_slot_input(0), 100);
+  write_desc(d, "flag-past.bin", path, sizeof path);
+  rig_desc_free(d);
+  p = RUN("run", path);
+  CU_ASSERT_EQUAL(p.code, 1);
+  CU_ASSERT(strncmp(p.err.p, "progrun: run 0: step 0: ", 24) == 0);
+  if (p.code != 1) show("flag-past", &p);
+  proc_free(&p);
+
+  /* A launch of Int(0) groups: none for rank 0 refuses the step. */
+  size_t n = 0;
+  uint8_t *code =
+      rig_test_read_file(rig_test_binary_path("examples/kernels/saxpy.so", so, sizeof so), &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(code);
+  d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 4096, RIG_COPIES_ONE);
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 4096, RIG_COPIES_ONE);
+  rig_desc_add_image(d, 0, code, n);
+  free(code);
+  d->ints = 1;
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(0, 0, 4096));
+  rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(1, 0, 4096));
+  static const uint8_t params[24] = {[16] = 0, [19] = 0x40, [21] = 4}; /* a = 2, n = 1024 */
+  rig_desc_part *l = rig_desc_submit_add_launch(d, s, 0, "saxpy", params, sizeof params,
+                                                rig_desc_int(0), rig_desc_fixed(256));
+  rig_desc_part_add_ref(d, l, 0, 0, RIG_USE_READ);
+  rig_desc_part_add_ref(d, l, 1, 8, RIG_USE_WRITE);
+  write_desc(d, "groups.bin", path, sizeof path);
+  rig_desc_free(d);
+  p = RUN("run", path, "--ints", "4", "-q");
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show("groups 4", &p);
+  proc_free(&p);
+  p = RUN("run", path, "--ints", "rank");
+  CU_ASSERT_EQUAL(p.code, 1);
+  CU_ASSERT(strncmp(p.err.p, "progrun: run 0: step 0: ", 24) == 0);
+  if (p.code != 1) show("groups rank", &p);
   proc_free(&p);
 }
 
@@ -634,7 +1019,7 @@ static void test_version_is_the_library_version(void) {
 
 static void test_bad_usage_exits_2_with_usage_on_stderr(void) {
   char ex[4096];
-  const char *e = rig_test_source_path(examples[0], ex, sizeof ex);
+  const char *e = example_path(0, ex, sizeof ex);
   const char *const cases[][5] = {
       {NULL},
       {"frobnicate", NULL},
@@ -706,8 +1091,20 @@ void rig_test_register(void) {
       {"bad usage exits 2 with usage on stderr", test_bad_usage_exits_2_with_usage_on_stderr},
       {"unreadable file names its path", test_unreadable_file_names_its_path},
       CU_TEST_INFO_NULL};
+  static CU_TestInfo run[] = {
+      {"run saxpy gives checkable output", test_run_saxpy_gives_checkable_output},
+      {"run stencil stops at its flag", test_run_stencil_stops_at_its_flag},
+      {"run ints take run and rank", test_run_ints_take_run_and_rank},
+      {"run devices map and refuse", test_run_devices_map_and_refuse},
+      {"run refuses devices the machine lacks", test_run_refuses_devices_the_machine_lacks},
+      {"run checks input and output files", test_run_checks_input_and_output_files},
+      {"run refuses bad usage", test_run_refuses_bad_usage},
+      {"run refuses a broken rule", test_run_refuses_a_broken_rule},
+      {"run failing at a step exits 1", test_run_failing_at_a_step_exits_1},
+      CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);
   rig_test_add_suite("cli: pack", pack);
+  rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
 }

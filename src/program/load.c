@@ -277,6 +277,9 @@ static void walk_steps(rig_program *p, const rig_desc_steps *steps, size_t *i) {
       }
     } else if (s->tag == RIG_STEP_MOVE) {
       if (s->u.move.dst.tag == RIG_SLOT_INPUT) p->input_written[s->u.move.dst.u.input] = true;
+      size_t n = s->u.move.src_offset.n > s->u.move.dst_offset.n ? s->u.move.src_offset.n
+                                                                 : s->u.move.dst_offset.n;
+      if (n + 1 > p->scratch_n) p->scratch_n = n + 1; /* made in common() */
     } else {
       walk_steps(p, &s->u.loop.body, i);
     }
@@ -284,12 +287,30 @@ static void walk_steps(rig_program *p, const rig_desc_steps *steps, size_t *i) {
   }
 }
 
-static rig_status load(rig_program *p, rig_device *const *devices, const rig_rails *rails,
-                       rig_error *err) {
-  const rig_desc *d = p->desc;
+/* What local and remote programs share: the state, the devices, the
+ * steps numbered. */
+static rig_status common(rig_program *p, rig_device *const *devices, rig_error *err) {
   rig_status st = alloc_state(p, err);
   if (st != RIG_OK) return st;
   for (size_t i = 0; i < p->ndevices; i++) p->devices[i] = devices[i];
+  p->nsteps = rig_desc_count_steps(p->desc);
+  p->steps = calloc(p->nsteps ? p->nsteps : 1, sizeof *p->steps);
+  if (!p->steps) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  size_t i = 0;
+  walk_steps(p, &p->desc->steps, &i);
+  /* Room for the terms of the moves' offsets; steps grow it as prepared. */
+  p->scratch = calloc(p->scratch_n ? p->scratch_n : 1, sizeof *p->scratch);
+  if (!p->scratch) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  p->threads = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *p->threads);
+  p->recv_points = calloc(p->nsubmits ? p->nsubmits : 1, sizeof *p->recv_points);
+  if (!p->threads || !p->recv_points)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  return RIG_OK;
+}
+
+static rig_status load(rig_program *p, const rig_rails *rails, rig_error *err) {
+  const rig_desc *d = p->desc;
+  rig_status st;
   for (int k = 0; k < 2; k++) {
     uint64_t bytes = (uint64_t)d->ints * 8;
     st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, bytes ? bytes : 8, &p->ints[k], err);
@@ -299,17 +320,8 @@ static rig_status load(rig_program *p, rig_device *const *devices, const rig_rai
   if (st != RIG_OK) return st;
   if ((st = make_memory(p, rails, err)) != RIG_OK) return st;
   if ((st = load_images(p, err)) != RIG_OK) return st;
-  p->nsteps = rig_desc_count_steps(d);
-  p->steps = calloc(p->nsteps ? p->nsteps : 1, sizeof *p->steps);
-  if (!p->steps) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  size_t i = 0;
-  walk_steps(p, &d->steps, &i);
-  p->threads = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *p->threads);
-  p->recv_points = calloc(p->nsubmits ? p->nsubmits : 1, sizeof *p->recv_points);
-  if (!p->threads || !p->recv_points)
-    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  p->nlaunches = 0;
-  for (i = 0; i < p->nsteps; i++)
+  p->nlaunches = 0; /* counted again as the launches are prepared */
+  for (size_t i = 0; i < p->nsteps; i++)
     if (p->steps[i].d->tag == RIG_STEP_SUBMIT && (st = rig_program_prepare(p, i, err)) != RIG_OK)
       return st;
   return write_inits(p, err);
@@ -318,10 +330,14 @@ static rig_status load(rig_program *p, rig_device *const *devices, const rig_rai
 rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, size_t ndevices,
                             const rig_rails *rails, rig_program **out, rig_error *err) {
   rig_status st = check_devices(desc, devices, ndevices, err);
-  if (st == RIG_OK) st = check_rails(desc, rails, err);
   if (st != RIG_OK) return st;
+  /* Devices of another machine: the agent there has the rails. */
+  bool remote = ndevices && rig_device_facts_of(devices[0])->machine != 0;
+  if (remote && rails && rails->lookup)
+    return rig_error_set(err, RIG_EINVAL, "rails given for devices of another machine");
+  if (!remote && (st = check_rails(desc, rails, err)) != RIG_OK) return st;
   rig_desc_rail_sizes sizes = {area_bytes, (void *)rails};
-  st = rig_desc_check_rails(desc, rails && rails->lookup ? &sizes : NULL, err);
+  st = rig_desc_check_rails(desc, !remote && rails && rails->lookup ? &sizes : NULL, err);
   if (st != RIG_OK) return st;
   rig_program *p = calloc(1, sizeof *p);
   if (!p) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
@@ -339,7 +355,8 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
     free(p);
     return st;
   }
-  st = load(p, devices, rails, err);
+  st = common(p, devices, err);
+  if (st == RIG_OK) st = remote ? rig_program_load_remote(p, err) : load(p, rails, err);
   if (st == RIG_OK) {
     *out = p;
     return RIG_OK;
@@ -350,6 +367,8 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
 
 /* Called with the devices only after alloc_state made room for them. */
 void rig_program_free(rig_program *p) {
+  rig_program_free_remote_inputs(p);
+  rig_program_free_remote(p->remote);
   for (size_t i = 0; p->steps && i < p->nsteps; i++) {
     pstep *s = &p->steps[i];
     for (int k = 0; k < s->nprep; k++) {

@@ -171,6 +171,8 @@ static rig_status fill_part(rig_program *p, pstep *s, size_t i, const rig_desc_p
                             rig_part *part, unsigned char *params, rig_error *err) {
   part->kind = RIG_WORK_FILL;
   part->u.fill.ready = dp->u.fill.fill.tag == RIG_LEAF_READY;
+  if (dp->u.fill.fill.tag == RIG_LEAF_ENTRY)
+    part->u.fill.image = p->images[dp->u.fill.fill.u.entry.image];
   rig_status st = rig_program_leaf(p, &dp->u.fill.fill, k, &part->u.fill.fn, err);
   if (st != RIG_OK) return st;
   if ((st = load_params(p, s, i, &dp->u.fill.params, k, params, err)) != RIG_OK) return st;

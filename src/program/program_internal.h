@@ -56,8 +56,11 @@ typedef struct pstep {
   bool reads_ints;
 } pstep;
 
+typedef struct premote premote;
+
 struct rig_program {
   rig_desc *desc;
+  premote *remote; /* a program of another machine: its state here */
   size_t ndevices;
   rig_device **devices;
   pmem *mem;
@@ -122,6 +125,13 @@ bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *s
 
 /* Prepares Submit step s (program step index i) for each copy it needs. */
 rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err);
+
+/* Programs of another machine (remote.c). */
+rig_status rig_program_load_remote(rig_program *p, rig_error *err);
+rig_status rig_program_run_remote(rig_program *p, const rig_frame *f, const rig_point *waits,
+                                  size_t nwaits, rig_point *ends, size_t *nends, rig_error *err);
+void rig_program_free_remote_inputs(rig_program *p);
+void rig_program_free_remote(premote *r);
 
 /* Frees what a program made (also a partly made one). */
 void rig_program_free(rig_program *p);

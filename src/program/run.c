@@ -351,7 +351,8 @@ rig_status rig_program_run(rig_program *p, const rig_frame *f, const rig_point *
   pthread_mutex_lock(&p->run_lock);
   p->runner = pthread_self();
   atomic_store(&p->active, true);
-  rig_status st = run_locked(p, f, waits, nwaits, ends, nends, err);
+  rig_status st = p->remote ? rig_program_run_remote(p, f, waits, nwaits, ends, nends, err)
+                            : run_locked(p, f, waits, nwaits, ends, nends, err);
   atomic_store(&p->active, false);
   pthread_mutex_unlock(&p->run_lock);
   return st;
