@@ -1,0 +1,84 @@
+/* rig_job.h: the MPI job (../shared/design/DISTRIBUTED.md "The job";
+ * docs/jobs.md). One MPI rank is one machine: rank 0 is the controller,
+ * every other rank runs an agent that hosts its machine's devices and loads
+ * and runs programs on them for the controller. On the controller,
+ * rig_job_device gives proxy devices: devices of this process whose driver
+ * forwards every call to the machine's agent, so that rig_program_load on
+ * them is the seed's "program of another machine".
+ *
+ * The library duplicates the communicator it is given and never uses
+ * MPI_COMM_WORLD on its own; MPI_Init_thread (with MPI_THREAD_MULTIPLE) and
+ * MPI_Finalize stay the caller's. One control thread per process owns the
+ * job's MPI traffic. */
+#ifndef RIG_JOB_H
+#define RIG_JOB_H
+
+#include <mpi.h>
+
+#include "rig_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rig_job rig_job;
+
+/* A device of a machine, as its agent described it at the start. */
+typedef struct rig_machine_device {
+  char name[64];
+  char arch[32];
+  uint64_t budget;
+} rig_machine_device;
+
+/* A machine of the job: its rank, host name, devices and topology. */
+typedef struct rig_machine {
+  int rank;
+  char host[64];
+  size_t ndevices;
+  rig_machine_device *devices;
+  char topology[256]; /* hwloc's summary: packages, cores, PUs, memory */
+} rig_machine;
+
+/* Starts the job: collective over comm. Requires MPI_THREAD_MULTIPLE
+ * (RIG_EJOB otherwise, saying what was granted). Every rank describes its
+ * machine and the controller gathers them. */
+rig_status rig_job_start(MPI_Comm comm, rig_job **job, rig_error *err);
+
+/* This process's machine (its rank in the job's communicator). */
+int rig_job_rank(const rig_job *job);
+size_t rig_job_machines(const rig_job *job);
+/* Machine m as it described itself (the controller knows them all; an
+ * agent only itself). */
+const rig_machine *rig_job_machine(const rig_job *job, size_t m);
+
+/* Device `index` of machine m (its order in rig_job_machine's list): on
+ * the controller, machine 0's own devices and other machines' proxies;
+ * NULL when there is none. */
+rig_device *rig_job_device(rig_job *job, size_t machine, size_t index);
+/* The device of machine m named `name` ("cpu:1"), or NULL. */
+rig_device *rig_job_device_named(rig_job *job, size_t machine, const char *name);
+
+/* On an agent: serves the controller until it closes the job (RIG_OK) or
+ * the job fails (RIG_EJOB with the root cause). */
+rig_status rig_job_serve(rig_job *job, rig_error *err);
+
+/* The first failure of the job, its root cause: every rank learns it, every
+ * proxy is lost with it, and later calls answer RIG_EJOB with it. Returns
+ * RIG_EJOB. */
+rig_status rig_job_fail(rig_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether the job failed, and why. */
+bool rig_job_failed(const rig_job *job, rig_error *why);
+
+/* On the controller: ends every agent's loop after all work handed to it,
+ * and frees the job (every rank leaves it). On an agent, after
+ * rig_job_serve returned: frees the job. RIG_EJOB if the job had failed. */
+rig_status rig_job_close(rig_job *job, rig_error *err);
+
+/* How long a machine may be silent before the job fails (default 10 s;
+ * RIG_JOB_SILENCE in seconds overrides it). Set before rig_job_start. */
+void rig_job_set_silence(double seconds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

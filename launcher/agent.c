@@ -1,0 +1,510 @@
+/* The agent: hosts its machine's devices for the controller. Frames come
+ * from the control thread and go to queues, so that it never blocks:
+ * requests (memory, images, programs, entries, close) to one request
+ * thread, in order; the hand-overs of each device to that device's
+ * executor, in order, which runs them (a program's run words, copies) and
+ * passes their ends to the device's completer, which reports each value
+ * done once its work is done, in order. A run the agent refuses or that
+ * fails at a step fails the job. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_internal.h"
+
+typedef struct item {
+  struct item *next;
+  frame_header h;
+  unsigned char *payload;
+  rig_point *ends; /* for the completer */
+  size_t nends;
+} item;
+
+typedef struct queue {
+  pthread_mutex_t lock;
+  pthread_cond_t more, empty;
+  item *head, *tail;
+  size_t busy; /* items taken and not finished */
+  bool stop;
+} queue;
+
+typedef struct executor {
+  struct agent *a;
+  uint32_t device;
+  queue work, done;
+  pthread_t worker, completer;
+} executor;
+
+typedef struct slot {
+  rig_buffer *buffer;
+  rig_image *image;
+  rig_program *program;
+} slot;
+
+struct agent {
+  rig_job *job;
+  size_t ndevices;
+  rig_device **devices;
+  executor **execs;
+  queue requests;
+  pthread_t request_thread;
+  pthread_mutex_t lock; /* the tables below */
+  slot *slots;          /* memory, images and programs, by id - 1 */
+  size_t nslots, room;
+};
+
+/* ---- queues --------------------------------------------------------------------- */
+
+static void queue_init(queue *q) {
+  pthread_mutex_init(&q->lock, NULL);
+  pthread_cond_init(&q->more, NULL);
+  pthread_cond_init(&q->empty, NULL);
+}
+
+static void queue_push(queue *q, item *it) {
+  pthread_mutex_lock(&q->lock);
+  it->next = NULL;
+  if (q->tail)
+    q->tail->next = it;
+  else
+    q->head = it;
+  q->tail = it;
+  pthread_cond_signal(&q->more);
+  pthread_mutex_unlock(&q->lock);
+}
+
+static item *queue_take(queue *q) {
+  pthread_mutex_lock(&q->lock);
+  while (!q->head && !q->stop) pthread_cond_wait(&q->more, &q->lock);
+  item *it = q->head;
+  if (it) {
+    q->head = it->next;
+    if (!q->head) q->tail = NULL;
+    q->busy++;
+  }
+  pthread_mutex_unlock(&q->lock);
+  return it;
+}
+
+static void queue_finished(queue *q) {
+  pthread_mutex_lock(&q->lock);
+  q->busy--;
+  if (!q->head && !q->busy) pthread_cond_broadcast(&q->empty);
+  pthread_mutex_unlock(&q->lock);
+}
+
+static void queue_drain(queue *q) {
+  pthread_mutex_lock(&q->lock);
+  while (q->head || q->busy) pthread_cond_wait(&q->empty, &q->lock);
+  pthread_mutex_unlock(&q->lock);
+}
+
+static void queue_stop(queue *q) {
+  pthread_mutex_lock(&q->lock);
+  q->stop = true;
+  pthread_cond_broadcast(&q->more);
+  pthread_mutex_unlock(&q->lock);
+}
+
+static void item_free(item *it) {
+  free(it->payload);
+  free(it->ends);
+  free(it);
+}
+
+/* ---- answers ---------------------------------------------------------------------- */
+
+static void reply(agent *a, const frame_header *req, rig_status st, uint64_t value, uint64_t x,
+                  const void *payload, size_t n) {
+  frame_header h = {
+      .kind = F_REPLY, .request = req->request, .value = value, .a = x, .status = (int32_t)st};
+  rig_ctl_send(a->job, 0, &h, payload, n);
+}
+
+static void refuse(agent *a, const frame_header *req, const rig_error *err) {
+  reply(a, req, err->code, 0, 0, err->message, strlen(err->message));
+}
+
+/* The job fails with this machine's reason. */
+static void fail(agent *a, const rig_error *err) {
+  char cause[RIG_ERROR_MESSAGE_MAX + 32];
+  snprintf(cause, sizeof cause, "machine %d: %s", a->job->rank, err->message);
+  rig_job_fail_with(a->job, true, cause);
+}
+
+/* ---- tables ------------------------------------------------------------------------- */
+
+static uint64_t add_slot(agent *a, slot s) {
+  pthread_mutex_lock(&a->lock);
+  if (a->nslots == a->room) {
+    size_t room = a->room ? 2 * a->room : 64;
+    slot *bigger = realloc(a->slots, room * sizeof *bigger);
+    if (!bigger) {
+      pthread_mutex_unlock(&a->lock);
+      return 0;
+    }
+    a->slots = bigger;
+    a->room = room;
+  }
+  a->slots[a->nslots++] = s;
+  uint64_t id = a->nslots;
+  pthread_mutex_unlock(&a->lock);
+  return id;
+}
+
+static slot get_slot(agent *a, uint64_t id) {
+  slot s = {0};
+  pthread_mutex_lock(&a->lock);
+  if (id >= 1 && id <= a->nslots) s = a->slots[id - 1];
+  pthread_mutex_unlock(&a->lock);
+  return s;
+}
+
+static slot take_slot(agent *a, uint64_t id) {
+  slot s = {0};
+  pthread_mutex_lock(&a->lock);
+  if (id >= 1 && id <= a->nslots) {
+    s = a->slots[id - 1];
+    memset(&a->slots[id - 1], 0, sizeof s);
+  }
+  pthread_mutex_unlock(&a->lock);
+  return s;
+}
+
+static rig_program *program_of(void *ctx, uint64_t id) {
+  return get_slot(ctx, id).program;
+}
+
+static rig_buffer *region_of(void *ctx, uint64_t id) {
+  return get_slot(ctx, id).buffer;
+}
+
+static rig_device *device_of(void *ctx, int64_t id) {
+  agent *a = ctx;
+  return id >= 0 && (size_t)id < a->ndevices ? a->devices[id] : NULL;
+}
+
+/* ---- requests ------------------------------------------------------------------------- */
+
+static void do_alloc(agent *a, const frame_header *h) {
+  rig_error err;
+  rig_buffer *b;
+  rig_device *d = device_of(a, h->device);
+  if (!d) {
+    rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", h->device, a->job->rank);
+    refuse(a, h, &err);
+    return;
+  }
+  if (rig_buffer_create(d, (rig_buffer_kind)h->a, h->b, &b, &err) != RIG_OK) {
+    refuse(a, h, &err);
+    return;
+  }
+  uint64_t id = add_slot(a, (slot){.buffer = b});
+  if (!id) {
+    rig_buffer_release(b);
+    rig_error_set(&err, RIG_ENOMEM, "out of memory on machine %d", a->job->rank);
+    refuse(a, h, &err);
+    return;
+  }
+  reply(a, h, RIG_OK, id, 0, NULL, 0);
+}
+
+static void do_image(agent *a, const frame_header *h, const unsigned char *bytes) {
+  rig_error err;
+  rig_device *d = device_of(a, h->device);
+  slot s = {0};
+  rig_status st;
+  if (!d) {
+    st = rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", h->device, a->job->rank);
+  } else if (h->payload >= 11 && memcmp(bytes, "rig.remote\n", 11) == 0) {
+    st = rig_program_load_received(bytes, h->payload, device_of, a, NULL, &s.program, &err);
+  } else {
+    st = rig_image_load(d, bytes, h->payload, &s.image, &err);
+  }
+  if (st != RIG_OK) {
+    refuse(a, h, &err);
+    return;
+  }
+  uint64_t id = add_slot(a, s);
+  reply(a, h, RIG_OK, id, 0, NULL, 0);
+}
+
+static void do_entry(agent *a, const frame_header *h, const unsigned char *name) {
+  rig_error err;
+  slot s = get_slot(a, h->a);
+  if (s.program) {
+    /* A program's functions: "run", and "launch:<i>" for the threads the
+     * i-th launch's function may have. */
+    uint32_t threads[1];
+    unsigned long i;
+    char text[32];
+    snprintf(text, sizeof text, "%.*s", (int)(h->payload < 31 ? h->payload : 31),
+             (const char *)name);
+    if (h->payload == 3 && memcmp(name, "run", 3) == 0) {
+      reply(a, h, RIG_OK, h->a, 0, NULL, 0);
+    } else if (sscanf(text, "launch:%lu", &i) == 1 &&
+               i < rig_program_threads(s.program, threads, 0)) {
+      uint32_t *all = calloc(i + 1, sizeof *all);
+      if (all) rig_program_threads(s.program, all, i + 1);
+      reply(a, h, RIG_OK, 0, all ? all[i] : 0, NULL, 0);
+      free(all);
+    } else {
+      rig_error_set(&err, RIG_EREFUSED, "machine %d: a program has no function \"%s\"",
+                    a->job->rank, text);
+      refuse(a, h, &err);
+    }
+    return;
+  }
+  rig_entry e;
+  if (!s.image) {
+    rig_error_set(&err, RIG_EREFUSED, "machine %d: no image %llu", a->job->rank,
+                  (unsigned long long)h->a);
+    refuse(a, h, &err);
+  } else if (rig_image_entry(s.image, (const char *)name, h->payload, &e, &err) != RIG_OK) {
+    refuse(a, h, &err);
+  } else {
+    reply(a, h, RIG_OK, e.value, e.max_threads, NULL, 0);
+  }
+}
+
+static void do_close(agent *a, const frame_header *h) {
+  /* Every hand-over queued before CLOSE is done before the answer. */
+  for (size_t d = 0; d < a->ndevices; d++)
+    if (a->execs[d]) {
+      queue_drain(&a->execs[d]->work);
+      queue_drain(&a->execs[d]->done);
+    }
+  reply(a, h, RIG_OK, 0, 0, NULL, 0);
+  pthread_mutex_lock(&a->job->lock);
+  a->job->closed = true;
+  pthread_cond_broadcast(&a->job->changed);
+  pthread_mutex_unlock(&a->job->lock);
+}
+
+static void *request_main(void *arg) {
+  agent *a = arg;
+  item *it;
+  while ((it = queue_take(&a->requests))) {
+    const frame_header *h = &it->h;
+    slot s;
+    switch (h->kind) {
+      case F_ALLOC:
+        do_alloc(a, h);
+        break;
+      case F_IMAGE:
+        do_image(a, h, it->payload);
+        break;
+      case F_ENTRY:
+        do_entry(a, h, it->payload);
+        break;
+      case F_CLOSE:
+        do_close(a, h);
+        break;
+      case F_FREE:
+        s = take_slot(a, h->a);
+        rig_buffer_release(s.buffer);
+        break;
+      case F_UNLOAD:
+        s = take_slot(a, h->a);
+        rig_program_release(s.program);
+        rig_image_release(s.image);
+        break;
+      default:
+        break;
+    }
+    item_free(it);
+    queue_finished(&a->requests);
+  }
+  return NULL;
+}
+
+/* ---- hand-overs -------------------------------------------------------------------------- */
+
+/* Host bytes of memory `id` at `offset`, through a staging buffer when the
+ * host does not address it. */
+static rig_status copy_host(agent *a, uint64_t id, uint64_t offset, void *bytes, size_t n, bool in,
+                            rig_error *err) {
+  rig_buffer *b = get_slot(a, id).buffer;
+  if (!b) return rig_error_set(err, RIG_EREFUSED, "no memory %llu", (unsigned long long)id);
+  if (offset > rig_buffer_length(b) || n > rig_buffer_length(b) - offset)
+    return rig_error_set(err, RIG_EREFUSED, "%zu bytes at %llu past memory %llu", n,
+                         (unsigned long long)offset, (unsigned long long)id);
+  rig_status st = rig_buffer_wait(b, in ? RIG_ACCESS_READ_WRITE : RIG_ACCESS_READ, err);
+  if (st != RIG_OK) return st;
+  unsigned char *host = rig_buffer_host(b);
+  if (host) {
+    if (in)
+      memcpy(host + offset, bytes, n);
+    else
+      memcpy(bytes, host + offset, n);
+    return RIG_OK;
+  }
+  rig_buffer *stage;
+  if ((st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, n, &stage, err)) != RIG_OK) return st;
+  rig_point done;
+  if (in) memcpy(rig_buffer_host(stage), bytes, n);
+  st = in ? rig_buffer_copy_submit(stage, 0, b, offset, n, NULL, 0, &done, err)
+          : rig_buffer_copy_submit(b, offset, stage, 0, n, NULL, 0, &done, err);
+  if (st == RIG_OK) st = rig_point_wait(done, err);
+  if (st == RIG_OK && !in) memcpy(bytes, rig_buffer_host(stage), n);
+  rig_buffer_release(stage);
+  return st;
+}
+
+static rig_status run_handover(executor *e, item *it, rig_error *err) {
+  agent *a = e->a;
+  const frame_header *h = &it->h;
+  switch (h->kind) {
+    case F_WORDS: {
+      size_t room = 64;
+      it->ends = calloc(room, sizeof *it->ends);
+      if (!it->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a run");
+      return rig_program_run_received(it->payload, h->payload, program_of, region_of, a, NULL, 0,
+                                      it->ends, &it->nends, err);
+    }
+    case F_COPY_IN:
+      return copy_host(a, h->a, h->b, it->payload, h->payload, true, err);
+    case F_COPY_OUT: {
+      unsigned char *bytes = malloc(h->c ? h->c : 1);
+      if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
+      rig_status st = copy_host(a, h->a, h->b, bytes, h->c, false, err);
+      if (st == RIG_OK) reply(a, h, RIG_OK, 0, 0, bytes, h->c);
+      free(bytes);
+      return st;
+    }
+    case F_COPY: {
+      rig_buffer *src = get_slot(a, h->a).buffer, *dst = get_slot(a, h->d).buffer;
+      if (!src || !dst) return rig_error_set(err, RIG_EREFUSED, "no memory for a copy");
+      it->ends = calloc(1, sizeof *it->ends);
+      if (!it->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
+      it->nends = 1;
+      return rig_buffer_copy_submit(src, h->b, dst, h->e, h->c, NULL, 0, &it->ends[0], err);
+    }
+  }
+  return rig_error_set(err, RIG_EREFUSED, "a hand-over of kind %u", h->kind);
+}
+
+static void *worker_main(void *arg) {
+  executor *e = arg;
+  item *it;
+  while ((it = queue_take(&e->work))) {
+    rig_error err;
+    if (!atomic_load(&e->a->job->failed)) {
+      if (run_handover(e, it, &err) != RIG_OK) fail(e->a, &err);
+    }
+    queue_finished(&e->work);
+    queue_push(&e->done, it); /* in order, also when it failed */
+  }
+  return NULL;
+}
+
+static void *completer_main(void *arg) {
+  executor *e = arg;
+  item *it;
+  while ((it = queue_take(&e->done))) {
+    rig_error err;
+    bool ok = !atomic_load(&e->a->job->failed);
+    for (size_t i = 0; ok && i < it->nends; i++)
+      if (rig_point_wait(it->ends[i], &err) != RIG_OK) {
+        fail(e->a, &err);
+        ok = false;
+      }
+    if (ok) {
+      frame_header h = {.kind = F_DONE, .device = e->device, .value = it->h.value};
+      rig_ctl_send(e->a->job, 0, &h, NULL, 0);
+    }
+    item_free(it);
+    queue_finished(&e->done);
+  }
+  return NULL;
+}
+
+static executor *executor_of(agent *a, uint32_t device) {
+  if (device >= a->ndevices) return NULL;
+  if (a->execs[device]) return a->execs[device];
+  executor *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  e->a = a;
+  e->device = device;
+  queue_init(&e->work);
+  queue_init(&e->done);
+  if (pthread_create(&e->worker, NULL, worker_main, e) != 0 ||
+      pthread_create(&e->completer, NULL, completer_main, e) != 0) {
+    free(e);
+    return NULL;
+  }
+  a->execs[device] = e;
+  return e;
+}
+
+/* ---- the agent ------------------------------------------------------------------------------ */
+
+void rig_agent_frame(agent *a, const frame_header *h, const unsigned char *payload) {
+  item *it = calloc(1, sizeof *it);
+  if (it) it->payload = malloc(h->payload ? h->payload : 1);
+  if (!it || !it->payload) {
+    free(it);
+    rig_job_fail_with(a->job, true, "out of memory taking a frame");
+    return;
+  }
+  it->h = *h;
+  if (h->payload) memcpy(it->payload, payload, h->payload);
+  switch (h->kind) {
+    case F_WORDS:
+    case F_COPY_IN:
+    case F_COPY_OUT:
+    case F_COPY: {
+      executor *e = executor_of(a, h->device);
+      if (!e) {
+        item_free(it);
+        rig_job_fail_with(a->job, true, "an agent could not start a device's executor");
+        return;
+      }
+      queue_push(&e->work, it);
+      return;
+    }
+    default:
+      queue_push(&a->requests, it);
+  }
+}
+
+agent *rig_agent_create(rig_job *job) {
+  agent *a = calloc(1, sizeof *a);
+  if (!a) return NULL;
+  a->job = job;
+  a->ndevices = job->machines[job->rank].ndevices;
+  a->devices = job->devices[job->rank];
+  a->execs = calloc(a->ndevices ? a->ndevices : 1, sizeof *a->execs);
+  pthread_mutex_init(&a->lock, NULL);
+  queue_init(&a->requests);
+  if (!a->execs || pthread_create(&a->request_thread, NULL, request_main, a) != 0) {
+    free(a->execs);
+    free(a);
+    return NULL;
+  }
+  return a;
+}
+
+void rig_agent_free(agent *a) {
+  queue_stop(&a->requests);
+  pthread_join(a->request_thread, NULL);
+  for (size_t d = 0; d < a->ndevices; d++) {
+    executor *e = a->execs[d];
+    if (!e) continue;
+    queue_stop(&e->work);
+    pthread_join(e->worker, NULL);
+    queue_stop(&e->done);
+    pthread_join(e->completer, NULL);
+    free(e);
+  }
+  /* What the controller left loaded goes now (after its work). */
+  for (size_t i = 0; i < a->nslots; i++) {
+    rig_program_release(a->slots[i].program);
+    rig_image_release(a->slots[i].image);
+    rig_buffer_release(a->slots[i].buffer);
+  }
+  free(a->slots);
+  free(a->execs);
+  pthread_mutex_destroy(&a->lock);
+  free(a);
+}

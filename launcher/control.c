@@ -1,0 +1,309 @@
+/* The control thread: the one thread of a process that owns the job's MPI
+ * traffic. Callers queue frames; the thread sends them (MPI_Isend), takes
+ * every frame that arrives (MPI_Iprobe, then MPI_Recv) and hands it on
+ * without blocking, sends beats to quiet peers and fails the job when a
+ * peer stays silent too long. It spins a little after activity and then
+ * sleeps on a futex the queue wakes, up to a millisecond at a time, so an
+ * idle job does not burn a core. */
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "job_internal.h"
+
+#define BEAT_EVERY 1.0 /* seconds of quiet before a beat */
+
+static double silence_bound = 10.0;
+/* RIG_TRACE set: every frame but beats is logged on stderr, for debugging. */
+static bool trace;
+
+void rig_job_set_silence(double seconds) {
+  if (seconds > 0) silence_bound = seconds;
+}
+
+double rig_job_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *payload, size_t n) {
+  ctl *c = &job->c;
+  outmsg *m = malloc(sizeof *m);
+  unsigned char *buf = malloc(sizeof *h + n);
+  if (!m || !buf) {
+    free(m);
+    free(buf);
+    rig_job_fail_with(job, false, "out of memory queueing a frame");
+    return;
+  }
+  frame_header hh = *h;
+  hh.job = c->job_id;
+  hh.payload = (uint32_t)n;
+  memcpy(buf, &hh, sizeof hh);
+  if (n) memcpy(buf + sizeof hh, payload, n);
+  m->next = NULL;
+  m->dest = dest;
+  m->len = sizeof hh + n;
+  m->buf = buf;
+  pthread_mutex_lock(&c->lock);
+  if (c->tail)
+    c->tail->next = m;
+  else
+    c->head = m;
+  c->tail = m;
+  pthread_mutex_unlock(&c->lock);
+  atomic_fetch_add(&c->wake, 1);
+  syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static bool mpi_ok(rig_job *job, int rc, const char *what) {
+  if (rc == MPI_SUCCESS) return true;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  snprintf(cause, sizeof cause, "machine %d: MPI failed %s: %.*s", job->rank, what, len, msg);
+  rig_job_fail_with(job, false, cause);
+  return false;
+}
+
+static bool send_queued(rig_job *job) {
+  ctl *c = &job->c;
+  pthread_mutex_lock(&c->lock);
+  outmsg *m = c->head;
+  c->head = c->tail = NULL;
+  pthread_mutex_unlock(&c->lock);
+  bool any = m != NULL;
+  while (m) {
+    outmsg *next = m->next;
+    if (c->ninflight == c->room) {
+      size_t room = c->room ? 2 * c->room : 64;
+      MPI_Request *r = realloc(c->reqs, room * sizeof *r);
+      if (r) c->reqs = r;
+      unsigned char **b = realloc(c->bufs, room * sizeof *b);
+      if (b) c->bufs = b;
+      if (!r || !b) {
+        rig_job_fail_with(job, false, "out of memory sending a frame");
+        free(m->buf);
+        free(m);
+        m = next;
+        continue;
+      }
+      c->room = room;
+    }
+    MPI_Request req;
+    if (trace) {
+      frame_header th;
+      memcpy(&th, m->buf, sizeof th);
+      if (th.kind != F_BEAT)
+        fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", c->rank, th.kind,
+                (unsigned long long)th.request, m->dest);
+    }
+    if (mpi_ok(job, MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
+               "sending")) {
+      c->reqs[c->ninflight] = req;
+      c->bufs[c->ninflight++] = m->buf;
+      c->sent[m->dest] = rig_job_now();
+    } else {
+      free(m->buf);
+    }
+    free(m);
+    m = next;
+  }
+  return any;
+}
+
+static bool complete_sends(rig_job *job) {
+  ctl *c = &job->c;
+  bool any = false;
+  for (size_t i = 0; i < c->ninflight;) {
+    int flag = 0;
+    if (!mpi_ok(job, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "completing a send"))
+      flag = 1;
+    if (flag) {
+      free(c->bufs[i]);
+      c->reqs[i] = c->reqs[c->ninflight - 1];
+      c->bufs[i] = c->bufs[c->ninflight - 1];
+      c->ninflight--;
+      any = true;
+    } else {
+      i++;
+    }
+  }
+  return any;
+}
+
+static void dispatch(rig_job *job, int src, const frame_header *h, const unsigned char *payload) {
+  if (h->kind == F_BYE) {
+    job->c.byes++;
+    return;
+  }
+  /* Leaving: what still comes is drained, not acted on. */
+  if (h->kind == F_BEAT || atomic_load(&job->c.stop)) return;
+  if (h->kind == F_FAIL) {
+    char cause[RIG_ERROR_MESSAGE_MAX];
+    snprintf(cause, sizeof cause, "%.*s", (int)h->payload, (const char *)payload);
+    /* The controller tells every agent; an agent heard it from there. */
+    rig_job_fail_with(job, job->rank == 0, cause);
+    return;
+  }
+  if (job->rank != 0) {
+    rig_agent_frame(job->agent, h, payload);
+  } else if (h->kind == F_REPLY) {
+    rig_request_answer(job, h, payload);
+  } else if (h->kind == F_DONE) {
+    rig_proxy_done(job, src, h->device, h->value);
+  }
+}
+
+static bool receive(rig_job *job) {
+  ctl *c = &job->c;
+  bool any = false;
+  for (int i = 0; i < 64; i++) {
+    int flag = 0;
+    MPI_Status st;
+    if (!mpi_ok(job, MPI_Iprobe(MPI_ANY_SOURCE, RIG_JOB_TAG, c->comm, &flag, &st), "probing") ||
+        !flag)
+      break;
+    int n = 0;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (!buf) {
+      rig_job_fail_with(job, false, "out of memory receiving a frame");
+      break;
+    }
+    if (!mpi_ok(job,
+                MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, RIG_JOB_TAG, c->comm, MPI_STATUS_IGNORE),
+                "receiving")) {
+      free(buf);
+      break;
+    }
+    c->heard[st.MPI_SOURCE] = rig_job_now();
+    frame_header h;
+    if ((size_t)n >= sizeof h) {
+      memcpy(&h, buf, sizeof h);
+      if (trace && h.kind != F_BEAT)
+        fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", c->rank,
+                (unsigned long long)c->job_id, h.kind, (unsigned long long)h.request,
+                (unsigned long long)h.job, st.MPI_SOURCE);
+      if (sizeof h + h.payload == (size_t)n && h.job == c->job_id)
+        dispatch(job, st.MPI_SOURCE, &h, buf + sizeof h);
+    }
+    free(buf);
+    any = true;
+  }
+  return any;
+}
+
+/* Beats to quiet peers; a peer silent past the bound fails the job. The
+ * controller watches every agent, an agent the controller. */
+static void watch(rig_job *job, double now) {
+  ctl *c = &job->c;
+  for (int r = 0; r < c->size; r++) {
+    if (r == c->rank || (c->rank != 0 && r != 0)) continue;
+    if (now - c->sent[r] > BEAT_EVERY) {
+      frame_header h = {.kind = F_BEAT};
+      rig_ctl_send(job, r, &h, NULL, 0);
+    }
+    if (!atomic_load(&job->failed) && now - c->heard[r] > silence_bound) {
+      char cause[128];
+      snprintf(cause, sizeof cause, "machine %d: silent for %g s", r, silence_bound);
+      rig_job_fail_with(job, true, cause);
+    }
+  }
+}
+
+static void *control_main(void *arg) {
+  rig_job *job = arg;
+  ctl *c = &job->c;
+  double last_busy = rig_job_now(), last_watch = 0, stop_at = 0;
+  for (;;) {
+    uint32_t seen = atomic_load(&c->wake);
+    bool busy = send_queued(job);
+    busy |= complete_sends(job);
+    busy |= receive(job);
+    double now = rig_job_now();
+    bool leaving = atomic_load(&c->stop);
+    if (!leaving && now - last_watch > 0.1) {
+      watch(job, now);
+      last_watch = now;
+    }
+    if (leaving) {
+      pthread_mutex_lock(&c->lock);
+      bool empty = c->head == NULL;
+      pthread_mutex_unlock(&c->lock);
+      /* The controller talks with every agent, an agent with the controller. */
+      int peers = c->rank == 0 ? c->size - 1 : 1;
+      if (empty && c->ninflight == 0 && c->byes >= peers) {
+        c->quiet = true;
+        break;
+      }
+      /* A peer that is gone never answers: give up on it. */
+      if (!stop_at) stop_at = now;
+      if (now - stop_at > 5.0) break;
+    }
+    if (busy) {
+      last_busy = now;
+      continue;
+    }
+    double idle = now - last_busy;
+    if (idle < 50e-6) continue;
+    if (idle < 1e-3) {
+      sched_yield();
+      continue;
+    }
+    /* Asleep until a frame is queued, or a millisecond passes to probe. */
+    struct timespec ts = {0, idle < 0.05 ? 200000 : 1000000};
+    syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+  }
+  return NULL;
+}
+
+rig_status rig_ctl_start(rig_job *job, rig_error *err) {
+  ctl *c = &job->c;
+  trace = getenv("RIG_TRACE") != NULL;
+  pthread_mutex_init(&c->lock, NULL);
+  c->heard = calloc((size_t)c->size, sizeof *c->heard);
+  c->sent = calloc((size_t)c->size, sizeof *c->sent);
+  if (!c->heard || !c->sent) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  double now = rig_job_now();
+  for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
+  if (pthread_create(&c->thread, NULL, control_main, job) != 0)
+    return rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
+  c->started = true;
+  return RIG_OK;
+}
+
+bool rig_ctl_stop(rig_job *job) {
+  ctl *c = &job->c;
+  if (!c->started) return false;
+  frame_header bye = {.kind = F_BYE};
+  for (int r = 0; r < c->size; r++)
+    if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0);
+  atomic_store(&c->stop, true);
+  atomic_fetch_add(&c->wake, 1);
+  syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  pthread_join(c->thread, NULL);
+  c->started = false;
+  /* Sends still in flight (a peer gone) keep their buffers: MPI may still
+   * read them. */
+  if (c->quiet) {
+    free(c->reqs);
+    free(c->bufs);
+  }
+  free(c->heard);
+  free(c->sent);
+  for (outmsg *m = c->head, *next; m; m = next) {
+    next = m->next;
+    free(m->buf);
+    free(m);
+  }
+  pthread_mutex_destroy(&c->lock);
+  return c->quiet;
+}

@@ -1,0 +1,145 @@
+/* Private to the job (launcher/): the control thread's transport, the
+ * controller's requests and proxies, and the agent's tables. */
+#ifndef RIG_JOB_INTERNAL_H
+#define RIG_JOB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "protocol.h"
+#include "rig/rig_driver.h"
+#include "rig/rig_job.h"
+#include "rig/rig_program.h"
+
+/* ---- the control thread ----------------------------------------------------- */
+
+typedef struct outmsg {
+  struct outmsg *next;
+  int dest;
+  size_t len;
+  unsigned char *buf; /* header then payload */
+} outmsg;
+
+typedef struct ctl {
+  MPI_Comm comm;
+  uint64_t job_id;
+  int rank, size;
+  pthread_t thread;
+  bool started;
+  pthread_mutex_t lock; /* the outgoing queue */
+  outmsg *head, *tail;
+  _Atomic uint32_t wake; /* futex: bumped when something is queued */
+  _Atomic bool stop;     /* leave once every queued frame is sent */
+  int byes;              /* BYE frames received (they may come before we leave) */
+  bool quiet;            /* every peer's BYE came: the communicator is idle */
+  MPI_Request *reqs;
+  unsigned char **bufs;
+  size_t ninflight, room;
+  double *heard; /* per rank: when a frame last came from it */
+  double *sent;  /* per rank: when a frame last went to it */
+} ctl;
+
+double rig_job_now(void);
+
+/* Queues a frame for rank dest; never blocks on the network. */
+void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *payload, size_t n);
+rig_status rig_ctl_start(rig_job *job, rig_error *err);
+/* Sends what is queued and a BYE to each peer, takes frames until each
+ * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
+ * Whether the communicator is idle: only then may it be freed. */
+bool rig_ctl_stop(rig_job *job);
+
+/* ---- the controller ------------------------------------------------------------ */
+
+/* A request waiting for its reply. */
+typedef struct request {
+  struct request *next;
+  uint64_t id;
+  bool done;
+  int32_t status;
+  uint64_t value, a;
+  unsigned char *payload; /* malloc'd reply payload */
+  size_t len;
+  void *into; /* a copy out: where its bytes go */
+  size_t into_len;
+} request;
+
+/* What a job's proxies reach it through: proxies live as long as the
+ * process, a job only until it closes. */
+typedef struct proxy_link {
+  rig_job *_Atomic job;
+} proxy_link;
+
+typedef struct proxy {
+  proxy_link *link;
+  int machine;
+  uint32_t index; /* the device's index on its machine */
+  rig_device *dev;
+  _Atomic uint64_t word; /* the shadow timeline, moved by DONE */
+} proxy;
+
+typedef struct proxy_image {
+  uint64_t id;
+  uint32_t *threads; /* a program's launches, as the agent stated */
+  size_t nthreads;
+} proxy_image;
+
+/* Makes the proxies of machine m's devices. */
+rig_status rig_proxies_make(rig_job *job, int m, rig_error *err);
+/* A DONE report: moves the shadow word of device `index` of machine m. */
+void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value);
+/* Loses every proxy with the job's root cause. */
+void rig_proxies_lose(rig_job *job);
+
+/* Sends a request and waits for its reply (RIG_EJOB if the job fails
+ * first); *reply is then owned by the caller (rig_request_free). */
+rig_status rig_request(rig_job *job, int dest, frame_header *h, const void *payload, size_t n,
+                       request **reply, rig_error *err);
+void rig_request_free(request *r);
+/* A REPLY arrived: completes its request (on the control thread). */
+void rig_request_answer(rig_job *job, const frame_header *h, const unsigned char *payload);
+/* Registers a copy out's destination before its hand-over is sent. */
+request *rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len);
+
+/* ---- the agent ------------------------------------------------------------------ */
+
+typedef struct agent agent;
+agent *rig_agent_create(rig_job *job);
+void rig_agent_free(agent *a);
+/* A frame from the controller (on the control thread: never blocks). */
+void rig_agent_frame(agent *a, const frame_header *h, const unsigned char *payload);
+
+/* ---- the job ---------------------------------------------------------------------- */
+
+struct rig_job {
+  ctl c;
+  int rank, size;
+  rig_machine *machines; /* the controller: all; an agent: its own at [rank] */
+  /* Devices per machine: local ones on machine `rank`, proxies elsewhere. */
+  rig_device ***devices;
+  proxy ***proxies;
+  /* Failure: the first one is the root cause. */
+  pthread_mutex_t lock;
+  pthread_cond_t changed; /* a reply came, the job closed or failed */
+  _Atomic bool failed;
+  bool cause_set; /* under lock: the first failure claimed the cause */
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  /* Controller: requests in flight. */
+  request *requests;
+  _Atomic uint64_t next_request;
+  int closing; /* agents that have not answered CLOSE yet */
+  proxy_link *link;
+  /* Agent. */
+  agent *agent;
+  bool closed;
+};
+
+/* The job's root cause as RIG_EJOB. */
+rig_status rig_job_error(rig_job *job, rig_error *err);
+/* Sets the root cause (first call only) and tells every other rank. */
+void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
+
+/* This machine as it describes itself: host name, devices (opened here), hwloc. */
+rig_status rig_machine_describe(rig_machine *m, int rank, rig_device ***devices, rig_error *err);
+
+#endif

@@ -1,0 +1,77 @@
+/* This machine as the job sees it: its host name, its devices (the host,
+ * every cpu:N, every cuda:N that opens) and a summary of its topology. */
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job_internal.h"
+
+static void topology_summary(char *out, size_t size) {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
+    snprintf(out, size, "unknown topology");
+    return;
+  }
+  int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  hwloc_obj_t root = hwloc_get_root_obj(topo);
+  double gib = (double)root->total_memory / (1024.0 * 1024.0 * 1024.0);
+  hwloc_cpuset_t set = hwloc_bitmap_alloc();
+  int bound = -1;
+  if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+    bound = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE);
+  hwloc_bitmap_free(set);
+  snprintf(out, size, "%d package%s, %d NUMA node%s, %d cores, %d PUs, %.1f GiB; bound to %d cores",
+           packages, packages == 1 ? "" : "s", numa, numa == 1 ? "" : "s", cores, pus, gib, bound);
+  hwloc_topology_destroy(topo);
+}
+
+/* Opens every device of this machine: the host, then cpu:0.., cuda:0.. until
+ * one does not open. */
+static size_t open_devices(rig_device **devs, size_t room) {
+  size_t n = 0;
+  devs[n++] = rig_host();
+  const char *kinds[] = {"cpu", "cuda"};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; n < room; i++) {
+      char name[32];
+      snprintf(name, sizeof name, "%s:%d", kinds[k], i);
+      rig_device *d;
+      if (rig_device_open(name, &d, NULL) != RIG_OK) break;
+      devs[n++] = d;
+    }
+  /* And what else this process registered as its own (a test's driver). */
+  size_t count = rig_device_count();
+  for (size_t i = 0; i < count && n < room; i++) {
+    rig_device *d = rig_device_at((uint16_t)i);
+    bool known = rig_device_facts_of(d)->machine != 0;
+    for (size_t j = 0; j < n && !known; j++) known = devs[j] == d;
+    if (!known) devs[n++] = d;
+  }
+  return n;
+}
+
+rig_status rig_machine_describe(rig_machine *m, int rank, rig_device ***devices, rig_error *err) {
+  memset(m, 0, sizeof *m);
+  m->rank = rank;
+  if (gethostname(m->host, sizeof m->host - 1) != 0) snprintf(m->host, sizeof m->host, "unknown");
+  topology_summary(m->topology, sizeof m->topology);
+  rig_device *found[64];
+  size_t n = open_devices(found, 64);
+  m->devices = calloc(n, sizeof *m->devices);
+  *devices = calloc(n, sizeof **devices);
+  if (!m->devices || !*devices) return rig_error_set(err, RIG_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const rig_device_facts *f = rig_device_facts_of(found[i]);
+    snprintf(m->devices[i].name, sizeof m->devices[i].name, "%s", f->name);
+    snprintf(m->devices[i].arch, sizeof m->devices[i].arch, "%s", f->arch);
+    m->devices[i].budget = f->budget;
+    (*devices)[i] = found[i];
+  }
+  m->ndevices = n;
+  return RIG_OK;
+}

@@ -1,0 +1,250 @@
+/* Proxy devices: on the controller, another machine's devices. Every call
+ * is forwarded to the machine's agent: memory, images and entries as
+ * requests with replies; hand-overs (run words, copies between the
+ * controller's host memory and the agent's memory) as frames the agent
+ * runs in order, whose values the agent reports done, moving the proxy's
+ * shadow timeline. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job_internal.h"
+
+/* Memory of an agent is addressed, here, as its id in the top bits and an
+ * offset in the low 40; a controller host pointer never has bit 63 set. */
+#define REMOTE_TAG    (UINT64_C(1) << 63)
+#define REMOTE_SHIFT  40
+#define REMOTE_OFFSET ((UINT64_C(1) << REMOTE_SHIFT) - 1)
+
+static bool is_remote(uint64_t a) {
+  return (a & REMOTE_TAG) != 0;
+}
+static uint64_t remote_id(uint64_t a) {
+  return (a & ~REMOTE_TAG) >> REMOTE_SHIFT;
+}
+static uint64_t remote_offset(uint64_t a) {
+  return a & REMOTE_OFFSET;
+}
+
+/* The proxy's job, or NULL (with RIG_EJOB in err) once it is closed. */
+static rig_job *job_of(proxy *px, rig_error *err) {
+  rig_job *job = atomic_load(&px->link->job);
+  if (!job) rig_error_set(err, RIG_EJOB, "%s: its job is closed", rig_device_name(px->dev));
+  return job;
+}
+
+static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, rig_mem_info *out,
+                              rig_error *err) {
+  proxy *px = st;
+  rig_job *job = job_of(px, err);
+  if (!job) return RIG_EJOB;
+  if (bytes > REMOTE_OFFSET)
+    return rig_error_set(err, RIG_ENOMEM, "%s: %llu bytes, more than a proxy addresses",
+                         rig_device_name(px->dev), (unsigned long long)bytes);
+  frame_header h = {.kind = F_ALLOC, .device = px->index, .a = kind, .b = bytes};
+  request *r;
+  rig_status s = rig_request(job, px->machine, &h, NULL, 0, &r, err);
+  if (s != RIG_OK) return s;
+  out->address = REMOTE_TAG | (r->value << REMOTE_SHIFT);
+  out->handle = r->value;
+  out->host = NULL;
+  out->driver = NULL;
+  rig_request_free(r);
+  return RIG_OK;
+}
+
+static void proxy_free(void *st, const rig_mem_info *mem) {
+  proxy *px = st;
+  rig_job *job = job_of(px, NULL);
+  if (!job || atomic_load(&job->failed)) return;
+  frame_header h = {.kind = F_FREE, .device = px->index, .a = mem->handle};
+  rig_ctl_send(job, px->machine, &h, NULL, 0);
+}
+
+/* Host memory of the controller, at its host pointer (hand-overs carry its
+ * bytes); memory of the same machine, at its tagged address. */
+static rig_status proxy_map(void *st, const rig_device *owner, const rig_mem_info *mem,
+                            uint64_t bytes, uint64_t *address, void **mapping, rig_error *err) {
+  proxy *px = st;
+  (void)bytes;
+  *mapping = NULL;
+  const rig_device_facts *f = rig_device_facts_of(owner);
+  if (f->machine == 0 && mem->host) {
+    *address = (uint64_t)(uintptr_t)mem->host;
+    return RIG_OK;
+  }
+  if (f->machine == px->machine && is_remote(mem->address)) {
+    *address = mem->address;
+    return RIG_OK;
+  }
+  return rig_error_set(err, RIG_EREFUSED, "%s cannot address memory of %s",
+                       rig_device_name(px->dev), f->name);
+}
+
+static rig_status proxy_image_load(void *st, const void *bytes, size_t len, void **image,
+                                   rig_error *err) {
+  proxy *px = st;
+  rig_job *job = job_of(px, err);
+  if (!job) return RIG_EJOB;
+  frame_header h = {.kind = F_IMAGE, .device = px->index};
+  request *r;
+  rig_status s = rig_request(job, px->machine, &h, bytes, len, &r, err);
+  if (s != RIG_OK) return s;
+  proxy_image *im = calloc(1, sizeof *im);
+  if (!im) {
+    rig_request_free(r);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for an image");
+  }
+  im->id = r->value;
+  rig_request_free(r);
+  *image = im;
+  return RIG_OK;
+}
+
+static rig_status proxy_image_entry(void *st, void *image, const char *name, size_t len,
+                                    rig_entry *out, rig_error *err) {
+  proxy *px = st;
+  proxy_image *im = image;
+  rig_job *job = job_of(px, err);
+  if (!job) return RIG_EJOB;
+  frame_header h = {.kind = F_ENTRY, .device = px->index, .a = im->id};
+  request *r;
+  rig_status s = rig_request(job, px->machine, &h, name, len, &r, err);
+  if (s != RIG_OK) return s;
+  out->value = r->value;
+  out->max_threads = (uint32_t)r->a;
+  rig_request_free(r);
+  return RIG_OK;
+}
+
+static void proxy_image_unload(void *st, void *image) {
+  proxy *px = st;
+  proxy_image *im = image;
+  rig_job *job = job_of(px, NULL);
+  if (job && !atomic_load(&job->failed)) {
+    frame_header h = {.kind = F_UNLOAD, .device = px->index, .a = im->id};
+    rig_ctl_send(job, px->machine, &h, NULL, 0);
+  }
+  free(im->threads);
+  free(im);
+}
+
+static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
+  frame_header h = {.device = px->index, .value = w->value};
+  if (!is_remote(w->src) && is_remote(w->dst)) {
+    h.kind = F_COPY_IN;
+    h.a = remote_id(w->dst);
+    h.b = remote_offset(w->dst);
+    rig_ctl_send(job, px->machine, &h, (const void *)(uintptr_t)w->src, w->length);
+  } else if (is_remote(w->src) && !is_remote(w->dst)) {
+    h.kind = F_COPY_OUT;
+    h.request = atomic_fetch_add(&job->next_request, 1) + 1;
+    h.a = remote_id(w->src);
+    h.b = remote_offset(w->src);
+    h.c = w->length;
+    if (!rig_request_expect(job, h.request, (void *)(uintptr_t)w->dst, w->length))
+      return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
+    rig_ctl_send(job, px->machine, &h, NULL, 0);
+  } else if (is_remote(w->src) && is_remote(w->dst)) {
+    h.kind = F_COPY;
+    h.a = remote_id(w->src);
+    h.b = remote_offset(w->src);
+    h.c = w->length;
+    h.d = remote_id(w->dst);
+    h.e = remote_offset(w->dst);
+    rig_ctl_send(job, px->machine, &h, NULL, 0);
+  } else {
+    return rig_error_set(err, RIG_EREFUSED, "%s: a copy between two host memories",
+                         rig_device_name(px->dev));
+  }
+  return RIG_OK;
+}
+
+static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
+  proxy *px = st;
+  rig_job *job = job_of(px, err);
+  if (!job) return RIG_EJOB;
+  if (atomic_load(&job->failed)) return rig_job_error(job, err);
+  if (!w->sub) return submit_copy(px, job, w, err);
+  /* Only words reach a proxy (the facts say it runs nothing else): their
+   * bytes, read at the hand-over, travel with it. */
+  const rig_part *p = rig_submission_part(w->sub, 0);
+  if (rig_submission_nparts(w->sub) != 1 || p->kind != RIG_WORK_WORDS)
+    return rig_error_set(err, RIG_EREFUSED, "%s: a submission of other than one words part",
+                         rig_device_name(px->dev));
+  uint64_t base = p->u.words.side.slot >= 0
+                      ? w->slot_addr[p->u.words.side.slot]
+                      : rig_submission_address(w->sub, (size_t)p->u.words.side.fixed);
+  if (is_remote(base))
+    return rig_error_set(err, RIG_EREFUSED, "%s: words in memory of another machine",
+                         rig_device_name(px->dev));
+  frame_header h = {.kind = F_WORDS, .device = px->index, .value = w->value};
+  rig_ctl_send(job, px->machine, &h, (const void *)(uintptr_t)(base + p->u.words.offset),
+               p->u.words.length);
+  return RIG_OK;
+}
+
+static const rig_driver proxy_driver = {
+    .name = "proxy",
+    .alloc = proxy_alloc,
+    .free = proxy_free,
+    .map = proxy_map,
+    .image_load = proxy_image_load,
+    .image_entry = proxy_image_entry,
+    .image_unload = proxy_image_unload,
+    .submit = proxy_submit,
+};
+
+rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
+  const rig_machine *mach = &job->machines[m];
+  if (!job->link) {
+    /* Never freed: the proxies that hold it live as long as the process. */
+    job->link = calloc(1, sizeof *job->link);
+    if (!job->link) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
+    atomic_store(&job->link->job, job);
+  }
+  job->proxies[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->proxies[m]);
+  job->devices[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->devices[m]);
+  if (!job->proxies[m] || !job->devices[m])
+    return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
+  for (size_t i = 0; i < mach->ndevices; i++) {
+    /* A proxy lives as long as the process, as every device does. */
+    proxy *px = calloc(1, sizeof *px);
+    if (!px) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
+    px->link = job->link;
+    px->machine = m;
+    px->index = (uint32_t)i;
+    rig_device_facts f = {0};
+    snprintf(f.name, sizeof f.name, "%.40s@rank%d", mach->devices[i].name, m);
+    snprintf(f.arch, sizeof f.arch, "%s", mach->devices[i].arch);
+    f.machine = m;
+    f.budget = mach->devices[i].budget;
+    f.runs_copies = true;
+    f.runs_words = i == 0;
+    f.machine_device = (uint32_t)i;
+    f.machine_host = i == 0;
+    rig_status st = rig_device_register(&proxy_driver, px, &f, &px->word, &px->dev, err);
+    if (st != RIG_OK) {
+      free(px);
+      return st;
+    }
+    job->proxies[m][i] = px;
+    job->devices[m][i] = px->dev;
+  }
+  return RIG_OK;
+}
+
+void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
+  if (m <= 0 || m >= job->size || !job->proxies[m] || index >= job->machines[m].ndevices) return;
+  proxy *px = job->proxies[m][index];
+  uint64_t old = atomic_load(&px->word);
+  while (old < value && !atomic_compare_exchange_weak(&px->word, &old, value)) {
+  }
+  rig_device_signal(px->dev);
+}
+
+void rig_proxies_lose(rig_job *job) {
+  for (int m = 1; m < job->size; m++)
+    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++)
+      rig_device_lose_status(job->proxies[m][i]->dev, RIG_EJOB, "%s", job->cause);
+}

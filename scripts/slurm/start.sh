@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# scripts/slurm/start.sh — a single-node Slurm on this machine, for tests.
+#
+# Usage: scripts/slurm/start.sh
+#
+# Installs what is missing (RIG_SLURM_PACKAGES in scripts/lib/packages.sh),
+# makes a munge key when there is none, starts munged, writes slurm.conf into
+# $RIG_SLURM_DIR (default /tmp/progrun-slurm; never into the source tree) and
+# starts slurmctld and slurmd as root on it: one node named after this host
+# (address 127.0.0.1) in partition `debug`, MpiDefault=pmix, KillOnBadExit=1
+# (a task exiting non-zero ends its step at once). Waits until
+# `sinfo` shows the node idle (at most $RIG_SLURM_WAIT seconds, default 60),
+# then writes $RIG_SLURM_DIR/env.sh (export SLURM_CONF=...) and prints its
+# path. Source it before sinfo, srun, sbatch:
+#
+#   source "$(scripts/slurm/start.sh | tail -n 1)"
+#   srun --mpi=pmix -n 3 ./a.out
+#
+# Safe to run again: running daemons on an unchanged slurm.conf are kept;
+# they are restarted when the configuration changed. The node has
+# CPUs=$RIG_SLURM_CPUS (default: nproc, at least 8, so `srun -n 3` runs on a
+# 2-core machine); a step with more tasks than that waits for resources
+# forever unless started with `srun --overcommit`. scripts/slurm/stop.sh
+# stops the daemons.
+# Needs root. Slurm traffic stays on 127.0.0.1 (ports 6817, 6818).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=scripts/lib/packages.sh
+source "$root/scripts/lib/packages.sh"
+# shellcheck source=scripts/lib/env.sh
+source "$root/scripts/lib/env.sh"
+
+case "${1:-}" in
+  "") ;;
+  -h | --help)
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
+    exit 0
+    ;;
+  *)
+    echo "start.sh: unknown option $1 (try --help)" >&2
+    exit 2
+    ;;
+esac
+
+die() {
+  echo "slurm/start.sh: $*" >&2
+  exit 1
+}
+
+[[ "$(id -u)" == 0 ]] || die "must run as root (it starts munged, slurmctld and slurmd)"
+
+dir="${RIG_SLURM_DIR:-/tmp/progrun-slurm}"
+wait_s="${RIG_SLURM_WAIT:-60}"
+conf="$dir/slurm.conf"
+node="$(hostname -s)"
+# The node claims at least 8 CPUs so that a test can run `srun -n 3` (or up
+# to -n 8) on a 2-core machine without --overcommit (else the step waits for
+# resources forever); SlurmdParameters=config_overrides makes slurmd report
+# the configured count instead of draining the node for having fewer.
+nproc="$(nproc)"
+cpus="${RIG_SLURM_CPUS:-$((nproc > 8 ? nproc : 8))}"
+overrides=
+if ((cpus > nproc)); then
+  overrides="SlurmdParameters=config_overrides"
+fi
+# A bit under the machine's memory (95 %, in MiB), so slurmd's own count
+# (`slurmd -C`) is never below it and the node never drains for it.
+mem_mb="$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 * 0.95 }' /proc/meminfo)"
+
+rig_install_slurm_packages || die "could not install the Slurm packages"
+
+mkdir -p "$dir"/{log,state,spool/slurmd}
+chmod 755 "$dir"
+
+# True when the process whose id is in pid file $1 runs and is named $2.
+pid_alive() {
+  local pid
+  [[ -r "$1" ]] || return 1
+  pid="$(cat "$1" 2>/dev/null)" || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$2" ]]
+}
+
+# Polls command "$@" once a second until it succeeds, for at most $wait_s s.
+wait_for() {
+  local i
+  for ((i = 0; i < wait_s; i++)); do
+    if "$@"; then return 0; fi
+    sleep 1
+  done
+  "$@"
+}
+
+# ---- munge ---------------------------------------------------------------
+
+munge_works() { munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; }
+
+key=/etc/munge/munge.key
+if [[ ! -s "$key" ]]; then
+  echo "writing a munge key: $key"
+  install -d -o munge -g munge -m 700 /etc/munge
+  dd if=/dev/urandom of="$key" bs=1024 count=1 status=none
+  chown munge:munge "$key"
+  chmod 400 "$key"
+fi
+
+if ! munge_works; then
+  install -d -o munge -g munge -m 755 /run/munge
+  install -d -o munge -g munge -m 700 /var/lib/munge /var/log/munge
+  echo "starting munged"
+  runuser -u munge -- /usr/sbin/munged
+  # stop.sh stops munged only when this script started it.
+  cp /run/munge/munged.pid "$dir/munged.pid" 2>/dev/null || true
+  wait_for munge_works || die "munged does not answer (see /var/log/munge/munged.log)"
+fi
+
+# ---- slurm.conf ------------------------------------------------------------
+
+cat >"$conf.new" <<EOF
+# Written by scripts/slurm/start.sh: a single-node Slurm for progrun's tests.
+ClusterName=progrun
+SlurmctldHost=$node(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+SlurmctldPort=6817
+SlurmdPort=6818
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/slurmd
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+MailProg=/bin/true
+MpiDefault=pmix
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+ReturnToService=2
+# A task that exits non-zero (even before MPI_Init, where PMIx would not
+# notice) ends its whole step at once instead of leaving the others hanging.
+KillOnBadExit=1
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=5
+MinJobAge=60
+$overrides
+NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$node CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+
+changed=0
+if [[ -f "$conf" ]] && cmp -s "$conf" "$conf.new"; then
+  rm -f "$conf.new"
+else
+  mv "$conf.new" "$conf"
+  changed=1
+fi
+export SLURM_CONF="$conf"
+
+# ---- slurmctld, slurmd -------------------------------------------------------
+
+# Stops daemon $1 (by its pid file in $dir), waiting up to 10 s for it to end.
+stop_daemon() {
+  local pidfile="$dir/$1.pid" pid i
+  pid_alive "$pidfile" "$1" || return 0
+  pid="$(cat "$pidfile")"
+  echo "stopping $1 ($pid): slurm.conf changed"
+  kill "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    [[ -d "/proc/$pid" ]] || return 0
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+if ((changed)); then
+  stop_daemon slurmd
+  stop_daemon slurmctld
+fi
+
+if ! pid_alive "$dir/slurmctld.pid" slurmctld; then
+  echo "starting slurmctld"
+  slurmctld -f "$conf" || die "slurmctld did not start (see $dir/log/slurmctld.log)"
+fi
+ctld_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
+wait_for ctld_up || {
+  tail -n 20 "$dir/log/slurmctld.log" >&2 || true
+  die "slurmctld does not answer after ${wait_s} s (log: $dir/log/slurmctld.log)"
+}
+
+if ! pid_alive "$dir/slurmd.pid" slurmd; then
+  echo "starting slurmd"
+  slurmd -f "$conf" || die "slurmd did not start (see $dir/log/slurmd.log)"
+fi
+
+node_state() { sinfo -h -N -n "$node" -o '%T' 2>/dev/null | head -n 1; }
+node_idle() { [[ "$(node_state)" =~ ^(idle|mixed|allocated|completing)$ ]]; }
+
+# A node left drained or down by an earlier run (state kept in $dir/state)
+# is put back into service once.
+if ! wait_for node_idle; then
+  case "$(node_state)" in
+    drain* | down*)
+      echo "node $node is $(node_state): resuming it"
+      scontrol update NodeName="$node" State=RESUME || true
+      ;;
+  esac
+  if ! wait_for node_idle; then
+    sinfo -N -l >&2 || true
+    scontrol show node "$node" 2>/dev/null | grep -i reason >&2 || true
+    tail -n 20 "$dir/log/slurmd.log" >&2 || true
+    die "node $node is not idle after ${wait_s} s (state: '$(node_state)'; logs in $dir/log)"
+  fi
+fi
+
+printf 'export SLURM_CONF=%q\n' "$conf" >"$dir/env.sh"
+echo "slurm is up: node $node ($(node_state)), $cpus CPUs, ${mem_mb} MiB"
+echo "$dir/env.sh"

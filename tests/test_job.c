@@ -1,0 +1,379 @@
+/* The MPI job (run under mpirun -n 2, 3 and 4): bootstrap, proxies,
+ * programs of another machine, their refusals and failures. Rank 0 runs
+ * these tests; the other ranks serve each job (support/mpi_main.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "polled.h"
+#include "rig/rig_program.h"
+#include "rig_mpi_test.h"
+
+static void *kernels;
+static size_t kernels_len;
+
+/* Every agent has a polled device whose functions allow 64 threads, so
+ * that the controller's threads check has something to check. */
+void rig_test_agent_setup(int rank) {
+  (void)rank;
+  rig_polled_options opt = {.arch = "polled", .max_threads = 64};
+  rig_device *d;
+  rig_polled *p;
+  rig_polled_open(&opt, &d, &p, NULL);
+}
+
+static rig_job *start(void) {
+  rig_job *job = rig_test_job_start();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  if (!kernels) {
+    kernels = rig_test_read_file(getenv("RIG_TEST_KERNELS"), &kernels_len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kernels);
+  }
+  return job;
+}
+
+static void close_ok(rig_job *job) {
+  rig_error err;
+  rig_status st = rig_job_close(job, &err);
+  if (st != RIG_OK) fprintf(stderr, "close: %s\n", err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+}
+
+static rig_buffer *host_buffer(size_t n) {
+  rig_buffer *b = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(rig_host(), RIG_KIND_PINNED, n, &b, NULL), RIG_OK);
+  return b;
+}
+
+/* Copies n bytes of b (any machine's) into a fresh host buffer. */
+static rig_buffer *read_back(rig_buffer *b, size_t n) {
+  rig_buffer *h = host_buffer(n);
+  rig_point p;
+  rig_error err;
+  rig_status st = rig_buffer_copy_submit(b, 0, h, 0, n, NULL, 0, &p, &err);
+  if (st == RIG_OK) st = rig_point_wait(p, &err);
+  if (st != RIG_OK) fprintf(stderr, "read back: %s\n", err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+  return h;
+}
+
+static void test_bootstrap_gathers_every_machine(void) {
+  rig_job *job = start();
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CU_ASSERT_EQUAL(rig_job_machines(job), (size_t)size);
+  CU_ASSERT_EQUAL(rig_job_rank(job), 0);
+  char cpu_arch[64];
+  snprintf(cpu_arch, sizeof cpu_arch, "cpu-%s", rig_host_isa());
+  for (size_t m = 0; m < rig_job_machines(job); m++) {
+    const rig_machine *mach = rig_job_machine(job, m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mach);
+    CU_ASSERT_EQUAL(mach->rank, (int)m);
+    CU_ASSERT(mach->host[0] != 0);
+    CU_ASSERT(strstr(mach->topology, "cores") != NULL);
+    CU_ASSERT_FATAL(mach->ndevices >= 4);
+    CU_ASSERT_STRING_EQUAL(mach->devices[0].name, "host");
+    CU_ASSERT_STRING_EQUAL(mach->devices[0].arch, rig_host_isa());
+    CU_ASSERT_STRING_EQUAL(mach->devices[1].name, "cpu:0");
+    CU_ASSERT_STRING_EQUAL(mach->devices[1].arch, cpu_arch);
+    rig_device *d = rig_job_device(job, m, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    if (m == 0) {
+      CU_ASSERT_STRING_EQUAL(rig_device_name(d), "cpu:0");
+    } else {
+      char name[64];
+      snprintf(name, sizeof name, "cpu:0@rank%zu", m);
+      CU_ASSERT_STRING_EQUAL(rig_device_name(d), name);
+      CU_ASSERT_EQUAL(rig_device_facts_of(d)->machine, (int)m);
+      CU_ASSERT_PTR_EQUAL(rig_job_device_named(job, m, "cpu:0"), d);
+    }
+  }
+  CU_ASSERT_PTR_NULL(rig_job_device(job, 0, 99));
+  close_ok(job);
+}
+
+static void test_proxies_alloc_copy_in_and_out_byte_exact(void) {
+  rig_job *job = start();
+  enum { N = 100000 };
+  rig_buffer *src = host_buffer(N);
+  unsigned char *s = rig_buffer_host(src);
+  for (size_t i = 0; i < N; i++) s[i] = (unsigned char)(i * 7 + 3);
+  for (size_t m = 1; m < rig_job_machines(job); m++) {
+    rig_device *d = rig_job_device_named(job, m, "cpu:1");
+    rig_buffer *remote = NULL;
+    rig_error err;
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_create(d, RIG_KIND_DEVICE, N, &remote, &err), RIG_OK);
+    CU_ASSERT_PTR_NULL(rig_buffer_host(remote));
+    rig_point p;
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(src, 0, remote, 0, N, NULL, 0, &p, &err), RIG_OK);
+    CU_ASSERT_EQUAL(rig_point_device(p), rig_device_index(d));
+    /* A second copy at an offset, then the whole back. */
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(src, 0, remote, N - 10, 10, NULL, 0, &p, &err),
+                          RIG_OK);
+    rig_buffer *back = read_back(remote, N);
+    unsigned char *b = rig_buffer_host(back);
+    CU_ASSERT(memcmp(b, s, N - 10) == 0);
+    CU_ASSERT(memcmp(b + N - 10, s, 10) == 0);
+    rig_buffer_release(back);
+    rig_buffer_release(remote);
+  }
+  rig_buffer_release(src);
+  close_ok(job);
+}
+
+/* A program over the host and cpu:0 whose loop adds (trip + 1) into word 0
+ * of its input, Int(0) times a run; its memory of two copies accumulates
+ * the same and is moved into word 1. */
+static rig_desc *adding_program(void) {
+  rig_desc *d = rig_desc_create();
+  char cpu[64];
+  snprintf(cpu, sizeof cpu, "cpu-%s", rig_host_isa());
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_device(d, cpu);
+  int64_t m = rig_desc_add_alloc(d, 1, RIG_KIND_DEVICE, 64, RIG_COPIES_TWO);
+  rig_desc_add_image(d, 1, kernels, kernels_len);
+  rig_desc_add_input(d, 1, 64);
+  d->ints = 2;
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_int(0));
+  rig_desc_loop_set_trip(loop, 1);
+  uint64_t params[2] = {0, 0};
+  for (int target = 0; target < 2; target++) {
+    rig_desc_submit *s = rig_desc_add_submit(d, loop, 1);
+    rig_desc_submit_add_slot(d, s,
+                             target ? rig_desc_slot_memory(m, 0, 64) : rig_desc_slot_input(0));
+    rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "add_u64", params, 16, rig_desc_fixed(1),
+                                                  rig_desc_fixed(1));
+    rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE);
+    rig_desc_hole *h = rig_desc_data_add_hole(d, &p->u.launch.params, 8, RIG_W64, 1, 0);
+    rig_desc_terms_add(d, &h->terms, rig_desc_int(1), 1);
+  }
+  rig_desc_add_move(d, NULL, rig_desc_slot_memory(m, 0, 8), rig_desc_slot_input(0), 8);
+  rig_desc_step *mv = &d->steps.items[d->steps.n - 1];
+  rig_desc_terms_add(d, &mv->u.move.dst_offset, rig_desc_fixed(8), 1);
+  return d;
+}
+
+typedef struct machine_run {
+  rig_program *prog;
+  rig_buffer *input;
+  rig_point *points;
+  size_t npoints;
+} machine_run;
+
+static void load_on(rig_job *job, size_t m, const rig_desc *d, machine_run *r) {
+  rig_device *devs[2] = {rig_job_device(job, m, 0), rig_job_device_named(job, m, "cpu:0")};
+  rig_error err;
+  rig_status st = rig_program_load(d, devs, 2, NULL, &r->prog, &err);
+  if (st != RIG_OK) fprintf(stderr, "load on %zu: %s\n", m, err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(devs[1], RIG_KIND_PINNED, 64, &r->input, &err), RIG_OK);
+  rig_buffer *zero = host_buffer(64);
+  rig_point p;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(zero, 0, r->input, 0, 64, NULL, 0, &p, &err),
+                        RIG_OK);
+  rig_point_wait(p, NULL);
+  rig_buffer_release(zero);
+  r->points = rig_program_step_points(r->prog, &r->npoints);
+}
+
+static void run_on(machine_run *r, int64_t trips, rig_point *ends, size_t *nends) {
+  int64_t ints[1] = {trips};
+  rig_frame f = {&r->input, 1, ints, 1, r->points, r->npoints};
+  rig_error err;
+  rig_status st = rig_program_run(r->prog, &f, NULL, 0, ends, nends, &err);
+  if (st != RIG_OK) fprintf(stderr, "run: %s\n", err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+}
+
+static void unload(machine_run *r) {
+  rig_program_release(r->prog);
+  rig_buffer_release(r->input);
+  free(r->points);
+}
+
+static void test_a_program_runs_the_same_on_every_machine(void) {
+  rig_job *job = start();
+  rig_desc *d = adding_program();
+  size_t n = rig_job_machines(job);
+  machine_run runs[8] = {{0}};
+  for (size_t m = 0; m < n; m++) load_on(job, m, d, &runs[m]);
+  /* Three runs, the machines' runs overlapping. */
+  for (int k = 0; k < 3; k++) {
+    rig_point ends[8][4];
+    size_t nends[8];
+    for (size_t m = 0; m < n; m++) run_on(&runs[m], 4, ends[m], &nends[m]);
+    for (size_t m = 0; m < n; m++) {
+      CU_ASSERT(nends[m] >= 1);
+      for (size_t e = 0; e < nends[m]; e++)
+        CU_ASSERT_EQUAL(rig_point_wait(ends[m][e], NULL), RIG_OK);
+      if (m > 0)
+        for (size_t s = 0; s < runs[m].npoints; s++) CU_ASSERT_EQUAL(runs[m].points[s], ends[m][0]);
+    }
+  }
+  uint64_t want[2] = {3 * 10, 2 * 10}; /* copy 0 ran twice of the three runs */
+  for (size_t m = 0; m < n; m++) {
+    rig_buffer *back = read_back(runs[m].input, 64);
+    uint64_t *w = rig_buffer_host(back);
+    CU_ASSERT_EQUAL(w[0], want[0]);
+    CU_ASSERT_EQUAL(w[1], want[1]);
+    if (w[0] != want[0] || w[1] != want[1])
+      fprintf(stderr, "machine %zu: %llu %llu\n", m, (unsigned long long)w[0],
+              (unsigned long long)w[1]);
+    rig_buffer_release(back);
+    unload(&runs[m]);
+  }
+  rig_desc_free(d);
+  close_ok(job);
+}
+
+static void test_two_copy_programs_run_many_times_on_agents(void) {
+  rig_job *job = start();
+  rig_desc *d = adding_program();
+  size_t n = rig_job_machines(job);
+  machine_run runs[8] = {{0}};
+  for (size_t m = 1; m < n; m++) load_on(job, m, d, &runs[m]);
+  for (int k = 0; k < 25; k++)
+    for (size_t m = 1; m < n; m++) {
+      rig_point ends[4];
+      size_t ne;
+      run_on(&runs[m], 1, ends, &ne);
+    }
+  for (size_t m = 1; m < n; m++) {
+    rig_buffer *back = read_back(runs[m].input, 64);
+    uint64_t *w = rig_buffer_host(back);
+    CU_ASSERT_EQUAL(w[0], 25);
+    CU_ASSERT_EQUAL(w[1], 13); /* run 24 used copy 0, which ran 13 times */
+    rig_buffer_release(back);
+    unload(&runs[m]);
+  }
+  rig_desc_free(d);
+  close_ok(job);
+}
+
+static void test_load_refusals_come_back_with_the_agents_message(void) {
+  rig_job *job = start();
+  rig_desc *d = adding_program();
+  d->steps.items[0].u.loop.body.items[0].u.submit.parts[0].u.launch.name = rig_desc_str("nope");
+  rig_device *devs[2] = {rig_job_device(job, 1, 0), rig_job_device_named(job, 1, "cpu:0")};
+  rig_program *p;
+  rig_error err;
+  RIG_ASSERT_ERROR(rig_program_load(d, devs, 2, NULL, &p, &err), err, RIG_EREFUSED,
+                   "cpu:0: image 0 has no function \"nope\"");
+  /* An arch the agent's device is not, refused here before anything goes. */
+  d->devices[1] = rig_desc_str("sm_90");
+  char want[128];
+  snprintf(want, sizeof want, "device 1: cpu:0@rank1 is \"cpu-%s\", not \"sm_90\"", rig_host_isa());
+  RIG_ASSERT_ERROR(rig_program_load(d, devs, 2, NULL, &p, &err), err, RIG_EINVAL, want);
+  /* Malformed bytes sent by hand as a program. */
+  rig_image *img;
+  RIG_ASSERT_ERROR(rig_image_load(devs[0], "rig.remote\n\1\0", 13, &img, &err), err, RIG_EREFUSED,
+                   "a malformed program at byte 11: an integer past the end");
+  RIG_ASSERT_ERROR(rig_image_load(devs[1], "not an elf", 10, &img, &err), err, RIG_EREFUSED,
+                   "cpu:0: file too short");
+  rig_desc_free(d);
+  close_ok(job);
+}
+
+static void test_malformed_run_words_fail_the_job_with_the_agents_message(void) {
+  rig_job *job = start();
+  rig_device *host1 = rig_job_device(job, 1, 0);
+  rig_buffer *words = host_buffer(8), *on;
+  ((uint64_t *)rig_buffer_host(words))[0] = 999;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(host1, words, &on, NULL), RIG_OK);
+  rig_part part = {.kind = RIG_WORK_WORDS};
+  part.u.words.side = (rig_side){-1, 0};
+  part.u.words.length = 8;
+  rig_fixed fixed = {on, RIG_ACCESS_READ};
+  rig_submission *s;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_submission_make(host1, &part, 1, 0, &fixed, 1, &s, &err), RIG_OK);
+  rig_point p;
+  CU_ASSERT_EQUAL_FATAL(rig_submit(s, NULL, NULL, NULL, 0, &p, &err), RIG_OK);
+  RIG_ASSERT_ERROR(rig_point_wait(p, &err), err, RIG_EJOB, "machine 1: no program of this entry");
+  CU_ASSERT_TRUE(rig_job_failed(job, &err));
+  CU_ASSERT_STRING_EQUAL(err.message, "machine 1: no program of this entry");
+  /* Every proxy answers the root cause now. */
+  rig_buffer *more;
+  RIG_ASSERT_ERROR(rig_buffer_create(rig_job_device(job, 1, 1), RIG_KIND_DEVICE, 8, &more, &err),
+                   err, RIG_EJOB, "machine 1: no program of this entry");
+  rig_submission_release(s);
+  rig_buffer_release(on);
+  rig_buffer_release(words);
+  RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, "machine 1: no program of this entry");
+}
+
+static void test_a_run_failing_at_a_step_fails_the_job(void) {
+  rig_job *job = start();
+  rig_desc *d = adding_program();
+  /* Groups of Int(0): zero trips' loop would run nothing, so the groups
+   * read a word the frame sets to 0. */
+  d->steps.items[0].u.loop.body.items[0].u.submit.parts[0].u.launch.groups[0] = rig_desc_int(1);
+  machine_run r = {0};
+  size_t m = rig_job_machines(job) - 1;
+  load_on(job, m, d, &r);
+  rig_point ends[4];
+  size_t ne;
+  run_on(&r, 1, ends, &ne);
+  rig_error err;
+  char want[160];
+  snprintf(want, sizeof want, "machine %zu: step 1: part 0: groups (0, 1, 1) with a zero dimension",
+           m);
+  RIG_ASSERT_ERROR(rig_point_wait(ends[0], &err), err, RIG_EJOB, want);
+  unload(&r);
+  rig_desc_free(d);
+  RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, want);
+}
+
+static void test_the_threads_check_refuses_too_many_threads_here(void) {
+  rig_job *job = start();
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "polled");
+  rig_desc_add_image(d, 0, kernels, kernels_len);
+  d->ints = 1;
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_part *p =
+      rig_desc_submit_add_launch(d, s, 0, "noop", NULL, 0, rig_desc_fixed(1), rig_desc_int(0));
+  p->u.launch.threads[1] = rig_desc_fixed(2);
+  rig_device *dev = rig_job_device_named(job, 1, "polled:0");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+  rig_program *prog;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_program_load(d, &dev, 1, NULL, &prog, &err), RIG_OK);
+  uint32_t threads[1];
+  CU_ASSERT_EQUAL(rig_program_threads(prog, threads, 1), 1);
+  CU_ASSERT_EQUAL(threads[0], 64);
+  size_t np;
+  rig_point *pts = rig_program_step_points(prog, &np);
+  int64_t ints[1] = {40};
+  rig_frame f = {NULL, 0, ints, 1, pts, np};
+  rig_point ends[1];
+  size_t ne;
+  RIG_ASSERT_ERROR(rig_program_run(prog, &f, NULL, 0, ends, &ne, &err), err, RIG_EINVAL,
+                   "step 0: a launch of (40, 2, 1) threads per group, more than its function's 64");
+  ints[0] = 32;
+  CU_ASSERT_EQUAL(rig_program_run(prog, &f, NULL, 0, ends, &ne, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_point_wait(ends[0], &err), RIG_OK);
+  free(pts);
+  rig_program_release(prog);
+  rig_desc_free(d);
+  close_ok(job);
+}
+
+void rig_test_register(void) {
+  static CU_TestInfo tests[] = {
+      {"bootstrap gathers every machine", test_bootstrap_gathers_every_machine},
+      {"proxies alloc, copy in and copy out byte exact",
+       test_proxies_alloc_copy_in_and_out_byte_exact},
+      {"a program runs the same on every machine", test_a_program_runs_the_same_on_every_machine},
+      {"two-copy programs run many times on agents",
+       test_two_copy_programs_run_many_times_on_agents},
+      {"load refusals come back with the agent's message",
+       test_load_refusals_come_back_with_the_agents_message},
+      {"the threads check refuses too many threads here",
+       test_the_threads_check_refuses_too_many_threads_here},
+      {"malformed run words fail the job with the agent's message",
+       test_malformed_run_words_fail_the_job_with_the_agents_message},
+      {"a run failing at a step fails the job", test_a_run_failing_at_a_step_fails_the_job},
+      CU_TEST_INFO_NULL};
+  rig_test_add_suite("job", tests);
+}
