@@ -55,6 +55,7 @@ int cli_pack(int argc, char **argv);
  * failure from the controller. */
 
 int cli_run(int argc, char **argv);
+int cli_info(int argc, char **argv);
 
 /* An element of --ints: a number, the run's index (0-based) or the
  * machine's index (its rank; 0 on one machine). */
@@ -100,6 +101,13 @@ int cli_run_fit(const cli_run_opts *o, const rig_desc *d, rig_error *err);
  * NULL (a name that does not open or is of another arch: CLI_EXIT_USAGE);
  * else by arch: this machine's ISA the host, "cpu-<ISA>" the next free
  * cpu:N, "sm_XY" the next free cuda:N of that arch (none: CLI_EXIT_FAIL). */
+/* How devices are found by name: locally, or among a machine's in a job. */
+typedef struct cli_opener {
+  rig_device *(*open)(void *ctx, const char *name, rig_error *why);
+  void *ctx;
+} cli_opener;
+int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *names, size_t nnames,
+                       rig_device **out, rig_error *err);
 int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_device **out,
                     rig_error *err);
 
@@ -144,6 +152,8 @@ void cli_machine_close(cli_machine *m);
 /* The summary line of n runs' times (ns, sorted in place; n >= 1):
  * "runs N, min A us, median B us, p99 C us per run" (docs/cli.md). */
 void cli_print_summary(FILE *f, uint64_t *ns, size_t n);
+/* Writes n bytes to path (created or truncated); the exit code. */
+int cli_write_file(const char *path, const uint8_t *b, size_t n, rig_error *err);
 
 /* The readable listing of d (docs/cli.md, "dump"): every field, in a
  * stable layout. */

@@ -227,15 +227,23 @@ static bool taken(rig_device *const *out, size_t i, const rig_device *dev) {
 /* The next device `<family>:N` of arch `arch` not given to devices before
  * i. Devices are numbered from 0 without gaps, so the first name that does
  * not open ends the search; its refusal says why there is none. */
-static int next_free(const char *family, rig_desc_string arch, rig_device **out, size_t i,
-                     rig_error *err) {
+static rig_device *open_local(void *ctx, const char *name, rig_error *why) {
+  (void)ctx;
+  rig_device *d = NULL;
+  return rig_device_open(name, &d, why) == RIG_OK ? d : NULL;
+}
+
+static const cli_opener local = {open_local, NULL};
+
+static int next_free(const cli_opener *op, const char *family, rig_desc_string arch,
+                     rig_device **out, size_t i, rig_error *err) {
   char name[64], a[72];
   rig_error why = {0};
   int n = 0;
   for (; n < 4096; n++) {
     rig_device *dev = NULL;
     snprintf(name, sizeof name, "%s:%d", family, n);
-    if (rig_device_open(name, &dev, &why) != RIG_OK) break;
+    if (!(dev = op->open(op->ctx, name, &why))) break;
     if (!taken(out, i, dev) && arch_is(arch, rig_device_arch(dev))) {
       out[i] = dev;
       return CLI_EXIT_OK;
@@ -258,6 +266,11 @@ static int next_free(const char *family, rig_desc_string arch, rig_device **out,
 
 int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_device **out,
                     rig_error *err) {
+  return cli_map_devices_on(&local, d, names, nnames, out, err);
+}
+
+int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *names, size_t nnames,
+                       rig_device **out, rig_error *err) {
   char a[72];
   for (size_t i = 0; i < d->ndevices; i++) out[i] = NULL;
   if (names) {
@@ -266,7 +279,7 @@ int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_de
                     nnames, d->ndevices);
     for (size_t i = 0; i < nnames; i++) {
       rig_error why = {0};
-      if (rig_device_open(names[i], &out[i], &why) != RIG_OK)
+      if (!(out[i] = op->open(op->ctx, names[i], &why)))
         return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "--devices: %s", why.message);
       /* The load's own message (rig_program.h), told as the option's
        * fault rather than the machine's. */
@@ -282,11 +295,13 @@ int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_de
     rig_desc_string arch = d->devices[i];
     int rc = CLI_EXIT_OK;
     if (arch_is(arch, isa)) {
-      out[i] = rig_host();
+      rig_error why = {0};
+      if (!(out[i] = op->open(op->ctx, "host", &why)))
+        return failed(err, CLI_EXIT_FAIL, RIG_EREFUSED, "device %zu: %s", i, why.message);
     } else if (starts(arch, "cpu-")) {
-      rc = next_free("cpu", arch, out, i, err);
+      rc = next_free(op, "cpu", arch, out, i, err);
     } else if (starts(arch, "sm_")) {
-      rc = next_free("cuda", arch, out, i, err);
+      rc = next_free(op, "cuda", arch, out, i, err);
     } else {
       rig_error_set(err, RIG_EREFUSED, "device %zu: no device of arch \"%s\" on this machine", i,
                     shown(arch, a));
@@ -543,7 +558,7 @@ static bool write_all(int fd, const uint8_t *b, size_t n) {
 
 /* A plain create and write, not pack's rename, so that PATH may be a
  * device or a pipe (/dev/stdout). */
-static int write_output(const char *path, const uint8_t *b, size_t n) {
+int cli_write_file(const char *path, const uint8_t *b, size_t n, rig_error *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   bool ok = fd >= 0 && write_all(fd, b, n);
   int e = errno;
@@ -551,8 +566,14 @@ static int write_output(const char *path, const uint8_t *b, size_t n) {
     ok = false;
     e = errno;
   }
-  if (!ok) return cli_fail(CLI_EXIT_USAGE, "cannot write %s: %s", path, strerror(e));
+  if (!ok) return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "cannot write %s: %s", path, strerror(e));
   return CLI_EXIT_OK;
+}
+
+static int write_output(const char *path, const uint8_t *b, size_t n) {
+  rig_error err;
+  int rc = cli_write_file(path, b, n, &err);
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
 }
 
 /* Everything after the options: read, check, fit, map, load, fill, run,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_job.h"
 #include "rig/rig_base.h"
 
 typedef struct cli_command {
@@ -16,8 +17,19 @@ typedef struct cli_command {
 } cli_command;
 
 /* Later commands (info) join this table. */
+/* `run` under an MPI launcher, or of a job file, is the job's. */
+static int run_command(int argc, char **argv) {
+  if (cli_under_mpi() || cli_singletons()) return cli_run_job(argc, argv);
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] != '-' && access(argv[i], F_OK) == 0 && cli_is_jobfile(argv[i]))
+      return cli_run_jobfile_here(argc, argv);
+  return cli_run(argc, argv);
+}
+
 static const cli_command commands[] = {
-    {"run", cli_run, "[run] FILE [options]", "run the program on this machine's devices"},
+    {"run", run_command, "[run] FILE [options]",
+     "run the program on this machine's devices, or on every machine of an MPI job"},
+    {"info", cli_info, "info", "this machine: topology, devices, MPI and UCX"},
     {"check", cli_check, "check FILE", "decode and apply every rule that needs no device"},
     {"dump", cli_dump, "dump FILE [--json]", "the description as a listing, or as JSON"},
     {"pack", cli_pack, "pack FILE -o OUT", "the description (JSON or bytes) as bytes in OUT"},

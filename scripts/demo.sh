@@ -124,6 +124,24 @@ else
   failed=1
 fi
 
+echo
+echo "==== the same saxpy on 3 machines: mpirun -n 3 (rank 0 the controller) ===="
+echo "\$ mpirun -n 3 progrun $examples_dir/saxpy.json --runs 5 --ints 4 \\"
+echo "    --input 0=x.bin --output '1=y{rank}.bin'"
+if mpirun -n 3 --oversubscribe --bind-to none "$progrun" "$examples_dir/saxpy.json" --runs 5 \
+  --ints 4 --input 0="$work/x.bin" --output "1=$work/y{rank}.bin"; then
+  for r in 0 1 2; do
+    if cmp -s "$work/y.bin" "$work/y$r.bin"; then
+      echo "machine $r: y as on one machine"
+    else
+      echo "machine $r: y differs from the one-machine run" >&2
+      failed=1
+    fi
+  done
+else
+  failed=1
+fi
+
 if ((failed)); then
   echo
   echo "some examples failed" >&2

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A Slurm batch script running progrun on every task of the allocation:
+# one task is one machine of the job (task 0, the controller, reads FILE;
+# the others are agents). Copy it and adjust the #SBATCH lines:
+#
+#   sbatch examples/slurm/job.sh my-program.json --runs 100 --output '1=y{rank}.bin'
+#
+# On a real cluster run one task per node (--ntasks-per-node=1), or one per
+# GPU. srun must start the tasks with PMIx so that they form one MPI job.
+#SBATCH --job-name=progrun
+#SBATCH --ntasks=3
+#SBATCH --output=progrun-%j.out
+set -euo pipefail
+
+# Network traffic of this example stays on the loopback interface; on a
+# cluster, name the fabric's devices instead (or leave these unset).
+export UCX_NET_DEVICES="${UCX_NET_DEVICES:-lo}"
+export OMPI_MCA_btl_tcp_if_include="${OMPI_MCA_btl_tcp_if_include:-lo}"
+export OMPI_MCA_oob_tcp_if_include="${OMPI_MCA_oob_tcp_if_include:-lo}"
+
+# -K: a task that fails ends the others at once.
+exec srun --mpi=pmix -K "${PROGRUN:-progrun}" "$@"

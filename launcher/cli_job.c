@@ -1,0 +1,461 @@
+/* `mpirun -n N progrun [run] FILE`: rank 0, the controller, reads FILE (a
+ * description, or a job file naming each machine's), loads the program on
+ * every machine (its own devices, the others' through their agents), fills
+ * the inputs, runs every machine's program each run (the machines' runs
+ * overlapping), writes the outputs and prints a summary per machine. The
+ * other ranks serve. A failure prints its root cause on rank 0 and ends
+ * every rank (MPI_Abort): no rank hangs. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_job.h"
+#include "rig/rig_job.h"
+
+/* One machine's plan: what the controller read before any device. */
+typedef struct plan {
+  rig_desc *desc;
+  bool owns_desc;
+  char *const *devices;
+  size_t ndevices;
+  uint8_t **bytes; /* per input: the file's bytes, or NULL */
+  const cli_int *ints;
+  size_t nints;
+  const char *file;
+  char **outputs; /* per input: the path to write, {rank} replaced, or NULL */
+} plan;
+
+typedef struct run_state {
+  size_t n;
+  plan *plans;
+  cli_machine *machines;
+  uint64_t runs;
+  bool quiet;
+  rig_job *job;
+} run_state;
+
+bool cli_under_mpi(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+const char *cli_singletons(void) {
+  const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
+  if (!tasks) tasks = getenv("SLURM_NTASKS");
+  if (getenv("SLURM_PROCID") && tasks && atoi(tasks) > 1 && !getenv("PMIX_RANK"))
+    return "started by srun as separate processes, not as one MPI job: run it with "
+           "srun --mpi=pmix (or mpirun)";
+  return NULL;
+}
+
+/* ---- the plan --------------------------------------------------------------- */
+
+static char *with_rank(const char *path, size_t rank) {
+  const char *at = strstr(path, "{rank}");
+  size_t n = strlen(path) + 24;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  if (at)
+    snprintf(s, n, "%.*s%zu%s", (int)(at - path), path, rank, at + 6);
+  else
+    snprintf(s, n, "%s", path);
+  return s;
+}
+
+static void plan_free(plan *p) {
+  for (size_t i = 0; p->desc && i < p->desc->ninputs; i++) {
+    free(p->bytes ? p->bytes[i] : NULL);
+    free(p->outputs ? p->outputs[i] : NULL);
+  }
+  free(p->bytes);
+  free(p->outputs);
+  if (p->owns_desc) rig_desc_free(p->desc);
+}
+
+/* Reads machine m's description and inputs; checks what needs no device. */
+static int plan_machine(plan *p, size_t m, const char *file, rig_desc *shared, char *const *devices,
+                        size_t ndevices, const cli_int *ints, size_t nints, const char *const *in,
+                        const int64_t *in_index, size_t nin, const char *const *out,
+                        const int64_t *out_index, size_t nout, uint64_t runs) {
+  rig_error err = {0};
+  int rc;
+  p->file = file;
+  if (shared) {
+    p->desc = shared;
+  } else {
+    if ((rc = cli_read_desc(file, &p->desc)) != CLI_EXIT_OK) return rc;
+    p->owns_desc = true;
+    if (rig_desc_check(p->desc, &err) != RIG_OK)
+      return cli_fail(CLI_EXIT_USAGE, "%s: %s", file, err.message);
+  }
+  const rig_desc *d = p->desc;
+  p->devices = devices;
+  p->ndevices = ndevices;
+  p->ints = ints;
+  p->nints = nints;
+  if (nints > (uint64_t)d->ints)
+    return cli_fail(CLI_EXIT_USAGE, "%s: %zu ints for a program of %lld", file, nints,
+                    (long long)d->ints);
+  p->bytes = calloc(d->ninputs + 1, sizeof *p->bytes);
+  p->outputs = calloc(d->ninputs + 1, sizeof *p->outputs);
+  if (!p->bytes || !p->outputs) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  for (size_t k = 0; k < nin; k++) {
+    if (in_index[k] >= (int64_t)d->ninputs)
+      return cli_fail(CLI_EXIT_USAGE, "%s: input %lld: no such input", file,
+                      (long long)in_index[k]);
+    rc = cli_read_input(in[k], in_index[k], (uint64_t)d->inputs[in_index[k]].bytes,
+                        &p->bytes[in_index[k]], &err);
+    if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  }
+  for (size_t k = 0; k < nout; k++) {
+    if (out_index[k] >= (int64_t)d->ninputs)
+      return cli_fail(CLI_EXIT_USAGE, "%s: output %lld: no such input", file,
+                      (long long)out_index[k]);
+    if (!(p->outputs[out_index[k]] = with_rank(out[k], m)))
+      return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  }
+  (void)runs;
+  return CLI_EXIT_OK;
+}
+
+/* The plans of n machines from the options and FILE (a description or a
+ * job file); the exit code. */
+static int make_plans(const cli_run_opts *o, size_t n, plan *plans, cli_jobfile *jf,
+                      uint64_t *runs) {
+  *runs = o->runs;
+  if (cli_is_jobfile(o->file)) {
+    rig_error err = {0};
+    int rc = cli_jobfile_read(o->file, jf, &err);
+    if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+    if (jf->runs && o->runs == 1) *runs = jf->runs; /* --runs, when given, wins */
+    for (size_t m = 0; m < n; m++) {
+      const cli_job_machine *jm = cli_jobfile_machine(jf, m);
+      if (!jm)
+        return cli_fail(CLI_EXIT_USAGE, "%s: no program for machine %zu (give \"every\")", o->file,
+                        m);
+      const char *in[64], *out[64];
+      int64_t ii[64], oi[64];
+      if (jm->ninputs > 64 || jm->noutputs > 64)
+        return cli_fail(CLI_EXIT_USAGE, "%s: more than 64 inputs or outputs", o->file);
+      for (size_t k = 0; k < jm->ninputs; k++)
+        in[k] = jm->inputs[k].path, ii[k] = jm->inputs[k].index;
+      for (size_t k = 0; k < jm->noutputs; k++)
+        out[k] = jm->outputs[k].path, oi[k] = jm->outputs[k].index;
+      rc = plan_machine(&plans[m], m, jm->program, NULL, jm->ndevices ? jm->devices : NULL,
+                        jm->ndevices, jm->ints, jm->nints, in, ii, jm->ninputs, out, oi,
+                        jm->noutputs, *runs);
+      if (rc != CLI_EXIT_OK) return rc;
+    }
+    return CLI_EXIT_OK;
+  }
+  rig_desc *d = NULL;
+  int rc = cli_read_desc(o->file, &d);
+  if (rc != CLI_EXIT_OK) return rc;
+  plans[0].owns_desc = true; /* machine 0 frees the one description */
+  plans[0].desc = d;
+  rig_error err = {0};
+  if (rig_desc_check(d, &err) != RIG_OK)
+    return cli_fail(CLI_EXIT_USAGE, "%s: %s", o->file, err.message);
+  if ((rc = cli_run_fit(o, d, &err)) != CLI_EXIT_OK)
+    return cli_fail(rc, "%s: %s", o->file, err.message);
+  for (size_t k = 0; k < o->noutputs; k++)
+    if (n > 1 && !strstr(o->outputs[k].path, "{rank}"))
+      return cli_usage_error("--output %lld=%s: with %zu machines the path needs {rank}",
+                             (long long)o->outputs[k].index, o->outputs[k].path, n);
+  const char *in[64], *out[64];
+  int64_t ii[64], oi[64];
+  if (o->ninputs > 64 || o->noutputs > 64) return cli_usage_error("more than 64 inputs or outputs");
+  for (size_t k = 0; k < o->ninputs; k++) in[k] = o->inputs[k].path, ii[k] = o->inputs[k].index;
+  for (size_t k = 0; k < o->noutputs; k++) out[k] = o->outputs[k].path, oi[k] = o->outputs[k].index;
+  for (size_t m = 0; m < n; m++) {
+    rc = plan_machine(&plans[m], m, o->file, d, o->devices, o->ndevices, o->ints, o->nints, in, ii,
+                      o->ninputs, out, oi, o->noutputs, *runs);
+    plans[m].owns_desc = m == 0;
+    if (rc != CLI_EXIT_OK) return rc;
+  }
+  return CLI_EXIT_OK;
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+typedef struct job_opener {
+  rig_job *job;
+  size_t machine;
+} job_opener;
+
+static rig_device *open_on(void *ctx, const char *name, rig_error *why) {
+  job_opener *j = ctx;
+  rig_device *d = rig_job_device_named(j->job, j->machine, name);
+  if (!d) rig_error_set(why, RIG_EREFUSED, "%s: no such device on machine %zu", name, j->machine);
+  return d;
+}
+
+static rig_device *open_here(void *ctx, const char *name, rig_error *why) {
+  (void)ctx;
+  rig_device *d = NULL;
+  return rig_device_open(name, &d, why) == RIG_OK ? d : NULL;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The job's root cause when it failed, else the call's own message. */
+static const char *why(const run_state *s, const rig_error *err, rig_error *cause) {
+  if (s->job && rig_job_failed(s->job, cause)) return cause->message;
+  return err->message;
+}
+
+static int open_machines(run_state *s, rig_error *err) {
+  for (size_t m = 0; m < s->n; m++) {
+    plan *p = &s->plans[m];
+    rig_device **devs = calloc(p->desc->ndevices + 1, sizeof *devs);
+    if (!devs) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+    job_opener jo = {s->job, m};
+    cli_opener op = {s->job ? open_on : open_here, &jo};
+    int rc = cli_map_devices_on(&op, p->desc, p->devices, p->ndevices, devs, err);
+    if (rc == CLI_EXIT_OK) rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, err);
+    free(devs);
+    if (rc != CLI_EXIT_OK) {
+      rig_error_prefix(err, "%s: machine %zu", p->file, m);
+      return rc;
+    }
+    for (size_t i = 0; rc == CLI_EXIT_OK && i < p->desc->ninputs; i++)
+      if (p->bytes[i])
+        rc = cli_machine_fill_input(&s->machines[m], i, p->bytes[i],
+                                    (size_t)p->desc->inputs[i].bytes, err);
+    if (rc != CLI_EXIT_OK) return rc;
+  }
+  return CLI_EXIT_OK;
+}
+
+static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint64_t *last) {
+  size_t slowest = 0;
+  for (size_t m = 1; m < s->n; m++)
+    if (last[m] > last[slowest]) slowest = m;
+  double secs = (double)(now_ns() - t0) * 1e-9;
+  fprintf(stderr,
+          "\rprogrun: run %" PRIu64 "/%" PRIu64 ", %.1f runs/s, slowest machine %zu (%.3f ms)  ",
+          done, s->runs, secs > 0 ? (double)done / secs : 0.0, slowest,
+          (double)last[slowest] * 1e-6);
+}
+
+/* Every run on every machine: each machine's run handed over first, then
+ * their ends waited; each machine's time runs from the run's start to when
+ * its ends are seen reached. */
+static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
+  bool show = !s->quiet && isatty(2);
+  uint64_t t0 = now_ns(), shown = 0;
+  uint64_t *last = calloc(s->n, sizeof *last);
+  size_t *nends = calloc(s->n, sizeof *nends);
+  if (!last || !nends) {
+    free(last);
+    free(nends);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+  }
+  int rc = CLI_EXIT_OK;
+  for (uint64_t r = 0; rc == CLI_EXIT_OK && r < s->runs; r++) {
+    uint64_t start = now_ns();
+    for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) {
+      cli_machine *mm = &s->machines[m];
+      const plan *p = &s->plans[m];
+      for (size_t k = 0; k < mm->nints; k++) {
+        const cli_int *x = k < p->nints ? &p->ints[k] : NULL;
+        mm->ints[k] = !x                        ? 0
+                      : x->kind == CLI_INT_RUN  ? (int64_t)r
+                      : x->kind == CLI_INT_RANK ? (int64_t)m
+                                                : x->number;
+      }
+      rig_frame f = {mm->inputs, mm->ninputs,     mm->ints,
+                     mm->nints,  mm->step_points, mm->nstep_points};
+      if (rig_program_run(mm->program, &f, NULL, 0, mm->ends, &nends[m], err) != RIG_OK) {
+        rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
+        rc = CLI_EXIT_FAIL;
+      }
+    }
+    for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) {
+      cli_machine *mm = &s->machines[m];
+      for (size_t k = 0; rc == CLI_EXIT_OK && k < nends[m]; k++)
+        if (rig_point_wait(mm->ends[k], err) != RIG_OK) {
+          rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
+          rc = CLI_EXIT_FAIL;
+        }
+      last[m] = ns[m][r] = now_ns() - start;
+    }
+    if (show && rc == CLI_EXIT_OK && (now_ns() - shown > 250000000u || r + 1 == s->runs)) {
+      progress(s, r + 1, t0, last);
+      shown = now_ns();
+    }
+  }
+  if (show) fputc('\n', stderr);
+  free(last);
+  free(nends);
+  return rc;
+}
+
+static int write_outputs(run_state *s, rig_error *err) {
+  for (size_t m = 0; m < s->n; m++)
+    for (size_t i = 0; i < s->plans[m].desc->ninputs; i++) {
+      const char *path = s->plans[m].outputs[i];
+      if (!path) continue;
+      uint8_t *out = NULL;
+      size_t len = 0;
+      int rc = cli_machine_read_input(&s->machines[m], i, &out, &len, err);
+      if (rc == CLI_EXIT_OK) rc = cli_write_file(path, out, len, err);
+      free(out);
+      if (rc != CLI_EXIT_OK) return rc;
+    }
+  return CLI_EXIT_OK;
+}
+
+static void summary(const run_state *s, uint64_t **ns) {
+  for (size_t m = 0; m < s->n; m++) {
+    if (s->n > 1) printf("machine %zu: ", m);
+    cli_print_summary(stdout, ns[m], (size_t)s->runs);
+  }
+  fflush(stdout);
+}
+
+/* The controller's whole run once the plans are made; the exit code, with
+ * the message printed. */
+static int control(run_state *s) {
+  rig_error err = {0}, cause;
+  s->machines = calloc(s->n, sizeof *s->machines);
+  uint64_t **ns = calloc(s->n, sizeof *ns);
+  int rc = s->machines && ns ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+  for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++)
+    if (!(ns[m] = calloc(s->runs, sizeof **ns))) rc = CLI_EXIT_FAIL;
+  if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
+  size_t opened = 0;
+  rc = open_machines(s, &err);
+  for (size_t m = 0; m < s->n; m++) opened += s->machines[m].program != NULL;
+  if (rc == CLI_EXIT_OK) rc = run_all(s, ns, &err);
+  if (rc == CLI_EXIT_OK) rc = write_outputs(s, &err);
+  if (rc != CLI_EXIT_OK) {
+    cli_fail(rc, "%s", why(s, &err, &cause));
+  } else if (!s->quiet) {
+    summary(s, ns);
+  }
+  /* After a failure the machines are left as they are: the caller ends
+   * the job (and every rank) at once. */
+  if (rc == CLI_EXIT_OK)
+    for (size_t m = 0; m < opened; m++) cli_machine_close(&s->machines[m]);
+  for (size_t m = 0; m < s->n; m++) free(ns[m]);
+  free(ns);
+  free(s->machines);
+  return rc;
+}
+
+/* ---- the ranks --------------------------------------------------------------- */
+
+static void on_term(int sig) {
+  (void)sig;
+  static const char msg[] =
+      "progrun: machine 0: ended by the launcher: a machine of the job stopped (see above)\n";
+  ssize_t w = write(2, msg, sizeof msg - 1);
+  (void)w;
+  _exit(1);
+}
+
+static void agent(int rank) {
+  rig_job *job = NULL;
+  rig_error err = {0};
+  if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
+    fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  rig_status st = rig_job_serve(job, &err);
+  if (st != RIG_OK) {
+    /* The controller prints the root cause and ends the job; should it be
+     * the one that is gone, say so here and end it. */
+    sleep(3);
+    fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  rig_job_close(job, &err);
+}
+
+int cli_run_job(int argc, char **argv) {
+  const char *single = cli_singletons();
+  if (single) return cli_fail(CLI_EXIT_USAGE, "%s", single);
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  cli_run_opts o;
+  memset(&o, 0, sizeof o);
+  cli_jobfile jf;
+  memset(&jf, 0, sizeof jf);
+  plan *plans = NULL;
+  run_state s = {.n = (size_t)size};
+  int rc = CLI_EXIT_OK;
+  if (rank == 0) {
+    /* Only the controller reads FILE and the options' files. */
+    rc = cli_run_parse(argc, argv, &o);
+    if (rc == CLI_EXIT_OK && o.help) {
+      cli_print_usage(stdout);
+      rc = -1;
+    }
+    if (rc == CLI_EXIT_OK) {
+      plans = calloc(s.n, sizeof *plans);
+      rc = plans ? make_plans(&o, s.n, plans, &jf, &s.runs)
+                 : cli_fail(CLI_EXIT_FAIL, "out of memory");
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc == CLI_EXIT_OK) {
+    if (rank != 0) {
+      agent(rank);
+    } else {
+      signal(SIGTERM, on_term);
+      rig_error err = {0};
+      if (rig_job_start(MPI_COMM_WORLD, &s.job, &err) != RIG_OK) {
+        cli_fail(CLI_EXIT_FAIL, "%s", err.message);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
+      }
+      s.plans = plans;
+      s.quiet = o.quiet;
+      rc = control(&s);
+      if (rc != CLI_EXIT_OK) {
+        /* Every rank ends now, with the cause printed above. */
+        fflush(stdout);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, rc);
+      }
+      rig_job_close(s.job, &err);
+    }
+  }
+  for (size_t m = 0; plans && m < s.n; m++) plan_free(&plans[m]);
+  free(plans);
+  cli_jobfile_free(&jf);
+  cli_run_opts_free(&o);
+  MPI_Finalize();
+  return rc < 0 ? CLI_EXIT_OK : rc;
+}
+
+int cli_run_jobfile_here(int argc, char **argv) {
+  cli_run_opts o;
+  int rc = cli_run_parse(argc, argv, &o);
+  if (rc != CLI_EXIT_OK || o.help) {
+    if (rc == CLI_EXIT_OK) cli_print_usage(stdout);
+    cli_run_opts_free(&o);
+    return rc;
+  }
+  cli_jobfile jf;
+  memset(&jf, 0, sizeof jf);
+  plan p;
+  memset(&p, 0, sizeof p);
+  run_state s = {.n = 1, .plans = &p, .quiet = o.quiet};
+  rc = make_plans(&o, 1, &p, &jf, &s.runs);
+  if (rc == CLI_EXIT_OK) rc = control(&s);
+  plan_free(&p);
+  cli_jobfile_free(&jf);
+  cli_run_opts_free(&o);
+  return rc;
+}

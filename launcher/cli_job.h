@@ -1,0 +1,51 @@
+/* progrun's MPI side: job files, and `progrun run` on every machine of an
+ * MPI job (rank 0 the controller, every other rank an agent). */
+#ifndef RIG_CLI_JOB_H
+#define RIG_CLI_JOB_H
+
+#include "cli.h"
+
+typedef struct cli_job_io {
+  int64_t index;
+  char *path; /* resolved against the job file's folder */
+} cli_job_io;
+
+/* One machine's part of a job file. */
+typedef struct cli_job_machine {
+  char *program;
+  char **devices;
+  size_t ndevices;
+  cli_job_io *inputs, *outputs;
+  size_t ninputs, noutputs;
+  cli_int *ints;
+  size_t nints;
+} cli_job_machine;
+
+typedef struct cli_jobfile {
+  cli_job_machine *machines;
+  size_t n;
+  cli_job_machine every; /* for the machines past `machines` */
+  bool has_every;
+  uint64_t runs; /* 0: not given */
+} cli_jobfile;
+
+/* Whether path is a job file (JSON with "machines"). */
+bool cli_is_jobfile(const char *path);
+int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err);
+void cli_jobfile_free(cli_jobfile *j);
+/* Machine m's part, or NULL when the file has none for it. */
+const cli_job_machine *cli_jobfile_machine(const cli_jobfile *j, size_t m);
+
+/* Whether this process was started by a launcher that makes it a rank of
+ * an MPI job (mpirun, srun --mpi=pmix). */
+bool cli_under_mpi(void);
+/* A launch that would run N separate jobs (srun without PMIx): the message
+ * to give instead, or NULL. */
+const char *cli_singletons(void);
+
+/* `progrun run` as a job: every rank calls it. */
+int cli_run_job(int argc, char **argv);
+/* `progrun run JOBFILE` on this machine alone (machine 0's part). */
+int cli_run_jobfile_here(int argc, char **argv);
+
+#endif

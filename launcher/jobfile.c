@@ -1,0 +1,192 @@
+/* Job files (docs/jobs.md): JSON naming, per machine of an MPI job, its
+ * program, devices, inputs, outputs and ints. Paths in it are relative to
+ * the job file's folder. */
+#include <errno.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_job.h"
+
+static int bad(rig_error *err, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bad(rig_error *err, const char *where, const char *fmt, ...) {
+  char msg[RIG_ERROR_MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  rig_error_set(err, RIG_EMALFORMED, "%s: %s", where, msg);
+  return CLI_EXIT_USAGE;
+}
+
+static char *joined(const char *dir, const char *path) {
+  size_t n = strlen(dir) + strlen(path) + 2;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  if (path[0] == '/')
+    snprintf(s, n, "%s", path);
+  else
+    snprintf(s, n, "%s/%s", dir, path);
+  return s;
+}
+
+static int parse_io(json_t *obj, const char *dir, const char *where, cli_job_io **out, size_t *n,
+                    rig_error *err) {
+  if (!obj) return CLI_EXIT_OK;
+  if (!json_is_object(obj)) return bad(err, where, "not an object of input numbers to paths");
+  *out = calloc(json_object_size(obj) + 1, sizeof **out);
+  if (!*out) return bad(err, where, "out of memory");
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    char *end;
+    errno = 0;
+    long long i = strtoll(key, &end, 10);
+    if (!*key || *end || errno || i < 0)
+      return bad(err, where, "\"%.32s\" is not an input's number", key);
+    if (!json_is_string(v)) return bad(err, where, "input %lld: not a path", i);
+    cli_job_io *io = &(*out)[(*n)++];
+    io->index = i;
+    if (!(io->path = joined(dir, json_string_value(v)))) return bad(err, where, "out of memory");
+  }
+  return CLI_EXIT_OK;
+}
+
+static int parse_machine(json_t *m, const char *dir, const char *where, cli_job_machine *out,
+                         rig_error *err) {
+  char at[96];
+  if (!json_is_object(m)) return bad(err, where, "not an object");
+  const char *key;
+  json_t *v;
+  json_object_foreach(m, key, v) {
+    if (strcmp(key, "program") && strcmp(key, "devices") && strcmp(key, "inputs") &&
+        strcmp(key, "outputs") && strcmp(key, "ints"))
+      return bad(err, where, "unknown field \"%.32s\"", key);
+  }
+  json_t *prog = json_object_get(m, "program");
+  if (!json_is_string(prog)) return bad(err, where, "no \"program\" (a description's path)");
+  if (!(out->program = joined(dir, json_string_value(prog))))
+    return bad(err, where, "out of memory");
+  json_t *devs = json_object_get(m, "devices");
+  if (devs) {
+    snprintf(at, sizeof at, "%s.devices", where);
+    if (!json_is_array(devs)) return bad(err, at, "not an array of device names");
+    out->devices = calloc(json_array_size(devs) + 1, sizeof *out->devices);
+    if (!out->devices) return bad(err, at, "out of memory");
+    size_t i;
+    json_array_foreach(devs, i, v) {
+      if (!json_is_string(v)) return bad(err, at, "element %zu: not a device name", i);
+      if (!(out->devices[i] = strdup(json_string_value(v)))) return bad(err, at, "out of memory");
+      out->ndevices = i + 1;
+    }
+  }
+  snprintf(at, sizeof at, "%s.inputs", where);
+  int rc = parse_io(json_object_get(m, "inputs"), dir, at, &out->inputs, &out->ninputs, err);
+  if (rc != CLI_EXIT_OK) return rc;
+  snprintf(at, sizeof at, "%s.outputs", where);
+  rc = parse_io(json_object_get(m, "outputs"), dir, at, &out->outputs, &out->noutputs, err);
+  if (rc != CLI_EXIT_OK) return rc;
+  json_t *ints = json_object_get(m, "ints");
+  if (ints) {
+    snprintf(at, sizeof at, "%s.ints", where);
+    if (!json_is_array(ints)) return bad(err, at, "not an array");
+    out->ints = calloc(json_array_size(ints) + 1, sizeof *out->ints);
+    if (!out->ints) return bad(err, at, "out of memory");
+    size_t i;
+    json_array_foreach(ints, i, v) {
+      cli_int *x = &out->ints[i];
+      if (json_is_integer(v)) {
+        x->kind = CLI_INT_NUMBER;
+        x->number = json_integer_value(v);
+      } else if (json_is_string(v) && strcmp(json_string_value(v), "run") == 0) {
+        x->kind = CLI_INT_RUN;
+      } else if (json_is_string(v) && strcmp(json_string_value(v), "rank") == 0) {
+        x->kind = CLI_INT_RANK;
+      } else {
+        return bad(err, at, "element %zu: not a number, \"run\" or \"rank\"", i);
+      }
+      out->nints = i + 1;
+    }
+  }
+  return CLI_EXIT_OK;
+}
+
+bool cli_is_jobfile(const char *path) {
+  json_error_t je;
+  json_t *root = json_load_file(path, JSON_DISABLE_EOF_CHECK, &je);
+  bool is = root && json_is_object(root) && json_object_get(root, "machines");
+  json_decref(root);
+  return is;
+}
+
+int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
+  memset(out, 0, sizeof *out);
+  json_error_t je;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  if (!root) return bad(err, path, "JSON line %d column %d: %s", je.line, je.column, je.text);
+  char *copy = strdup(path);
+  const char *dir = copy ? dirname(copy) : ".";
+  int rc = CLI_EXIT_OK;
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    if (strcmp(key, "machines") && strcmp(key, "every") && strcmp(key, "runs")) {
+      rc = bad(err, path, "unknown field \"%.32s\"", key);
+      break;
+    }
+  }
+  json_t *machines = json_object_get(root, "machines");
+  json_t *every = json_object_get(root, "every");
+  json_t *runs = json_object_get(root, "runs");
+  if (rc == CLI_EXIT_OK && !json_is_array(machines))
+    rc = bad(err, path, "\"machines\" is not an array");
+  if (rc == CLI_EXIT_OK && runs &&
+      (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
+       json_integer_value(runs) > CLI_MAX_RUNS))
+    rc = bad(err, path, "\"runs\" is not a number of runs from 1 to %d", CLI_MAX_RUNS);
+  if (rc == CLI_EXIT_OK) {
+    out->runs = runs ? (uint64_t)json_integer_value(runs) : 0;
+    out->n = json_array_size(machines);
+    out->machines = calloc(out->n + 1, sizeof *out->machines);
+    if (!out->machines) rc = bad(err, path, "out of memory");
+  }
+  for (size_t i = 0; rc == CLI_EXIT_OK && i < out->n; i++) {
+    char where[64];
+    snprintf(where, sizeof where, "machines[%zu]", i);
+    rc = parse_machine(json_array_get(machines, i), dir, where, &out->machines[i], err);
+  }
+  if (rc == CLI_EXIT_OK && every) {
+    out->has_every = true;
+    rc = parse_machine(every, dir, "every", &out->every, err);
+  }
+  free(copy);
+  json_decref(root);
+  if (rc != CLI_EXIT_OK) cli_jobfile_free(out);
+  return rc;
+}
+
+static void free_machine(cli_job_machine *m) {
+  free(m->program);
+  for (size_t i = 0; i < m->ndevices; i++) free(m->devices[i]);
+  free(m->devices);
+  for (size_t i = 0; i < m->ninputs; i++) free(m->inputs[i].path);
+  for (size_t i = 0; i < m->noutputs; i++) free(m->outputs[i].path);
+  free(m->inputs);
+  free(m->outputs);
+  free(m->ints);
+}
+
+void cli_jobfile_free(cli_jobfile *j) {
+  for (size_t i = 0; j->machines && i < j->n; i++) free_machine(&j->machines[i]);
+  free(j->machines);
+  if (j->has_every) free_machine(&j->every);
+  memset(j, 0, sizeof *j);
+}
+
+const cli_job_machine *cli_jobfile_machine(const cli_jobfile *j, size_t m) {
+  if (m < j->n) return &j->machines[m];
+  return j->has_every ? &j->every : NULL;
+}

@@ -1,0 +1,29 @@
+/* Running a command for a test: its stdout and stderr captured, its exit
+ * status and how long it took, under a timeout that kills its whole
+ * process group. */
+#ifndef RIG_PROC_H
+#define RIG_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct rig_proc {
+  char *out, *err; /* NUL-terminated, malloc'd */
+  int code;        /* exit status, 128 + signal, or -1 when it timed out */
+  bool timed_out;
+  double seconds;
+  pid_t pid;
+} rig_proc;
+
+/* Starts argv (argv[0] a path) with extra environment (NAME=VALUE, NULL
+ * terminated, or NULL) without waiting. */
+pid_t rig_proc_start(char *const *argv, char *const *env, int out_fd, int err_fd);
+/* Runs argv to its end, or kills its process group after timeout_s. */
+rig_proc rig_proc_run(char *const *argv, char *const *env, double timeout_s);
+/* As rig_proc_run, but calls during(ctx, pid) once, after delay_s. */
+rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout_s, double delay_s,
+                             void (*during)(void *ctx, pid_t pid), void *ctx);
+void rig_proc_free(rig_proc *p);
+
+#endif

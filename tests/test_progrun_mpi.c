@@ -1,0 +1,345 @@
+/* progrun as users run it: under a real mpirun, on the examples, with job
+ * files, and failing in every way a job can fail (a run failing on one
+ * machine, a rank killed, a malformed file) - each ending with its message
+ * and every rank gone, within a bound, never a hang. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "rig/rig_core.h"
+#include "rig_test.h"
+
+static char tmp[256];
+
+static const char *env_or(const char *name, const char *fallback) {
+  const char *v = getenv(name);
+  return v ? v : fallback;
+}
+
+static const char *progrun(void) {
+  return env_or("RIG_PROGRUN", "progrun");
+}
+
+static const char *example(const char *name, char *buf, size_t size) {
+  snprintf(buf, size, "%s/examples/%s", env_or("RIG_TEST_BINARY_DIR", "."), name);
+  return buf;
+}
+
+static const char *in_tmp(const char *name, char *buf, size_t size) {
+  snprintf(buf, size, "%s/%s", tmp, name);
+  return buf;
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* mpirun -n N progrun ARGS... */
+static rig_proc mpirun_during(int n, const char *const *args, double timeout, double delay,
+                              void (*during)(void *, pid_t), void *ctx) {
+  char np[16];
+  snprintf(np, sizeof np, "%d", n);
+  char *argv[64] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
+                    "-n",
+                    np,
+                    "--oversubscribe",
+                    "--bind-to",
+                    "none",
+                    (char *)progrun()};
+  size_t k = 7;
+  for (; *args && k < 63; args++) argv[k++] = (char *)*args;
+  argv[k] = NULL;
+  return rig_proc_run_during(argv, NULL, timeout, delay, during, ctx);
+}
+
+static rig_proc mpirun(int n, const char *const *args, double timeout) {
+  return mpirun_during(n, args, timeout, 0, NULL, NULL);
+}
+
+static void show(const rig_proc *p) {
+  fprintf(stderr, "exit %d after %.1f s\n--- stdout\n%s--- stderr\n%s---\n", p->code, p->seconds,
+          p->out, p->err);
+}
+
+/* x for saxpy: 1024 floats 0, 1, 2, ... */
+static void write_x(const char *path) {
+  float x[1024];
+  for (int i = 0; i < 1024; i++) x[i] = (float)i;
+  FILE *f = fopen(path, "wb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fwrite(x, sizeof x, 1, f);
+  fclose(f);
+}
+
+static void *slurp(const char *path, size_t *len) {
+  return rig_test_read_file(path, len);
+}
+
+/* ---- runs ------------------------------------------------------------------- */
+
+static void test_every_machine_runs_the_example_and_gives_the_same_bytes(void) {
+  char saxpy[512], x[512], out[512], single[512];
+  write_x(in_tmp("x.bin", x, sizeof x));
+  char inarg[600], outarg[600];
+  snprintf(inarg, sizeof inarg, "0=%s", x);
+  snprintf(outarg, sizeof outarg, "1=%s", in_tmp("y{rank}.bin", out, sizeof out));
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "5",
+                        "--ints",
+                        "4",
+                        "--input",
+                        inarg,
+                        "--output",
+                        outarg,
+                        NULL};
+  rig_proc p = mpirun(3, args, 60);
+  if (p.code != 0) show(&p);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 2: runs 5"));
+  /* The same program on this machine alone, for comparison. */
+  char onearg[600];
+  snprintf(onearg, sizeof onearg, "1=%s", in_tmp("alone.bin", single, sizeof single));
+  char *argv[] = {(char *)progrun(), "run", saxpy,      "--runs", "5",       "--ints", "4",
+                  "--input",         inarg, "--output", onearg,   "--quiet", NULL};
+  rig_proc q = rig_proc_run(argv, NULL, 60);
+  CU_ASSERT_EQUAL(q.code, 0);
+  size_t n0, n;
+  void *want = slurp(single, &n0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+  for (int r = 0; r < 3; r++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/y%d.bin", tmp, r);
+    void *got = slurp(path, &n);
+    CU_ASSERT_PTR_NOT_NULL(got);
+    CU_ASSERT(got && n == n0 && memcmp(got, want, n) == 0);
+    free(got);
+  }
+  free(want);
+  rig_proc_free(&p);
+  rig_proc_free(&q);
+}
+
+static void test_a_job_file_gives_each_machine_its_program(void) {
+  char saxpy[512], stencil[512], x[512], u[512], job[512], y0[512], v1[512];
+  write_x(in_tmp("x.bin", x, sizeof x));
+  uint64_t cells[64] = {0};
+  cells[0] = 1000;
+  FILE *f = fopen(in_tmp("u.bin", u, sizeof u), "wb");
+  fwrite(cells, sizeof cells, 1, f);
+  fclose(f);
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"runs\": 2,\n"
+           " \"machines\": [{\"program\": \"%s\", \"inputs\": {\"0\": \"x.bin\"},\n"
+           "                 \"outputs\": {\"1\": \"y{rank}.bin\"}, \"ints\": [2]}],\n"
+           " \"every\": {\"program\": \"%s\", \"devices\": [\"cpu:1\"],\n"
+           "           \"inputs\": {\"0\": \"u.bin\"}, \"outputs\": {\"1\": \"v{rank}.bin\"}}}\n",
+           example("saxpy.json", saxpy, sizeof saxpy),
+           example("stencil.json", stencil, sizeof stencil));
+  write_text(in_tmp("job.json", job, sizeof job), text);
+  const char *args[] = {"run", job, NULL};
+  rig_proc p = mpirun(3, args, 60);
+  if (p.code != 0) show(&p);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 0: runs 2"));
+  size_t n;
+  void *y = slurp(in_tmp("y0.bin", y0, sizeof y0), &n);
+  CU_ASSERT(y && n == 4096);
+  void *v = slurp(in_tmp("v1.bin", v1, sizeof v1), &n);
+  CU_ASSERT(v && n == 65 * 8);
+  /* The stencil settled: its flag stopped the loop before its 1000 trips. */
+  if (v && n == 65 * 8) CU_ASSERT(((uint64_t *)v)[64] < 1000);
+  free(y);
+  free(v);
+  rig_proc_free(&p);
+}
+
+/* ---- failures --------------------------------------------------------------- */
+
+/* A description whose launch's groups are int 0: a frame that sets it to 0
+ * fails the run at its step. */
+static void write_failing(const char *path) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"format\": 4, \"devices\": [\"%s\"], \"memory\": [],\n"
+           " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": "
+           "[]}}],\n"
+           " \"inputs\": [], \"ints\": 1,\n"
+           " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
+           "   \"name\": \"noop\", \"params\": {\"bytes\": \"\", \"holes\": []}, \"refs\": [],\n"
+           "   \"groups\": [{\"Int\": 0}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+           "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
+           "{\"Fixed\": 0}}}],\n"
+           "   \"slots\": [], \"fixed\": []}}]}\n",
+           rig_host_isa(), env_or("RIG_TEST_KERNELS", "kernels.so"));
+  write_text(path, text);
+}
+
+static void test_a_run_failing_on_machine_2_ends_every_rank_with_its_message(void) {
+  char desc[512], job[512];
+  write_failing(in_tmp("fails.json", desc, sizeof desc));
+  write_text(in_tmp("fail-job.json", job, sizeof job),
+             "{\"runs\": 3, \"machines\": [{\"program\": \"fails.json\", \"ints\": [1]},\n"
+             " {\"program\": \"fails.json\", \"ints\": [1]},\n"
+             " {\"program\": \"fails.json\", \"ints\": [0]}],\n"
+             " \"every\": {\"program\": \"fails.json\", \"ints\": [1]}}\n");
+  const char *args[] = {job, NULL};
+  rig_proc p = mpirun(4, args, 60);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  CU_ASSERT(p.seconds < 20);
+  const char *want = "progrun: machine 2: step 0: part 0: groups (0, 1, 1) with a zero dimension";
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+static void test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves(void) {
+  char bad[512];
+  FILE *f = fopen(in_tmp("v2.bin", bad, sizeof bad), "wb");
+  fwrite("rig.program\n\2\0\0\0\0\0\0\0", 1, 20, f);
+  fclose(f);
+  const char *args[] = {bad, NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_FALSE(p.timed_out);
+  CU_ASSERT(p.seconds < 20);
+  char want[700];
+  snprintf(want, sizeof want, "progrun: %s: a program description of format version 2, not 4", bad);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  /* Said once, by the controller. */
+  const char *first = strstr(p.err, want);
+  CU_ASSERT(first && !strstr(first + 1, want));
+  if (!first) show(&p);
+  rig_proc_free(&p);
+}
+
+static pid_t parent_of(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char comm[256];
+  char state;
+  int ppid = 0;
+  /* pid (comm) state ppid: comm has no ')' for the names seen here. */
+  if (fscanf(f, "%*d (%255[^)]) %c %d", comm, &state, &ppid) != 3) ppid = 0;
+  fclose(f);
+  return (pid_t)ppid;
+}
+
+static bool descends_from(pid_t pid, pid_t root) {
+  for (int depth = 0; pid > 1 && depth < 16; depth++, pid = parent_of(pid))
+    if (pid == root) return true;
+  return false;
+}
+
+/* SIGKILLs the rank-1 progrun of the job whose mpirun is `launcher`. */
+static void kill_rank_1(void *ctx, pid_t launcher) {
+  int *killed = ctx;
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    pid_t pid = (pid_t)atoi(e->d_name);
+    if (pid <= 0 || pid == launcher || !descends_from(pid, launcher)) continue;
+    char path[64], env[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t n = fread(env, 1, sizeof env - 1, f);
+    fclose(f);
+    env[n] = 0;
+    bool rank1 = false;
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+      if (strcmp(env + i, "OMPI_COMM_WORLD_RANK=1") == 0) rank1 = true;
+    if (rank1 && kill(pid, SIGKILL) == 0) *killed = pid;
+  }
+  if (d) closedir(d);
+}
+
+static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "10000000",
+                        "--ints",
+                        "16",
+                        "--quiet",
+                        NULL};
+  int killed = 0;
+  rig_proc p = mpirun_during(3, args, 60, 3.0, kill_rank_1, &killed);
+  CU_ASSERT(killed > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  /* Within 15 s of the kill. */
+  CU_ASSERT(p.seconds < 3.0 + 15.0);
+  CU_ASSERT(strstr(p.err, "rank 1") != NULL || strstr(p.err, "machine 1") != NULL);
+  if (p.code == 0 || p.timed_out) show(&p);
+  rig_proc_free(&p);
+}
+
+/* ---- launches -------------------------------------------------------------- */
+
+static void test_srun_without_pmix_is_refused_instead_of_running_separate_jobs(void) {
+  char saxpy[512];
+  char *argv[] = {(char *)progrun(), "run", (char *)example("saxpy.json", saxpy, sizeof saxpy),
+                  NULL};
+  static char e1[] = "SLURM_PROCID=1", e2[] = "SLURM_NTASKS=3", e3[] = "SLURM_STEP_NUM_TASKS=3";
+  char *env[] = {e1, e2, e3, NULL};
+  rig_proc p = rig_proc_run(argv, env, 30);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "started by srun as separate processes"));
+  rig_proc_free(&p);
+}
+
+static void test_info_shows_topology_devices_mpi_and_ucx(void) {
+  char *argv[] = {(char *)progrun(), "info", NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 30);
+  CU_ASSERT_EQUAL(p.code, 0);
+  const char *want[] = {"host: ",   "topology: ", "cores",         "devices:", "  host ",
+                        "  cpu:0 ", "cpu-",       "MPI: Open MPI", "UCX: ",    "transports: "};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out, want[i]));
+    if (!strstr(p.out, want[i])) fprintf(stderr, "missing \"%s\" in:\n%s", want[i], p.out);
+  }
+  rig_proc_free(&p);
+}
+
+static int setup(void) {
+  snprintf(tmp, sizeof tmp, "/tmp/rig-mpi-cli-XXXXXX");
+  return mkdtemp(tmp) ? 0 : 1;
+}
+
+static void teardown(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+}
+
+void rig_test_register(void) {
+  static CU_TestInfo tests[] = {
+      {"every machine runs the example and gives the same bytes",
+       test_every_machine_runs_the_example_and_gives_the_same_bytes},
+      {"a job file gives each machine its program", test_a_job_file_gives_each_machine_its_program},
+      {"a run failing on machine 2 ends every rank with its message",
+       test_a_run_failing_on_machine_2_ends_every_rank_with_its_message},
+      {"a malformed file exits 2 on rank 0 and every rank leaves",
+       test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves},
+      {"an agent killed mid-run ends the job naming its machine",
+       test_an_agent_killed_mid_run_ends_the_job_naming_its_machine},
+      {"srun without PMIx is refused instead of running separate jobs",
+       test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
+      {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},
+      CU_TEST_INFO_NULL};
+  if (setup() != 0) exit(2);
+  atexit(teardown);
+  rig_test_add_suite("progrun under mpirun", tests);
+}
