@@ -99,6 +99,14 @@ static void queue_drain(queue *q) {
   pthread_mutex_unlock(&q->lock);
 }
 
+/* Nothing queued or being handled. */
+static bool queue_idle(queue *q) {
+  pthread_mutex_lock(&q->lock);
+  bool idle = !q->head && !q->busy;
+  pthread_mutex_unlock(&q->lock);
+  return idle;
+}
+
 static void queue_stop(queue *q) {
   pthread_mutex_lock(&q->lock);
   q->stop = true;
@@ -384,6 +392,12 @@ static rig_status run_handover(executor *e, item *it, rig_error *err) {
   return rig_error_set(err, RIG_EREFUSED, "a hand-over of kind %u", h->kind);
 }
 
+static bool all_reached(const item *it) {
+  for (size_t i = 0; i < it->nends; i++)
+    if (!rig_point_reached(it->ends[i])) return false;
+  return true;
+}
+
 static void *worker_main(void *arg) {
   executor *e = arg;
   item *it;
@@ -393,6 +407,14 @@ static void *worker_main(void *arg) {
       if (run_handover(e, it, &err) != RIG_OK) fail(e->a, &err);
     }
     queue_finished(&e->work);
+    /* Work already done (a host run) is reported now, when nothing before
+     * it waits in the completer: a hand-off less. */
+    if (!atomic_load(&e->a->job->failed) && all_reached(it) && queue_idle(&e->done)) {
+      frame_header h = {.kind = F_DONE, .device = e->device, .value = it->h.value};
+      rig_ctl_send(e->a->job, 0, &h, NULL, 0);
+      item_free(it);
+      continue;
+    }
     queue_push(&e->done, it); /* in order, also when it failed */
   }
   return NULL;

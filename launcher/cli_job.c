@@ -22,6 +22,7 @@ typedef struct plan {
   bool owns_desc;
   char *const *devices;
   size_t ndevices;
+  size_t ninputs;  /* desc's, kept: a shared desc is freed with machine 0's plan */
   uint8_t **bytes; /* per input: the file's bytes, or NULL */
   const cli_int *ints;
   size_t nints;
@@ -66,7 +67,7 @@ static char *with_rank(const char *path, size_t rank) {
 }
 
 static void plan_free(plan *p) {
-  for (size_t i = 0; p->desc && i < p->desc->ninputs; i++) {
+  for (size_t i = 0; i < p->ninputs; i++) {
     free(p->bytes ? p->bytes[i] : NULL);
     free(p->outputs ? p->outputs[i] : NULL);
   }
@@ -102,6 +103,7 @@ static int plan_machine(plan *p, size_t m, const char *file, rig_desc *shared, c
   p->bytes = calloc(d->ninputs + 1, sizeof *p->bytes);
   p->outputs = calloc(d->ninputs + 1, sizeof *p->outputs);
   if (!p->bytes || !p->outputs) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  p->ninputs = d->ninputs;
   for (size_t k = 0; k < nin; k++) {
     if (in_index[k] >= (int64_t)d->ninputs)
       return cli_fail(CLI_EXIT_USAGE, "%s: input %lld: no such input", file,

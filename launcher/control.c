@@ -59,7 +59,10 @@ void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *pay
   c->tail = m;
   pthread_mutex_unlock(&c->lock);
   atomic_fetch_add(&c->wake, 1);
-  syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  /* The system call only when the thread may be asleep (it rechecks wake
+   * after saying so). */
+  if (atomic_load(&c->sleeping))
+    syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static bool mpi_ok(rig_job *job, int rc, const char *what) {
@@ -252,15 +255,19 @@ static void *control_main(void *arg) {
       last_busy = now;
       continue;
     }
+    /* Just after traffic an answer is likely soon: poll, but yielding, so
+     * that the threads this traffic woke get a core. */
     double idle = now - last_busy;
-    if (idle < 50e-6) continue;
     if (idle < 1e-3) {
       sched_yield();
       continue;
     }
-    /* Asleep until a frame is queued, or a millisecond passes to probe. */
+    /* Asleep until a frame is queued, or a while passes to probe. */
     struct timespec ts = {0, idle < 0.05 ? 200000 : 1000000};
-    syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    atomic_store(&c->sleeping, true);
+    if (atomic_load(&c->wake) == seen)
+      syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    atomic_store(&c->sleeping, false);
   }
   return NULL;
 }

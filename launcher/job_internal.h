@@ -29,6 +29,7 @@ typedef struct ctl {
   pthread_mutex_t lock; /* the outgoing queue */
   outmsg *head, *tail;
   _Atomic uint32_t wake; /* futex: bumped when something is queued */
+  _Atomic bool sleeping; /* the thread may be asleep on wake */
   _Atomic bool stop;     /* leave once every queued frame is sent */
   int byes;              /* BYE frames received (they may come before we leave) */
   bool quiet;            /* every peer's BYE came: the communicator is idle */

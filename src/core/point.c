@@ -56,10 +56,18 @@ rig_status rig_point_wait(rig_point p, rig_error *err) {
     if (word_passed(d, v)) return RIG_OK;
     cpu_relax();
   }
-  for (int i = 0; i < 16; i++) {
+  /* Then yields, for up to about 50 us: the work of a device on another
+   * thread (or machine) is often that close, and a sleep costs a wake. */
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0;; i++) {
     if (word_passed(d, v)) return RIG_OK;
     if (rig_device_lost_now(d)) return rig_device_lost_error(d, err);
     sched_yield();
+    if (i % 8 == 7) {
+      clock_gettime(CLOCK_MONOTONIC, &t);
+      if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 50000) break;
+    }
   }
   for (;;) {
     if (d->drv->sleep) {

@@ -253,6 +253,7 @@ static void walk_steps(rig_program *p, const rig_desc_steps *steps, size_t *i) {
       ps->device = (size_t)s->u.submit.device;
       for (size_t k = 0; k < s->u.submit.nslots; k++) {
         const rig_desc_slot *slot = &s->u.submit.slots[k];
+        if (slot->tag == RIG_SLOT_INTS) p->ints_named = true;
         if (slot->tag == RIG_SLOT_INPUT)
           p->input_named[(size_t)slot->u.input * p->ndevices + ps->device] = true;
       }
@@ -277,6 +278,8 @@ static void walk_steps(rig_program *p, const rig_desc_steps *steps, size_t *i) {
       }
     } else if (s->tag == RIG_STEP_MOVE) {
       if (s->u.move.dst.tag == RIG_SLOT_INPUT) p->input_written[s->u.move.dst.u.input] = true;
+      if (s->u.move.src.tag == RIG_SLOT_INTS || s->u.move.dst.tag == RIG_SLOT_INTS)
+        p->ints_named = true;
       size_t n = s->u.move.src_offset.n > s->u.move.dst_offset.n ? s->u.move.src_offset.n
                                                                  : s->u.move.dst_offset.n;
       if (n + 1 > p->scratch_n) p->scratch_n = n + 1; /* made in common() */

@@ -77,6 +77,7 @@ struct rig_program {
   size_t nlaunches;
   rig_rails rails;
   bool *input_written; /* per input: a step writes it */
+  bool ints_named;     /* a step passes the ints to a device (a slot, a move) */
   bool *input_named;   /* [input * ndevices + d]: a step on d names it */
   rig_buffer *stage;   /* host bytes for flags in memory the host cannot read */
   uint64_t *scratch;   /* values of a run's hole or offset terms */

@@ -323,7 +323,9 @@ static rig_status run_locked(rig_program *p, const rig_frame *f, const rig_point
     if (p->mem[m].ncopies == 2 &&
         (st = rig_buffer_wait(p->mem[m].copy[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK)
       return st;
-  if ((st = rig_buffer_wait(p->ints[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK) return st;
+  /* The ints are stamped only by steps that pass them to a device. */
+  if (p->ints_named && (st = rig_buffer_wait(p->ints[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK)
+    return st;
   run r = {p, k, waits, nwaits, f->step_points, rig_buffer_host(p->ints[k]), false};
   if (f->nints) memcpy(r.ints, f->ints, f->nints * sizeof *f->ints);
   for (size_t i = 0; i < f->ninputs; i++) p->snap[i] = rig_buffer_retain(f->inputs[i]);
@@ -346,14 +348,16 @@ rig_status rig_program_run(rig_program *p, const rig_frame *f, const rig_point *
   *nends = 0;
   /* Only this thread can have made itself the runner: a run from inside
    * its own run is refused rather than deadlocked on the lock. */
-  if (atomic_load(&p->active) && pthread_equal(p->runner, pthread_self()))
+  if (atomic_load_explicit(&p->active, memory_order_relaxed) &&
+      pthread_equal(p->runner, pthread_self()))
     return rig_error_set(err, RIG_EINVAL, "a run of a program from inside its own run");
   pthread_mutex_lock(&p->run_lock);
   p->runner = pthread_self();
-  atomic_store(&p->active, true);
+  /* Relaxed: only this thread compares runner with itself. */
+  atomic_store_explicit(&p->active, true, memory_order_relaxed);
   rig_status st = p->remote ? rig_program_run_remote(p, f, waits, nwaits, ends, nends, err)
                             : run_locked(p, f, waits, nwaits, ends, nends, err);
-  atomic_store(&p->active, false);
+  atomic_store_explicit(&p->active, false, memory_order_relaxed);
   pthread_mutex_unlock(&p->run_lock);
   return st;
 }

@@ -1,0 +1,354 @@
+/* bench_remote: the job's rows (BENCH.md), an MPI program. scripts/bench.sh
+ * runs it twice: `mpirun -n 2` for remote/run, `mpirun -n 4` for
+ * remote/host-64 x4 (the rows a run takes follow from its size: fewer than
+ * 4 ranks remote/run, 4 or more remote/host-64 x4).
+ *
+ * - remote/run (2 ranks): an empty program (one host Submit of one launch,
+ *   one group, of the no-op kernel; no inputs, no ints) loaded on machine
+ *   1 from the controller, then run and its end waited (rig_point_wait),
+ *   again and again; a sample is one run, in ns. Floor: an MPI ping-pong
+ *   of the run words' bytes (rig_program_run_words_count(0, 0) * 8) on an
+ *   MPI_Comm_dup of MPI_COMM_WORLD, rank 1 echoing; a sample is one round
+ *   trip. Rank 1 switches between serving the job and echoing: the row and
+ *   its floor alternate by batches (a job started, its program loaded, RUNS
+ *   runs, the job closed; then a batch of as many round trips; which goes
+ *   first alternates), so that no control thread runs during the floor's
+ *   batches. Target: ratio <= 2.
+ * - remote/host-64 x4 (4 ranks): a 64-step host program (64 Submit steps,
+ *   each one launch of the no-op kernel) loaded on machines 0..3; a sample
+ *   runs it on machines 1, 2, 3 and then 0 (here, done on return) and
+ *   waits every end, in ns per run. Its "floor" is the same program run on
+ *   machine 0 alone (local), sample by sample interleaved. Report only.
+ *
+ * Ranks other than 0 are agents: they follow the controller's commands
+ * (MPI_Bcast on MPI_COMM_WORLD): serve one job, echo a batch, or quit.
+ * The table shows medians, stderr the p99s.
+ *
+ * The kernel image is core_kernels.so (bench/kernels.c), at the path it was
+ * built at, or at $RIG_BENCH_KERNELS; only rank 0 reads it (the agents get
+ * it inside the program). $RIG_BENCH_REMOTE_BATCHES and
+ * $RIG_BENCH_REMOTE_RUNS override the batches and the runs per batch.
+ *
+ * Usage: mpirun -n 2|4 bench_remote [RESULTS.jsonl] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "rig/rig_job.h"
+#include "rig/rig_program.h"
+
+#ifndef RIG_BENCH_KERNELS
+#define RIG_BENCH_KERNELS "core_kernels.so"
+#endif
+
+#define BATCHES   20  /* remote/run: batches of the row and of its floor */
+#define RUNS      500 /* timed runs (or round trips) per batch */
+#define WARMUP    50  /* untimed ones at the start of each batch */
+#define STEPS     64  /* steps of the x4 row's program */
+#define X4_RUNS   4000
+#define X4_WARMUP 100
+#define PING_TAG  7301
+
+enum { CMD_JOB = 1, CMD_PING = 2, CMD_QUIT = 3 };
+
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "bench_remote: %s:%d: %s failed\n", __FILE__, __LINE__, #cond);              \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
+  } while (0)
+
+static void die(const char *what, const rig_error *err) {
+  fprintf(stderr, "bench_remote: %s: %s\n", what, err->message);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static MPI_Comm ping_comm;
+
+static size_t env_count(const char *name, size_t fallback) {
+  const char *v = getenv(name);
+  long n = v && v[0] ? atol(v) : 0;
+  return n > 0 ? (size_t)n : fallback;
+}
+
+static void *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  void *bytes = NULL;
+  long n = -1;
+  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+    bytes = malloc((size_t)n);
+    if (bytes && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+      free(bytes);
+      bytes = NULL;
+    }
+  }
+  fclose(f);
+  *len = n > 0 ? (size_t)n : 0;
+  return bytes;
+}
+
+/* ---- commands ------------------------------------------------------------------- */
+
+/* cmd, and for CMD_PING the round trips and their bytes. */
+static void command(int cmd, int count, int bytes) {
+  int c[3] = {cmd, count, bytes};
+  MPI_Bcast(c, 3, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
+static void agent_loop(int rank) {
+  for (;;) {
+    int c[3];
+    MPI_Bcast(c, 3, MPI_INT, 0, MPI_COMM_WORLD);
+    if (c[0] == CMD_JOB) {
+      rig_job *job;
+      rig_error err;
+      if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) die("rig_job_start", &err);
+      if (rig_job_serve(job, &err) != RIG_OK) die("serving", &err);
+      if (rig_job_close(job, &err) != RIG_OK) die("closing", &err);
+    } else if (c[0] == CMD_PING) {
+      if (rank != 1) continue;
+      unsigned char buf[4096];
+      CHECK(c[2] > 0 && (size_t)c[2] <= sizeof buf);
+      for (int i = 0; i < c[1]; i++) {
+        MPI_Recv(buf, c[2], MPI_BYTE, 0, PING_TAG, ping_comm, MPI_STATUS_IGNORE);
+        MPI_Send(buf, c[2], MPI_BYTE, 0, PING_TAG, ping_comm);
+      }
+    } else {
+      return;
+    }
+  }
+}
+
+static rig_job *job_start(void) {
+  command(CMD_JOB, 0, 0);
+  rig_job *job;
+  rig_error err;
+  if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) die("rig_job_start", &err);
+  return job;
+}
+
+static void job_close(rig_job *job) {
+  rig_error err;
+  if (rig_job_close(job, &err) != RIG_OK) die("closing the job", &err);
+}
+
+/* ---- the programs and their runs ------------------------------------------------ */
+
+/* A host program of `steps` Submit steps, each one launch (one group of one
+ * thread) of the no-op kernel; no inputs, no ints. */
+static rig_desc *noop_program(const void *kernels, size_t len, int steps) {
+  rig_desc *d = rig_desc_create();
+  CHECK(d);
+  CHECK(rig_desc_add_device(d, rig_host_isa()) == 0);
+  CHECK(rig_desc_add_image(d, 0, kernels, len) == 0);
+  for (int s = 0; s < steps; s++) {
+    rig_desc_submit *sub = rig_desc_add_submit(d, NULL, 0);
+    CHECK(sub);
+    CHECK(rig_desc_submit_add_launch(d, sub, 0, "noop", NULL, 0, rig_desc_fixed(1),
+                                     rig_desc_fixed(1)));
+  }
+  rig_error err;
+  if (rig_desc_check(d, &err) != RIG_OK) die("the program", &err);
+  return d;
+}
+
+typedef struct loaded {
+  rig_program *prog;
+  rig_point *points;
+  size_t npoints;
+  rig_frame frame;
+  rig_point ends[4];
+  size_t nends;
+} loaded;
+
+/* Loads d on machine m's host (its own when m is 0, a proxy otherwise). */
+static void load_on(rig_job *job, size_t m, const rig_desc *d, loaded *l) {
+  rig_device *host = rig_job_device(job, m, 0);
+  CHECK(host);
+  rig_error err;
+  if (rig_program_load(d, &host, 1, NULL, &l->prog, &err) != RIG_OK) die("loading", &err);
+  l->points = rig_program_step_points(l->prog, &l->npoints);
+  CHECK(l->points);
+  CHECK(rig_program_devices(l->prog) <= sizeof l->ends / sizeof l->ends[0]);
+  l->frame = (rig_frame){NULL, 0, NULL, 0, l->points, l->npoints};
+}
+
+static void unload(loaded *l) {
+  rig_program_release(l->prog);
+  free(l->points);
+}
+
+static void run(loaded *l) {
+  rig_error err;
+  if (rig_program_run(l->prog, &l->frame, NULL, 0, l->ends, &l->nends, &err) != RIG_OK)
+    die("a run", &err);
+}
+
+static void wait_ends(loaded *l) {
+  rig_error err;
+  for (size_t e = 0; e < l->nends; e++)
+    if (rig_point_wait(l->ends[e], &err) != RIG_OK) die("waiting for a run", &err);
+}
+
+/* ---- remote/run -------------------------------------------------------------------- */
+
+/* One job: the empty program loaded on machine 1, warmed up, then `runs`
+ * runs, each waited, timed one by one into out. */
+static void run_batch(const rig_desc *d, size_t warmup, size_t runs, double *out) {
+  rig_job *job = job_start();
+  loaded l;
+  load_on(job, 1, d, &l);
+  for (size_t i = 0; i < warmup; i++) {
+    run(&l);
+    wait_ends(&l);
+  }
+  for (size_t i = 0; i < runs; i++) {
+    uint64_t t0 = bench_now_ns();
+    run(&l);
+    wait_ends(&l);
+    out[i] = (double)(bench_now_ns() - t0);
+  }
+  unload(&l);
+  job_close(job);
+}
+
+/* Round trips of `bytes` bytes with rank 1 on ping_comm, outside any job. */
+static void ping_batch(int bytes, size_t warmup, size_t trips, double *out) {
+  unsigned char buf[4096];
+  CHECK(bytes > 0 && (size_t)bytes <= sizeof buf);
+  memset(buf, 0x5a, (size_t)bytes);
+  command(CMD_PING, (int)(warmup + trips), bytes);
+  for (size_t i = 0; i < warmup + trips; i++) {
+    uint64_t t0 = bench_now_ns();
+    MPI_Send(buf, bytes, MPI_BYTE, 1, PING_TAG, ping_comm);
+    MPI_Recv(buf, bytes, MPI_BYTE, 1, PING_TAG, ping_comm, MPI_STATUS_IGNORE);
+    if (i >= warmup) out[i - warmup] = (double)(bench_now_ns() - t0);
+  }
+}
+
+static int remote_run(int argc, char **argv, const void *kernels, size_t len) {
+  size_t batches = env_count("RIG_BENCH_REMOTE_BATCHES", BATCHES);
+  size_t runs = env_count("RIG_BENCH_REMOTE_RUNS", RUNS);
+  size_t n = batches * runs;
+  rig_desc *d = noop_program(kernels, len, 1);
+  int bytes = (int)(rig_program_run_words_count(0, (size_t)d->ints) * 8);
+  double *r = malloc(n * sizeof *r), *f = malloc(n * sizeof *f);
+  CHECK(r && f);
+  for (size_t b = 0; b < batches; b++) {
+    if (b % 2) ping_batch(bytes, WARMUP, runs, f + b * runs);
+    run_batch(d, WARMUP, runs, r + b * runs);
+    if (b % 2 == 0) ping_batch(bytes, WARMUP, runs, f + b * runs);
+  }
+  double median = bench_median(r, n), p99 = bench_p99(r, n);
+  double floor_median = bench_median(f, n), floor_p99 = bench_p99(f, n);
+  double ratio = median / floor_median;
+  bench_print_header();
+  bench_row row = {
+      .name = "remote/run",
+      .unit = "ns",
+      .median = median,
+      .floor_median = floor_median,
+      .ratio = ratio,
+      .samples = n,
+      .target = "<= 2x floor",
+      .ok = ratio <= 2.0,
+  };
+  int rc = bench_report(argc, argv, &row);
+  fprintf(stderr,
+          "(remote/run: p99 %.1f ns per run; floor: %d-byte MPI ping-pong, p99 %.1f ns; "
+          "%zu batches of %zu)\n",
+          p99, bytes, floor_p99, batches, runs);
+  free(r);
+  free(f);
+  rig_desc_free(d);
+  return rc;
+}
+
+/* ---- remote/host-64 x4 ------------------------------------------------------------- */
+
+static int remote_x4(int argc, char **argv, const void *kernels, size_t len) {
+  size_t samples = env_count("RIG_BENCH_REMOTE_RUNS", X4_RUNS);
+  rig_desc *d = noop_program(kernels, len, STEPS);
+  rig_job *job = job_start();
+  loaded l[4];
+  for (size_t m = 0; m < 4; m++) load_on(job, m, d, &l[m]);
+  double *r = malloc(samples * sizeof *r), *f = malloc(samples * sizeof *f);
+  CHECK(r && f);
+  for (size_t i = 0; i < X4_WARMUP + samples; i++) {
+    /* Machine 0 alone (the controller's own host: done on return). */
+    uint64_t t0 = bench_now_ns();
+    run(&l[0]);
+    wait_ends(&l[0]);
+    uint64_t t1 = bench_now_ns();
+    /* Machines 1..3 first, so that they run while machine 0 does. */
+    for (size_t m = 1; m < 4; m++) run(&l[m]);
+    run(&l[0]);
+    for (size_t m = 0; m < 4; m++) wait_ends(&l[m]);
+    uint64_t t2 = bench_now_ns();
+    if (i >= X4_WARMUP) {
+      f[i - X4_WARMUP] = (double)(t1 - t0);
+      r[i - X4_WARMUP] = (double)(t2 - t1);
+    }
+  }
+  for (size_t m = 0; m < 4; m++) unload(&l[m]);
+  job_close(job);
+  double median = bench_median(r, samples), p99 = bench_p99(r, samples);
+  double floor_median = bench_median(f, samples), floor_p99 = bench_p99(f, samples);
+  bench_print_header();
+  bench_row row = {
+      .name = "remote/host-64 x4",
+      .unit = "ns",
+      .median = median,
+      .floor_median = floor_median,
+      .ratio = median / floor_median,
+      .samples = samples,
+      .target = "report",
+      .ok = true,
+  };
+  int rc = bench_report(argc, argv, &row);
+  fprintf(stderr,
+          "(remote/host-64 x4: p99 %.1f ns per run on 4 machines; machine 0 alone: median %.1f, "
+          "p99 %.1f ns)\n",
+          p99, floor_median, floor_p99);
+  free(r);
+  free(f);
+  rig_desc_free(d);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  int provided, rank, size;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) {
+    fprintf(stderr, "bench_remote: run it under mpirun -n 2 (remote/run) or -n 4 "
+                    "(remote/host-64 x4)\n");
+    MPI_Finalize();
+    return 1;
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &ping_comm);
+  int rc = 0;
+  if (rank != 0) {
+    agent_loop(rank);
+  } else {
+    const char *path = getenv("RIG_BENCH_KERNELS");
+    if (!path || !path[0]) path = RIG_BENCH_KERNELS;
+    size_t len = 0;
+    void *so = read_file(path, &len);
+    if (!so) {
+      fprintf(stderr, "bench_remote: cannot read the kernels %s (set RIG_BENCH_KERNELS)\n", path);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    rc = size < 4 ? remote_run(argc, argv, so, len) : remote_x4(argc, argv, so, len);
+    free(so);
+    command(CMD_QUIT, 0, 0);
+  }
+  MPI_Comm_free(&ping_comm);
+  MPI_Finalize();
+  return rc == 0 ? 0 : 1;
+}
