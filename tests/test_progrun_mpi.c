@@ -286,6 +286,55 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
   rig_proc_free(&p);
 }
 
+/* Stops (SIGSTOP) the rank-1 progrun: alive, but silent. */
+static void stop_rank_1(void *ctx, pid_t launcher) {
+  int *stopped = ctx;
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    pid_t pid = (pid_t)atoi(e->d_name);
+    if (pid <= 0 || pid == launcher || !descends_from(pid, launcher)) continue;
+    char path[64], env[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t n = fread(env, 1, sizeof env - 1, f);
+    fclose(f);
+    env[n] = 0;
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+      if (strcmp(env + i, "OMPI_COMM_WORLD_RANK=1") == 0 && kill(pid, SIGSTOP) == 0) *stopped = pid;
+  }
+  if (d) closedir(d);
+}
+
+static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
+  char saxpy[512];
+  char np[] = "3";
+  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
+                  "-n",
+                  np,
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  (char *)progrun(),
+                  (char *)example("saxpy.json", saxpy, sizeof saxpy),
+                  "--runs",
+                  "10000000",
+                  "--quiet",
+                  NULL};
+  static char silence[] = "RIG_JOB_SILENCE=2";
+  char *env[] = {silence, NULL};
+  int stopped = 0;
+  rig_proc p = rig_proc_run_during(argv, env, 60, 3.0, stop_rank_1, &stopped);
+  CU_ASSERT(stopped > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  CU_ASSERT(p.seconds < 3.0 + 15.0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: machine 1: silent for 2 s"));
+  if (!strstr(p.err, "machine 1: silent")) show(&p);
+  rig_proc_free(&p);
+}
+
 /* ---- launches -------------------------------------------------------------- */
 
 static void test_srun_without_pmix_is_refused_instead_of_running_separate_jobs(void) {
@@ -335,6 +384,8 @@ void rig_test_register(void) {
        test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves},
       {"an agent killed mid-run ends the job naming its machine",
        test_an_agent_killed_mid_run_ends_the_job_naming_its_machine},
+      {"a silent machine fails the job past the bound",
+       test_a_silent_machine_fails_the_job_past_the_bound},
       {"srun without PMIx is refused instead of running separate jobs",
        test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
       {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},
