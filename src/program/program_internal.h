@@ -127,6 +127,9 @@ bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *s
 /* Prepares Submit step s (program step index i) for each copy it needs. */
 rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err);
 
+/* The frame's counts and inputs, before any step (run.c). */
+rig_status rig_program_check_frame(const rig_program *p, const rig_frame *f, rig_error *err);
+
 /* Programs of another machine (remote.c). */
 rig_status rig_program_load_remote(rig_program *p, rig_error *err);
 rig_status rig_program_run_remote(rig_program *p, const rig_frame *f, const rig_point *waits,

@@ -192,28 +192,10 @@ rig_status rig_program_run_remote(rig_program *p, const rig_frame *f, const rig_
                                   size_t nwaits, rig_point *ends, size_t *nends, rig_error *err) {
   premote *r = p->remote;
   const rig_desc *d = p->desc;
-  if (f->ninputs != d->ninputs)
-    return rig_error_set(err, RIG_EINVAL, "%zu inputs for a program of %zu", f->ninputs,
-                         d->ninputs);
-  if (f->nints > (uint64_t)d->ints)
-    return rig_error_set(err, RIG_EINVAL, "%zu ints for a program of %lld", f->nints,
-                         (long long)d->ints);
-  if (f->nstep_points != p->nsubmits)
-    return rig_error_set(err, RIG_EINVAL, "%zu step points for a program of %zu Submit steps",
-                         f->nstep_points, p->nsubmits);
+  rig_status st = rig_program_check_frame(p, f, err);
+  if (st != RIG_OK) return st;
   for (size_t i = 0; i < d->ninputs; i++) {
     rig_buffer *in = f->inputs[i];
-    rig_device *want = p->devices[d->inputs[i].device];
-    if (!in) return rig_error_set(err, RIG_EINVAL, "input %zu: no buffer", i);
-    if (rig_buffer_device(in) != want)
-      return rig_error_set(err, RIG_EINVAL, "input %zu: a buffer of %s, not %s", i,
-                           rig_device_name(rig_buffer_device(in)), rig_device_name(want));
-    if (rig_buffer_length(in) < (uint64_t)d->inputs[i].bytes)
-      return rig_error_set(err, RIG_EINVAL, "input %zu: %llu bytes, fewer than %lld", i,
-                           (unsigned long long)rig_buffer_length(in),
-                           (long long)d->inputs[i].bytes);
-    if (p->input_written[i] && rig_buffer_access(in) == RIG_ACCESS_READ)
-      return rig_error_set(err, RIG_EINVAL, "input %zu: read-only memory the run writes", i);
     if (r->slot_of[i] != in) {
       rig_buffer *b;
       if (rig_buffer_borrow(r->host, in, &b, err) != RIG_OK)
@@ -227,8 +209,7 @@ rig_status rig_program_run_remote(rig_program *p, const rig_frame *f, const rig_
     r->in[i] =
         (rig_remote_input){rig_buffer_handle(in), rig_buffer_offset(in), rig_buffer_length(in)};
   }
-  rig_status st = check_threads(p, f, err);
-  if (st != RIG_OK) return st;
+  if ((st = check_threads(p, f, err)) != RIG_OK) return st;
   p->runs++;
   /* The hand-over carries the words' bytes: the buffer is free again once
    * rig_submit returns, and runs take turns. */

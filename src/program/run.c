@@ -34,7 +34,7 @@ static rig_status borrow_input(rig_program *p, size_t i, size_t d, rig_buffer *i
   return RIG_OK;
 }
 
-static rig_status check_frame(rig_program *p, const rig_frame *f, rig_error *err) {
+rig_status rig_program_check_frame(const rig_program *p, const rig_frame *f, rig_error *err) {
   const rig_desc *d = p->desc;
   if (f->ninputs != d->ninputs)
     return rig_error_set(err, RIG_EINVAL, "%zu inputs for a program of %zu", f->ninputs,
@@ -58,13 +58,17 @@ static rig_status check_frame(rig_program *p, const rig_frame *f, rig_error *err
                            (long long)d->inputs[i].bytes);
     if (p->input_written[i] && rig_buffer_access(in) == RIG_ACCESS_READ)
       return rig_error_set(err, RIG_EINVAL, "input %zu: read-only memory the run writes", i);
-    for (size_t dev = 0; dev < p->ndevices; dev++)
-      if (p->input_named[i * p->ndevices + dev]) {
-        rig_status st = borrow_input(p, i, dev, in, err);
-        if (st != RIG_OK) return st;
-      }
   }
   return RIG_OK;
+}
+
+/* The frame, and each input's borrow on every device that names it. */
+static rig_status check_frame(rig_program *p, const rig_frame *f, rig_error *err) {
+  rig_status st = rig_program_check_frame(p, f, err);
+  for (size_t i = 0; st == RIG_OK && i < p->desc->ninputs; i++)
+    for (size_t dev = 0; st == RIG_OK && dev < p->ndevices; dev++)
+      if (p->input_named[i * p->ndevices + dev]) st = borrow_input(p, i, dev, f->inputs[i], err);
+  return st;
 }
 
 /* ---- values read per run ---------------------------------------------------- */
