@@ -1,15 +1,58 @@
 /* bench.c: the helpers of bench.h. */
 #include "bench.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "rig/rig_driver.h"
+
 #ifndef RIG_BENCH_SOURCE_DIR
 #define RIG_BENCH_SOURCE_DIR "."
 #endif
+
+void bench_check_failed(const char *file, int line, const char *cond) {
+  fprintf(stderr, "%s: %s:%d: %s failed\n", program_invocation_short_name, file, line, cond);
+  exit(1);
+}
+
+/* The whole file at path, or NULL. */
+static void *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  void *bytes = NULL;
+  long n = -1;
+  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+    bytes = malloc((size_t)n);
+    if (bytes && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+      free(bytes);
+      bytes = NULL;
+    }
+  }
+  fclose(f);
+  *len = n > 0 ? (size_t)n : 0;
+  return bytes;
+}
+
+void *bench_read_kernels(const char *built_at, size_t *len) {
+  const char *path = getenv("RIG_BENCH_KERNELS");
+  if (!path || !path[0]) path = built_at;
+  void *bytes = read_file(path, len);
+  if (!bytes)
+    fprintf(stderr, "%s: cannot read the kernels %s (set RIG_BENCH_KERNELS)\n",
+            program_invocation_short_name, path);
+  return bytes;
+}
+
+unsigned bench_start_pool(void) {
+  unsigned threads = rig_pool_threads();
+  struct timespec settle = {0, 50 * 1000 * 1000};
+  nanosleep(&settle, NULL);
+  return threads;
+}
 
 uint64_t bench_now_ns(void) {
   struct timespec ts;
@@ -31,6 +74,30 @@ double bench_p99(double *samples, size_t n) {
   qsort(samples, n, sizeof *samples, cmp_double);
   size_t rank = (99 * n + 99) / 100; /* ceil(0.99 n), 1-based */
   return samples[rank ? rank - 1 : 0];
+}
+
+bench_measured bench_measure(double (*row)(void), double (*floor_fn)(void), size_t warmup,
+                             size_t samples, void (*counting)(bool on)) {
+  double *r = malloc(samples * sizeof *r), *f = malloc(samples * sizeof *f);
+  BENCH_CHECK(r && f);
+  for (size_t i = 0; i < warmup; i++) {
+    row();
+    floor_fn();
+  }
+  for (size_t i = 0; i < samples; i++) {
+    if (i % 2) f[i] = floor_fn();
+    if (counting) counting(true);
+    r[i] = row();
+    if (counting) counting(false);
+    if (i % 2 == 0) f[i] = floor_fn();
+  }
+  bench_measured m = {.median = bench_median(r, samples),
+                      .p99 = bench_p99(r, samples),
+                      .floor_median = bench_median(f, samples),
+                      .floor_p99 = bench_p99(f, samples)};
+  free(r);
+  free(f);
+  return m;
 }
 
 const char *bench_results_path(int argc, char **argv) {

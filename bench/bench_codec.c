@@ -19,14 +19,6 @@
 #define MEMORY_BYTES 4096
 #define TARGET_MBPS  300.0
 
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "bench_codec: %s:%d: %s failed\n", __FILE__, __LINE__, #cond);               \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
 /* Step i: a Submit on the host of one launch of "k" whose first parameter
  * word is the address of memory i % MEMORIES (a Write ref of its one slot,
  * which names the memory whole); even steps fill two more words from holes,
@@ -35,24 +27,25 @@ static void add_submit(rig_desc *d, rig_desc_step *loop, size_t i) {
   static const uint8_t params[16] = {0};
   int64_t m = (int64_t)(i % MEMORIES);
   rig_desc_submit *s = rig_desc_add_submit(d, loop, 0);
-  CHECK(s);
-  CHECK(rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(m, 0, MEMORY_BYTES)) == 0);
+  BENCH_CHECK(s);
+  BENCH_CHECK(rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(m, 0, MEMORY_BYTES)) == 0);
   rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", params, sizeof params,
                                                 rig_desc_fixed(1), rig_desc_fixed(64));
-  CHECK(p);
-  CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE) == 0);
+  BENCH_CHECK(p);
+  BENCH_CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE) == 0);
   if (i % 2 == 0) {
     rig_desc_data *data = rig_desc_part_params(p);
     rig_desc_hole *h = rig_desc_data_add_hole(d, data, 8, RIG_W32, 0, 0);
-    CHECK(h);
-    CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int((int64_t)(i % 4)), 1) == 0);
+    BENCH_CHECK(h);
+    BENCH_CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int((int64_t)(i % 4)), 1) == 0);
     h = rig_desc_data_add_hole(d, data, 12, RIG_W32, 1, 0);
-    CHECK(h);
-    CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_fixed(3), 2) == 0);
+    BENCH_CHECK(h);
+    BENCH_CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_fixed(3), 2) == 0);
   }
   if (i % 10 == 0)
-    CHECK(rig_desc_submit_add_fixed(d, s, rig_desc_view_of((m + 1) % MEMORIES, 0, MEMORY_BYTES),
-                                    RIG_ACCESS_READ) == 0);
+    BENCH_CHECK(rig_desc_submit_add_fixed(d, s,
+                                          rig_desc_view_of((m + 1) % MEMORIES, 0, MEMORY_BYTES),
+                                          RIG_ACCESS_READ) == 0);
 }
 
 /* Step i: a Move of 64 bytes from one memory to the next, or of the ints. */
@@ -61,14 +54,14 @@ static void add_move(rig_desc *d, rig_desc_step *loop, size_t i) {
   rig_desc_slot src = i % 3 == 0 ? rig_desc_slot_ints() : rig_desc_slot_memory(m, 0, 64);
   rig_desc_slot dst = rig_desc_slot_memory((m + 1) % MEMORIES, 64, 64);
   rig_desc_step *s = rig_desc_add_move(d, loop, src, dst, i % 3 == 0 ? 32 : 64);
-  CHECK(s);
+  BENCH_CHECK(s);
 }
 
 /* A loop of 8 submits and a move (10 steps); counted by the ints or fixed,
  * with a trip word or a flag. */
 static void add_loop(rig_desc *d, size_t i) {
   rig_desc_step *loop = rig_desc_add_loop(d, NULL, i % 2 ? rig_desc_int(0) : rig_desc_fixed(4));
-  CHECK(loop);
+  BENCH_CHECK(loop);
   if (i % 3 == 0) rig_desc_loop_set_trip(loop, 1);
   if (i % 5 == 0) rig_desc_loop_set_flag(loop, rig_desc_slot_memory(2, 0, MEMORY_BYTES), 8);
   for (size_t k = 0; k < 8; k++) add_submit(d, loop, i + k);
@@ -80,7 +73,7 @@ static void add_deep_loop(rig_desc *d, size_t i, int depth) {
   rig_desc_step *loop = NULL;
   for (int k = 0; k < depth; k++) {
     loop = rig_desc_add_loop(d, loop, rig_desc_fixed(2));
-    CHECK(loop);
+    BENCH_CHECK(loop);
   }
   add_submit(d, loop, i);
 }
@@ -89,15 +82,15 @@ static rig_desc *make_desc(void) {
   static const uint8_t binary[64] = {0x7f, 'E', 'L', 'F'};
   static const uint8_t init[32] = {1, 2, 3, 4};
   rig_desc *d = rig_desc_create();
-  CHECK(d);
-  CHECK(rig_desc_add_device(d, "x86_64") == 0);
+  BENCH_CHECK(d);
+  BENCH_CHECK(rig_desc_add_device(d, "x86_64") == 0);
   for (int m = 0; m < MEMORIES; m++)
-    CHECK(rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, MEMORY_BYTES, RIG_COPIES_ONE) == m);
+    BENCH_CHECK(rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, MEMORY_BYTES, RIG_COPIES_ONE) == m);
   rig_desc_data *data = &d->memory[MEMORIES - 1].u.alloc.init;
-  CHECK(rig_desc_data_set(d, data, init, sizeof init) == 0);
-  CHECK(rig_desc_data_add_hole(d, data, 16, RIG_W64, 7, 0));
-  CHECK(rig_desc_add_image(d, 0, binary, sizeof binary) == 0);
-  CHECK(rig_desc_add_input(d, 0, 64) == 0);
+  BENCH_CHECK(rig_desc_data_set(d, data, init, sizeof init) == 0);
+  BENCH_CHECK(rig_desc_data_add_hole(d, data, 16, RIG_W64, 7, 0));
+  BENCH_CHECK(rig_desc_add_image(d, 0, binary, sizeof binary) == 0);
+  BENCH_CHECK(rig_desc_add_input(d, 0, 64) == 0);
   d->ints = 4;
 
   size_t steps = 0;
@@ -117,7 +110,7 @@ static rig_desc *make_desc(void) {
       steps++;
     }
   }
-  CHECK(rig_desc_count_steps(d) == STEPS);
+  BENCH_CHECK(rig_desc_count_steps(d) == STEPS);
   return d;
 }
 
@@ -136,7 +129,7 @@ int main(int argc, char **argv) {
   }
   rig_desc_free(d);
   uint8_t *copy = malloc(len);
-  CHECK(copy);
+  BENCH_CHECK(copy);
   memset(copy, 1, len); /* fault its pages in before timing */
 
   double decode_ns[SAMPLES], floor_ns[SAMPLES];

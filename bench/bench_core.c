@@ -28,13 +28,11 @@
  * built at, or at $RIG_BENCH_KERNELS.
  *
  * Usage: bench_core [RESULTS.jsonl] */
-#include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "alloc_count.h"
 #include "bench.h"
 #include "rig/rig_core.h"
 #include "rig/rig_driver.h"
@@ -49,61 +47,6 @@
 #define HOST_SAMPLES 5000 /* per host row (and as many of its floor) */
 #define CPU_SAMPLES  2000
 #define WARMUP       100 /* samples of each row run before timing */
-
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "bench_core: %s:%d: %s failed\n", __FILE__, __LINE__, #cond);                \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
-/* ---- counting heap allocations ---------------------------------------------- */
-
-#if defined(__SANITIZE_ADDRESS__)
-#define COUNT_ALLOCATIONS 0
-#else
-#define COUNT_ALLOCATIONS 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-static _Atomic long allocations;
-static _Atomic bool counting;
-
-static void count(void) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed))
-    atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
-}
-void *malloc(size_t n) {
-  count();
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t m) {
-  count();
-  return __libc_calloc(n, m);
-}
-void *realloc(void *p, size_t n) {
-  count();
-  return __libc_realloc(p, n);
-}
-int posix_memalign(void **p, size_t alignment, size_t n) {
-  count();
-  if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) return EINVAL;
-  void *q = __libc_memalign(alignment, n);
-  if (!q) return ENOMEM;
-  *p = q;
-  return 0;
-}
-#endif
-
-static void counting_on(bool on) {
-#if COUNT_ALLOCATIONS
-  atomic_store(&counting, on);
-#else
-  (void)on;
-#endif
-}
 
 /* ---- the work --------------------------------------------------------------- */
 
@@ -122,23 +65,6 @@ typedef struct step {
 static void die(const char *what, const rig_error *err) {
   fprintf(stderr, "bench_core: %s: %s\n", what, err->message);
   exit(1);
-}
-
-static void *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  void *bytes = NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-    bytes = malloc((size_t)n);
-    if (bytes && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-      free(bytes);
-      bytes = NULL;
-    }
-  }
-  fclose(f);
-  *len = n > 0 ? (size_t)n : 0;
-  return bytes;
 }
 
 static rig_image *load(rig_device *dev, const void *so, size_t len, rig_entry *noop) {
@@ -167,7 +93,7 @@ static void make_step(step *st, rig_device *dev, rig_image *img, const rig_entry
   rig_error err;
   if (rig_submission_make(dev, &part, 1, nslots, NULL, 0, &st->sub, &err) != RIG_OK)
     die("making a submission", &err);
-  CHECK(rig_submission_block_bytes(st->sub) <= sizeof st->block);
+  BENCH_CHECK(rig_submission_block_bytes(st->sub) <= sizeof st->block);
   rig_submission_block_init(st->sub, st->block);
 }
 
@@ -239,39 +165,16 @@ static double floor_cpu64(void) {
   return (double)(t1 - t0) / STEPS;
 }
 
-typedef struct measured {
-  double median, p99, floor_median, floor_p99;
-} measured;
-
-/* Warms up, then takes `samples` samples of the row and of its floor,
- * interleaved; the row's submits (submits_per_sample each) are counted for
- * core/alloc. */
-static measured measure(double (*row)(void), double (*floor_fn)(void), size_t samples,
-                        long submits_per_sample) {
-  double *r = malloc(samples * sizeof *r), *f = malloc(samples * sizeof *f);
-  CHECK(r && f);
-  for (int i = 0; i < WARMUP; i++) {
-    row();
-    floor_fn();
-  }
-  for (size_t i = 0; i < samples; i++) {
-    if (i % 2) f[i] = floor_fn();
-    counting_on(true);
-    r[i] = row();
-    counting_on(false);
-    if (i % 2 == 0) f[i] = floor_fn();
-  }
+/* Measures a row beside its floor (bench_measure), the row's allocations
+ * counted; its submits (submits_per_sample a sample) count for core/alloc. */
+static bench_measured measure(double (*row)(void), double (*floor_fn)(void), size_t samples,
+                              long submits_per_sample) {
   submits_counted += (long)samples * submits_per_sample;
-  measured m = {.median = bench_median(r, samples),
-                .p99 = bench_p99(r, samples),
-                .floor_median = bench_median(f, samples),
-                .floor_p99 = bench_p99(f, samples)};
-  free(r);
-  free(f);
-  return m;
+  return bench_measure(row, floor_fn, WARMUP, samples, bench_alloc_counting);
 }
 
-static int report(int argc, char **argv, const char *name, size_t samples, const measured *m) {
+static int report(int argc, char **argv, const char *name, size_t samples,
+                  const bench_measured *m) {
   bench_row row = {
       .name = name,
       .unit = "ns",
@@ -289,23 +192,13 @@ static int report(int argc, char **argv, const char *name, size_t samples, const
 }
 
 int main(int argc, char **argv) {
-  const char *path = getenv("RIG_BENCH_KERNELS");
-  if (!path || !path[0]) path = RIG_BENCH_KERNELS;
   size_t len = 0;
-  void *so = read_file(path, &len);
-  if (!so) {
-    fprintf(stderr, "bench_core: cannot read the kernels %s (set RIG_BENCH_KERNELS)\n", path);
-    return 1;
-  }
+  void *so = bench_read_kernels(RIG_BENCH_KERNELS, &len);
+  if (!so) return 1;
   rig_error err;
   rig_device *host = rig_host(), *cpu[2];
-  CHECK(host);
-  /* The worker pool starts its threads now, and lets them bind to their
-   * cores (hwloc allocates there, once per thread) before anything is
-   * counted. */
-  unsigned threads = rig_pool_threads();
-  struct timespec settle = {0, 50 * 1000 * 1000};
-  nanosleep(&settle, NULL);
+  BENCH_CHECK(host);
+  unsigned threads = bench_start_pool();
   if (rig_device_open("cpu:0", &cpu[0], &err) != RIG_OK) die("cpu:0", &err);
   if (rig_device_open("cpu:1", &cpu[1], &err) != RIG_OK) die("cpu:1", &err);
   rig_entry noop_h, noop_c[2];
@@ -338,28 +231,17 @@ int main(int argc, char **argv) {
     set_slots(&cpu64[k], xb[d][k % 2], xb[d][(k + 1) % 2]);
   }
 
-  measured h1 = measure(row_host1, floor_host1, HOST_SAMPLES, REPS);
-  measured h64 = measure(row_host64, floor_host64, HOST_SAMPLES, STEPS);
-  measured c64 = measure(row_cpu64, floor_cpu64, CPU_SAMPLES, STEPS);
+  bench_measured h1 = measure(row_host1, floor_host1, HOST_SAMPLES, REPS);
+  bench_measured h64 = measure(row_host64, floor_host64, HOST_SAMPLES, STEPS);
+  bench_measured c64 = measure(row_cpu64, floor_cpu64, CPU_SAMPLES, STEPS);
 
   bench_print_header();
   int rc = 0;
   rc |= report(argc, argv, "core/host-1", HOST_SAMPLES, &h1);
   rc |= report(argc, argv, "core/host-64", HOST_SAMPLES, &h64);
   rc |= report(argc, argv, "core/cpu-64", CPU_SAMPLES, &c64);
-#if COUNT_ALLOCATIONS
-  long allocs = atomic_load(&allocations);
-  bench_row alloc = {
-      .name = "core/alloc",
-      .unit = "allocs",
-      .median = (double)allocs / (double)submits_counted,
-      .samples = (size_t)submits_counted,
-      .target = "0",
-      .ok = allocs == 0,
-  };
-  rc |= bench_report(argc, argv, &alloc);
-  fprintf(stderr, "(core/alloc: %ld allocations over %ld submits)\n", allocs, submits_counted);
-#endif
+  if (BENCH_COUNTS_ALLOCATIONS)
+    rc |= bench_alloc_report(argc, argv, "core/alloc", submits_counted, "submits");
   fprintf(stderr, "(%u threads run a host launch; RIG_WORKERS overrides)\n", threads);
 
   for (int k = 0; k < STEPS; k++) {

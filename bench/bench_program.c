@@ -35,13 +35,11 @@
  * built at, or at $RIG_BENCH_KERNELS.
  *
  * Usage: bench_program [RESULTS.jsonl] */
-#include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "alloc_count.h"
 #include "bench.h"
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
@@ -59,83 +57,11 @@
 #define CPU_SAMPLES  300
 #define WARMUP       200 /* samples of each row and floor before timing */
 
-#define CHECK(cond)                                                                                \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      fprintf(stderr, "bench_program: %s:%d: %s failed\n", __FILE__, __LINE__, #cond);             \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
-/* ---- counting heap allocations ---------------------------------------------- */
-
-#if defined(__SANITIZE_ADDRESS__)
-#define COUNT_ALLOCATIONS 0
-#else
-#define COUNT_ALLOCATIONS 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-static _Atomic long allocations;
-static _Atomic bool counting;
-
-static void count(void) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed))
-    atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
-}
-void *malloc(size_t n) {
-  count();
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t m) {
-  count();
-  return __libc_calloc(n, m);
-}
-void *realloc(void *p, size_t n) {
-  count();
-  return __libc_realloc(p, n);
-}
-int posix_memalign(void **p, size_t alignment, size_t n) {
-  count();
-  if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) return EINVAL;
-  void *q = __libc_memalign(alignment, n);
-  if (!q) return ENOMEM;
-  *p = q;
-  return 0;
-}
-#endif
-
-static void counting_on(bool on) {
-#if COUNT_ALLOCATIONS
-  atomic_store(&counting, on);
-#else
-  (void)on;
-#endif
-}
-
 /* ---- fixtures ----------------------------------------------------------------- */
 
 static void die(const char *what, const rig_error *err) {
   fprintf(stderr, "bench_program: %s: %s\n", what, err->message);
   exit(1);
-}
-
-static void *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  void *bytes = NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-    bytes = malloc((size_t)n);
-    if (bytes && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-      free(bytes);
-      bytes = NULL;
-    }
-  }
-  fclose(f);
-  *len = n > 0 ? (size_t)n : 0;
-  return bytes;
 }
 
 static void *so_bytes;
@@ -176,7 +102,7 @@ static void make_step(step *st, rig_device *dev, rig_image *img, const rig_entry
   rig_error err;
   if (rig_submission_make(dev, &part, 1, nslots, NULL, 0, &st->sub, &err) != RIG_OK)
     die("making a submission", &err);
-  CHECK(rig_submission_block_bytes(st->sub) <= sizeof st->block);
+  BENCH_CHECK(rig_submission_block_bytes(st->sub) <= sizeof st->block);
   rig_submission_block_init(st->sub, st->block);
   st->slots[0] = a;
   st->slots[1] = b;
@@ -200,26 +126,26 @@ static void add_noop_step(rig_desc *d, int64_t dev, int64_t img, size_t nslots, 
                           const rig_use *uses) {
   static const uint64_t params[2] = {0, 0};
   rig_desc_submit *s = rig_desc_add_submit(d, NULL, dev);
-  CHECK(s);
+  BENCH_CHECK(s);
   int64_t k[2];
   for (size_t i = 0; i < nslots; i++) {
     k[i] = rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(mem[i], 0, 64));
-    CHECK(k[i] >= 0);
+    BENCH_CHECK(k[i] >= 0);
   }
   rig_desc_part *part = rig_desc_submit_add_launch(d, s, img, "noop", params, 8 * nslots,
                                                    rig_desc_fixed(1), rig_desc_fixed(1));
-  CHECK(part);
+  BENCH_CHECK(part);
   for (size_t i = 0; i < nslots; i++)
-    CHECK(rig_desc_part_add_ref(d, part, k[i], 8 * (int64_t)i, uses[i]) == 0);
+    BENCH_CHECK(rig_desc_part_add_ref(d, part, k[i], 8 * (int64_t)i, uses[i]) == 0);
 }
 
 /* A host program of n steps, each one noop launch writing memory 0. */
 static rig_desc *host_desc(size_t n) {
   rig_desc *d = rig_desc_create();
-  CHECK(d);
-  CHECK(rig_desc_add_device(d, rig_host_isa()) == 0);
-  CHECK(rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE) == 0);
-  CHECK(rig_desc_add_image(d, 0, so_bytes, so_len) == 0);
+  BENCH_CHECK(d);
+  BENCH_CHECK(rig_desc_add_device(d, rig_host_isa()) == 0);
+  BENCH_CHECK(rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE) == 0);
+  BENCH_CHECK(rig_desc_add_image(d, 0, so_bytes, so_len) == 0);
   static const int64_t mem[1] = {0};
   static const rig_use uses[1] = {RIG_USE_WRITE};
   for (size_t i = 0; i < n; i++) add_noop_step(d, 0, 0, 1, mem, uses);
@@ -230,14 +156,14 @@ static rig_desc *host_desc(size_t n) {
  * cpu:(k % 2) reads memory k % 2 and writes memory (k + 1) % 2. */
 static rig_desc *cpu_desc(void) {
   rig_desc *d = rig_desc_create();
-  CHECK(d);
-  CHECK(rig_desc_add_device(d, rig_host_isa()) == 0);
-  CHECK(rig_desc_add_device(d, cpu_arch) == 1);
-  CHECK(rig_desc_add_device(d, cpu_arch) == 2);
+  BENCH_CHECK(d);
+  BENCH_CHECK(rig_desc_add_device(d, rig_host_isa()) == 0);
+  BENCH_CHECK(rig_desc_add_device(d, cpu_arch) == 1);
+  BENCH_CHECK(rig_desc_add_device(d, cpu_arch) == 2);
   for (int j = 0; j < 2; j++)
-    CHECK(rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE) == j);
-  CHECK(rig_desc_add_image(d, 1, so_bytes, so_len) == 0);
-  CHECK(rig_desc_add_image(d, 2, so_bytes, so_len) == 1);
+    BENCH_CHECK(rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE) == j);
+  BENCH_CHECK(rig_desc_add_image(d, 1, so_bytes, so_len) == 0);
+  BENCH_CHECK(rig_desc_add_image(d, 2, so_bytes, so_len) == 1);
   static const rig_use uses[2] = {RIG_USE_READ, RIG_USE_WRITE};
   for (int k = 0; k < STEPS; k++) {
     int64_t mem[2] = {k % 2, (k + 1) % 2};
@@ -268,8 +194,8 @@ static void prog_init(prog *x, rig_program *p) {
   x->p = p;
   size_t n = 0;
   x->points = rig_program_step_points(p, &n);
-  CHECK(x->points);
-  CHECK(rig_program_devices(p) <= 4);
+  BENCH_CHECK(x->points);
+  BENCH_CHECK(rig_program_devices(p) <= 4);
   x->f = (rig_frame){NULL, 0, NULL, 0, x->points, n};
 }
 
@@ -336,40 +262,16 @@ static double floor_cpu64(void) {
   return (double)(t1 - t0) / (CPU_RUNS * STEPS);
 }
 
-typedef struct measured {
-  double median, p99, floor_median, floor_p99;
-} measured;
-
-/* Warms up, then takes `samples` samples of the row and of its floor,
- * interleaved (which goes first alternates); the row's runs (runs_per_sample
- * each) are counted for program/alloc. */
-static measured measure(double (*row)(void), double (*floor_fn)(void), size_t samples,
-                        long runs_per_sample) {
-  double *r = malloc(samples * sizeof *r), *f = malloc(samples * sizeof *f);
-  CHECK(r && f);
-  for (int i = 0; i < WARMUP; i++) {
-    row();
-    floor_fn();
-  }
-  for (size_t i = 0; i < samples; i++) {
-    if (i % 2) f[i] = floor_fn();
-    counting_on(true);
-    r[i] = row();
-    counting_on(false);
-    if (i % 2 == 0) f[i] = floor_fn();
-  }
+/* Measures a row beside its floor (bench_measure), the row's allocations
+ * counted; its runs (runs_per_sample a sample) count for program/alloc. */
+static bench_measured measure(double (*row)(void), double (*floor_fn)(void), size_t samples,
+                              long runs_per_sample) {
   runs_counted += (long)samples * runs_per_sample;
-  measured m = {.median = bench_median(r, samples),
-                .p99 = bench_p99(r, samples),
-                .floor_median = bench_median(f, samples),
-                .floor_p99 = bench_p99(f, samples)};
-  free(r);
-  free(f);
-  return m;
+  return bench_measure(row, floor_fn, WARMUP, samples, bench_alloc_counting);
 }
 
 static int report(int argc, char **argv, const char *name, const char *per, size_t samples,
-                  const measured *m, const char *target, bool ok) {
+                  const bench_measured *m, const char *target, bool ok) {
   bench_row row = {
       .name = name,
       .unit = "ns",
@@ -410,7 +312,7 @@ static int load_scaling(int argc, char **argv) {
   for (int s = 0; s < LOAD_SIZES; s++) {
     d[s] = host_desc(load_steps[s]);
     t[s] = malloc(load_samples[s] * sizeof *t[s]);
-    CHECK(t[s]);
+    BENCH_CHECK(t[s]);
     time_load(d[s]); /* warm-up */
   }
   /* Round i loads each size that still wants samples, the order rotating. */
@@ -446,23 +348,13 @@ static int load_scaling(int argc, char **argv) {
 /* ---- main ------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
-  const char *path = getenv("RIG_BENCH_KERNELS");
-  if (!path || !path[0]) path = RIG_BENCH_KERNELS;
-  so_bytes = read_file(path, &so_len);
-  if (!so_bytes) {
-    fprintf(stderr, "bench_program: cannot read the kernels %s (set RIG_BENCH_KERNELS)\n", path);
-    return 1;
-  }
+  so_bytes = bench_read_kernels(RIG_BENCH_KERNELS, &so_len);
+  if (!so_bytes) return 1;
   snprintf(cpu_arch, sizeof cpu_arch, "cpu-%s", rig_host_isa());
   rig_error err;
   rig_device *host = rig_host(), *cpu[2];
-  CHECK(host);
-  /* The worker pool starts its threads now, and lets them bind to their
-   * cores (hwloc allocates there, once per thread) before anything is
-   * counted. */
-  unsigned threads = rig_pool_threads();
-  struct timespec settle = {0, 50 * 1000 * 1000};
-  nanosleep(&settle, NULL);
+  BENCH_CHECK(host);
+  unsigned threads = bench_start_pool();
   if (rig_device_open("cpu:0", &cpu[0], &err) != RIG_OK) die("cpu:0", &err);
   if (rig_device_open("cpu:1", &cpu[1], &err) != RIG_OK) die("cpu:1", &err);
 
@@ -496,12 +388,9 @@ int main(int argc, char **argv) {
               xb[dv][(k + 1) % 2]);
   }
 
-  measured h1 = measure(row_host1, floor_host1, HOST_SAMPLES, REPS);
-  measured h64 = measure(row_host64, floor_host64, HOST_SAMPLES, 1);
-  measured c64 = measure(row_cpu64, floor_cpu64, CPU_SAMPLES, CPU_RUNS);
-#if COUNT_ALLOCATIONS
-  long allocs = atomic_load(&allocations);
-#endif
+  bench_measured h1 = measure(row_host1, floor_host1, HOST_SAMPLES, REPS);
+  bench_measured h64 = measure(row_host64, floor_host64, HOST_SAMPLES, 1);
+  bench_measured c64 = measure(row_cpu64, floor_cpu64, CPU_SAMPLES, CPU_RUNS);
 
   bench_print_header();
   int rc = 0;
@@ -512,18 +401,8 @@ int main(int argc, char **argv) {
   rc |= report(argc, argv, "program/host-64", "step", HOST_SAMPLES, &h64, "<=15ns/st <=1.3x",
                over64 <= 15 && ratio64 <= 1.3);
   rc |= report(argc, argv, "program/cpu-64", "step", CPU_SAMPLES, &c64, "<=1.3x", ratioc <= 1.3);
-#if COUNT_ALLOCATIONS
-  bench_row alloc = {
-      .name = "program/alloc",
-      .unit = "allocs",
-      .median = (double)allocs / (double)runs_counted,
-      .samples = (size_t)runs_counted,
-      .target = "0",
-      .ok = allocs == 0,
-  };
-  rc |= bench_report(argc, argv, &alloc);
-  fprintf(stderr, "(program/alloc: %ld allocations over %ld runs)\n", allocs, runs_counted);
-#endif
+  if (BENCH_COUNTS_ALLOCATIONS)
+    rc |= bench_alloc_report(argc, argv, "program/alloc", runs_counted, "runs");
   rc |= load_scaling(argc, argv);
   fprintf(stderr, "(%u threads run a host launch; RIG_WORKERS overrides)\n", threads);
 

@@ -74,23 +74,6 @@ static size_t env_count(const char *name, size_t fallback) {
   return n > 0 ? (size_t)n : fallback;
 }
 
-static void *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  void *bytes = NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-    bytes = malloc((size_t)n);
-    if (bytes && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
-      free(bytes);
-      bytes = NULL;
-    }
-  }
-  fclose(f);
-  *len = n > 0 ? (size_t)n : 0;
-  return bytes;
-}
-
 /* ---- commands ------------------------------------------------------------------- */
 
 /* cmd, and for CMD_PING the round trips and their bytes. */
@@ -336,14 +319,9 @@ int main(int argc, char **argv) {
   if (rank != 0) {
     agent_loop(rank);
   } else {
-    const char *path = getenv("RIG_BENCH_KERNELS");
-    if (!path || !path[0]) path = RIG_BENCH_KERNELS;
     size_t len = 0;
-    void *so = read_file(path, &len);
-    if (!so) {
-      fprintf(stderr, "bench_remote: cannot read the kernels %s (set RIG_BENCH_KERNELS)\n", path);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    void *so = bench_read_kernels(RIG_BENCH_KERNELS, &len);
+    if (!so) MPI_Abort(MPI_COMM_WORLD, 1);
     rc = size < 4 ? remote_run(argc, argv, so, len) : remote_x4(argc, argv, so, len);
     free(so);
     command(CMD_QUIT, 0, 0);

@@ -133,6 +133,16 @@ static proc run_io(const char *cwd, const char *in, const char *const *args) {
 
 #define RUN(...) run_io(NULL, NULL, (const char *const[]){__VA_ARGS__, NULL})
 
+/* Runs progrun where only its exit status matters (a step that makes a
+ * file, say): the status must be `want`; what it said is shown when not. */
+#define RUN_EXITS(want, ...)                                                                       \
+  do {                                                                                             \
+    proc p_ = RUN(__VA_ARGS__);                                                                    \
+    CU_ASSERT_EQUAL(p_.code, (want));                                                              \
+    if (p_.code != (want)) show(#__VA_ARGS__, &p_);                                                \
+    proc_free(&p_);                                                                                \
+  } while (0)
+
 /* Prints what the child said when an expectation fails, for diagnosis. */
 static void show(const char *what, const proc *p) {
   fprintf(stderr, "\n%s: exit %d\n--- stdout\n%s--- stderr\n%s---\n", what, p->code, p->out.p,
@@ -429,13 +439,8 @@ static void test_dump_json_repacks_to_the_same_bytes(void) {
     CU_ASSERT(p.out.n > 0 && p.out.p[0] == '{');
     write_file(tmp_path("repack.json", json, sizeof json), p.out.p, p.out.n);
     proc_free(&p);
-    p = RUN("pack", json, "-o", tmp_path("repack-a.bin", a, sizeof a));
-    CU_ASSERT_EQUAL(p.code, 0);
-    if (p.code != 0) show("pack of dump --json", &p);
-    proc_free(&p);
-    p = RUN("pack", from, "-o", tmp_path("repack-b.bin", b, sizeof b));
-    CU_ASSERT_EQUAL(p.code, 0);
-    proc_free(&p);
+    RUN_EXITS(0, "pack", json, "-o", tmp_path("repack-a.bin", a, sizeof a));
+    RUN_EXITS(0, "pack", from, "-o", tmp_path("repack-b.bin", b, sizeof b));
     CU_ASSERT(same_file(a, b));
   }
 }
@@ -459,10 +464,7 @@ static void test_dump_takes_any_description(void) {
     CU_ASSERT_EQUAL(p.code, 0);
     write_file(tmp_path("any.json", json, sizeof json), p.out.p, p.out.n);
     proc_free(&p);
-    p = RUN("pack", json, "-o", tmp_path("any-back.bin", back, sizeof back));
-    CU_ASSERT_EQUAL(p.code, 0);
-    if (p.code != 0) show("pack any.json", &p);
-    proc_free(&p);
+    RUN_EXITS(0, "pack", json, "-o", tmp_path("any-back.bin", back, sizeof back));
     CU_ASSERT(same_file(bin, back));
   }
 }
@@ -494,9 +496,7 @@ static void test_pack_then_check_round_trips(void) {
     proc_free(&p);
 
     /* Bytes in, the same bytes out. */
-    p = RUN("pack", bin, "-o", tmp_path("rt2.bin", bin2, sizeof bin2));
-    CU_ASSERT_EQUAL(p.code, 0);
-    proc_free(&p);
+    RUN_EXITS(0, "pack", bin, "-o", tmp_path("rt2.bin", bin2, sizeof bin2));
     CU_ASSERT(same_file(bin, bin2));
   }
 }
@@ -537,9 +537,7 @@ static void test_pack_writes_whole_or_not_at_all(void) {
   example_path(0, src, sizeof src);
   tmp_path("atomic/out.bin", out, sizeof out);
   write_text(out, "old contents");
-  proc p = RUN("pack", src, "-o", out);
-  CU_ASSERT_EQUAL(p.code, 0);
-  proc_free(&p);
+  RUN_EXITS(0, "pack", src, "-o", out);
   size_t n = 0;
   char *b = rig_test_read_file(out, &n);
   CU_ASSERT(b && rig_desc_is_bytes(b, n));
@@ -551,9 +549,7 @@ static void test_pack_writes_whole_or_not_at_all(void) {
   /* Input that does not decode: the old output stays. */
   tmp_path("atomic/bad.bin", bad, sizeof bad);
   write_file(bad, "rig.program\n", 12);
-  p = RUN("pack", bad, "-o", out);
-  CU_ASSERT_EQUAL(p.code, 2);
-  proc_free(&p);
+  RUN_EXITS(2, "pack", bad, "-o", out);
   CU_ASSERT_EQUAL(entries(dir), 2);
   b = rig_test_read_file(out, &n);
   CU_ASSERT(b && rig_desc_is_bytes(b, n));
@@ -561,7 +557,7 @@ static void test_pack_writes_whole_or_not_at_all(void) {
 
   /* An output in no directory. */
   tmp_path("atomic/none/out.bin", out, sizeof out);
-  p = RUN("pack", src, "-o", out);
+  proc p = RUN("pack", src, "-o", out);
   CU_ASSERT_EQUAL(p.code, 2);
   snprintf(want, sizeof want, "progrun: cannot write %s: %s\n", out, strerror(ENOENT));
   CU_ASSERT_STRING_EQUAL(p.err.p, want);
@@ -604,9 +600,7 @@ static void test_a_dash_reads_stdin(void) {
       (const char *const[]){"pack", "-", "-o", tmp_path("stdin.bin", bin, sizeof bin), NULL});
   CU_ASSERT_EQUAL(p.code, 0);
   proc_free(&p);
-  p = RUN("pack", src, "-o", tmp_path("stdin-want.bin", want, sizeof want));
-  CU_ASSERT_EQUAL(p.code, 0);
-  proc_free(&p);
+  RUN_EXITS(0, "pack", src, "-o", tmp_path("stdin-want.bin", want, sizeof want));
   CU_ASSERT(same_file(bin, want));
   p = run_io(NULL, bin, (const char *const[]){"check", "-", NULL});
   CU_ASSERT_EQUAL(p.code, 0);
@@ -678,9 +672,7 @@ static void test_run_saxpy_gives_checkable_output(void) {
   CU_ASSERT(file_is(yp, y, sizeof y));
 
   /* No --input: x is 0, so y is too; no --ints: no trip. */
-  p = RUN(ex, "-q", "--output", out);
-  CU_ASSERT_EQUAL(p.code, 0);
-  proc_free(&p);
+  RUN_EXITS(0, ex, "-q", "--output", out);
   memset(y, 0, sizeof y);
   CU_ASSERT(file_is(yp, y, sizeof y));
 }
@@ -729,22 +721,17 @@ static void test_run_ints_take_run_and_rank(void) {
   rig_desc_free(d);
   io_arg(0, tmp_path("ints.out", op, sizeof op), out, sizeof out);
 
-  proc p = RUN("run", path, "--runs", "4", "--ints", "run,rank,-7", "--output", out, "-q");
-  CU_ASSERT_EQUAL(p.code, 0);
-  if (p.code != 0) show("run --ints run,rank,-7", &p);
-  proc_free(&p);
+  RUN_EXITS(0, "run", path, "--runs", "4", "--ints", "run,rank,-7", "--output", out, "-q");
   int64_t w1[3] = {3, 0, -7};
   CU_ASSERT(file_is(op, w1, sizeof w1));
 
   /* Ints not given are 0. */
-  p = RUN("run", path, "--ints", "5", "--output", out, "-q");
-  CU_ASSERT_EQUAL(p.code, 0);
-  proc_free(&p);
+  RUN_EXITS(0, "run", path, "--ints", "5", "--output", out, "-q");
   int64_t w2[3] = {5, 0, 0};
   CU_ASSERT(file_is(op, w2, sizeof w2));
 
   /* More ints than the program's: the option does not fit the file. */
-  p = RUN("run", path, "--ints", "1,2,3,4");
+  proc p = RUN("run", path, "--ints", "1,2,3,4");
   CU_ASSERT_EQUAL(p.code, 2);
   snprintf(want, sizeof want, "progrun: %s: --ints: 4 ints for a program of 3\n", path);
   CU_ASSERT_STRING_EQUAL(p.err.p, want);
@@ -768,10 +755,7 @@ static void test_run_devices_map_and_refuse(void) {
   example_path(0, ex, sizeof ex);
   io_arg(0, xp, in, sizeof in);
   io_arg(1, tmp_path("dev-y.bin", yp, sizeof yp), out, sizeof out);
-  proc p = RUN("run", ex, "--devices", "host,cpu:1", "--ints", "3", "--input", in, "--output", out);
-  CU_ASSERT_EQUAL(p.code, 0);
-  if (p.code != 0) show("run --devices host,cpu:1", &p);
-  proc_free(&p);
+  RUN_EXITS(0, "run", ex, "--devices", "host,cpu:1", "--ints", "3", "--input", in, "--output", out);
   saxpy_expect(x, 1024, 3, y);
   CU_ASSERT(file_is(yp, y, sizeof y));
 
@@ -786,7 +770,7 @@ static void test_run_devices_map_and_refuse(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char msg[256];
     snprintf(msg, sizeof msg, cases[i].message, rig_host_isa(), rig_host_isa());
-    p = RUN("run", ex, "--devices", cases[i].list);
+    proc p = RUN("run", ex, "--devices", cases[i].list);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
     snprintf(want, sizeof want, "progrun: %s: %s\n", ex, msg);
@@ -850,9 +834,7 @@ static void test_run_checks_input_and_output_files(void) {
   proc_free(&p);
   /* A shorter file is zero-filled: 4095 bytes fit. */
   write_file(big, bytes, 4095);
-  p = RUN("run", ex, "-q", "--input", arg);
-  CU_ASSERT_EQUAL(p.code, 0);
-  proc_free(&p);
+  RUN_EXITS(0, "run", ex, "-q", "--input", arg);
 
   p = RUN("run", ex, "--output", "2=/dev/null");
   CU_ASSERT_EQUAL(p.code, 2);
@@ -978,10 +960,7 @@ static void test_run_failing_at_a_step_exits_1(void) {
   rig_desc_part_add_ref(d, l, 1, 8, RIG_USE_WRITE);
   write_desc(d, "groups.bin", path, sizeof path);
   rig_desc_free(d);
-  p = RUN("run", path, "--ints", "4", "-q");
-  CU_ASSERT_EQUAL(p.code, 0);
-  if (p.code != 0) show("groups 4", &p);
-  proc_free(&p);
+  RUN_EXITS(0, "run", path, "--ints", "4", "-q");
   p = RUN("run", path, "--ints", "rank");
   CU_ASSERT_EQUAL(p.code, 1);
   CU_ASSERT(strncmp(p.err.p, "progrun: run 0: step 0: ", 24) == 0);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_count.h"
 #include "polled.h"
 #include "rig/rig_core.h"
 #include "rig_test.h"
@@ -63,20 +64,28 @@ static rig_buffer *buffer(rig_device *d, uint64_t bytes) {
   return b;
 }
 
+/* A launch of img's `fn` (one group of one thread) with params_bytes of
+ * params and nrefs refs. */
+static rig_part launch_part(rig_image *img, const char *fn, const void *params,
+                            uint32_t params_bytes, const rig_ref *refs, size_t nrefs) {
+  rig_part part = {.kind = RIG_WORK_LAUNCH};
+  part.u.launch.image = img;
+  part.u.launch.entry = entry_of(img, fn);
+  part.u.launch.params = params;
+  part.u.launch.params_bytes = params_bytes;
+  part.u.launch.refs = refs;
+  part.u.launch.nrefs = nrefs;
+  for (int i = 0; i < 3; i++) part.u.launch.groups[i] = part.u.launch.threads[i] = 1;
+  return part;
+}
+
 /* A submission on dev of one launch of `fn` whose params are two 64-bit
  * words, both refs (of uses u0, u1) to slots 0 and 1, or one when u1 < 0. */
 static rig_submission *launch2(rig_device *dev, rig_image *img, const char *fn, int u0, int u1) {
   uint64_t params[2] = {0, 0};
   rig_ref refs[2] = {{0, 0, (rig_use)u0}, {1, 8, (rig_use)(u1 < 0 ? 0 : u1)}};
   size_t nrefs = u1 < 0 ? 1 : 2;
-  rig_part part = {.kind = RIG_WORK_LAUNCH};
-  part.u.launch.image = img;
-  part.u.launch.entry = entry_of(img, fn);
-  part.u.launch.params = params;
-  part.u.launch.params_bytes = sizeof params;
-  part.u.launch.refs = refs;
-  part.u.launch.nrefs = nrefs;
-  for (int i = 0; i < 3; i++) part.u.launch.groups[i] = part.u.launch.threads[i] = 1;
+  rig_part part = launch_part(img, fn, params, sizeof params, refs, nrefs);
   rig_submission *s = NULL;
   rig_error err;
   rig_status st = rig_submission_make(dev, &part, 1, nrefs, NULL, 0, &s, &err);
@@ -192,115 +201,120 @@ static void test_a_fill_runs_once_per_submit(void) {
 
 /* ---- ordering ------------------------------------------------------------- */
 
+/* Polled devices A, B (and C), each with the kernels loaded and its borrow
+ * of one host memory of 16 bytes, m: most ordering tests' fixture. */
+enum { A, B, C };
+
+typedef struct sharing {
+  size_t n;
+  rig_polled *p[3];
+  rig_device *dev[3];
+  rig_image *img[3];
+  rig_buffer *m, *view[3];
+} sharing;
+
+/* n devices (at most 3); device i can wait in its queue when can_wait[i]. */
+static sharing sharing_open(size_t n, const bool *can_wait) {
+  sharing s = {.n = n};
+  for (size_t i = 0; i < n; i++) s.dev[i] = polled(&s.p[i], can_wait[i]);
+  for (size_t i = 0; i < n; i++) s.img[i] = load_kernels(s.dev[i]);
+  s.m = buffer(rig_host(), 16);
+  for (size_t i = 0; i < n; i++)
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(s.dev[i], s.m, &s.view[i], NULL), RIG_OK);
+  return s;
+}
+
+/* Releases the views, m and the images (the tests release their
+ * submissions first). */
+static void sharing_close(sharing *s) {
+  for (size_t i = 0; i < s->n; i++) rig_buffer_release(s->view[i]);
+  rig_buffer_release(s->m);
+  for (size_t i = 0; i < s->n; i++) rig_image_release(s->img[i]);
+}
+
+/* A submission on device i of noop with one ref of use u, to slot 0. */
+static rig_submission *noop_on(const sharing *s, int i, rig_use u) {
+  return launch2(s->dev[i], s->img[i], "noop", u, -1);
+}
+
 /* A write on polled A, then a read on polled B (which waits in its queue):
  * B's work carries A's point. */
 static void test_reads_of_another_devices_write_wait_for_it(void) {
-  rig_polled *pa, *pb;
-  rig_device *a = polled(&pa, false), *b = polled(&pb, true);
-  rig_image *ia = load_kernels(a), *ib = load_kernels(b);
-  rig_buffer *m = buffer(rig_host(), 16), *ma, *mb;
-  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(a, m, &ma, NULL), RIG_OK);
-  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(b, m, &mb, NULL), RIG_OK);
-  rig_submission *w = launch2(a, ia, "noop", RIG_USE_WRITE, -1);
-  rig_submission *r = launch2(b, ib, "noop", RIG_USE_READ, -1);
-  rig_point pw = submit2(w, ma, NULL);
-  rig_point pr = submit2(r, mb, NULL);
-  CU_ASSERT(logged(pb, "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(pr),
-                   rig_device_name(a), (unsigned long long)rig_point_value(pw)));
+  sharing s = sharing_open(2, (const bool[]){false, true});
+  rig_submission *w = noop_on(&s, A, RIG_USE_WRITE);
+  rig_submission *r = noop_on(&s, B, RIG_USE_READ);
+  rig_point pw = submit2(w, s.view[A], NULL);
+  rig_point pr = submit2(r, s.view[B], NULL);
+  CU_ASSERT(logged(s.p[B], "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(pr),
+                   rig_device_name(s.dev[A]), (unsigned long long)rig_point_value(pw)));
   /* A second read on B follows the same write, and nothing of B's own. */
-  rig_point pr2 = submit2(r, mb, NULL);
-  CU_ASSERT(logged(pb, "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(pr2),
-                   rig_device_name(a), (unsigned long long)rig_point_value(pw)));
+  rig_point pr2 = submit2(r, s.view[B], NULL);
+  CU_ASSERT(logged(s.p[B], "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(pr2),
+                   rig_device_name(s.dev[A]), (unsigned long long)rig_point_value(pw)));
   /* Once the write is done, a read waits for nothing. */
-  rig_polled_run(pa, 10);
-  rig_point pr3 = submit2(r, mb, NULL);
-  CU_ASSERT(logged(pb, "submit %llu waits", (unsigned long long)rig_point_value(pr3)));
-  rig_polled_run(pb, 10);
+  rig_polled_run(s.p[A], 10);
+  rig_point pr3 = submit2(r, s.view[B], NULL);
+  CU_ASSERT(logged(s.p[B], "submit %llu waits", (unsigned long long)rig_point_value(pr3)));
+  rig_polled_run(s.p[B], 10);
   rig_submission_release(w);
   rig_submission_release(r);
-  rig_buffer_release(ma);
-  rig_buffer_release(mb);
-  rig_buffer_release(m);
-  rig_image_release(ia);
-  rig_image_release(ib);
+  sharing_close(&s);
 }
 
 /* Reads on two devices do not order against each other; a write follows
  * both. */
 static void test_writes_follow_every_other_devices_use(void) {
-  rig_polled *pa, *pb, *pc;
-  rig_device *a = polled(&pa, true), *b = polled(&pb, true), *c = polled(&pc, true);
-  rig_image *ia = load_kernels(a), *ib = load_kernels(b), *ic = load_kernels(c);
-  rig_buffer *m = buffer(rig_host(), 16), *ma, *mb, *mc;
-  rig_buffer_borrow(a, m, &ma, NULL);
-  rig_buffer_borrow(b, m, &mb, NULL);
-  rig_buffer_borrow(c, m, &mc, NULL);
-  rig_submission *ra = launch2(a, ia, "noop", RIG_USE_READ, -1);
-  rig_submission *rb = launch2(b, ib, "noop", RIG_USE_READ, -1);
-  rig_submission *wc = launch2(c, ic, "noop", RIG_USE_WRITE, -1);
-  rig_point p1 = submit2(ra, ma, NULL);
-  rig_point p2 = submit2(rb, mb, NULL);
-  CU_ASSERT(logged(pb, "submit %llu waits", (unsigned long long)rig_point_value(p2)));
-  rig_point p3 = submit2(wc, mc, NULL);
-  CU_ASSERT(logged(pc, "submit %llu waits %s@%llu %s@%llu", (unsigned long long)rig_point_value(p3),
-                   rig_device_name(a), (unsigned long long)rig_point_value(p1), rig_device_name(b),
+  sharing s = sharing_open(3, (const bool[]){true, true, true});
+  rig_submission *ra = noop_on(&s, A, RIG_USE_READ);
+  rig_submission *rb = noop_on(&s, B, RIG_USE_READ);
+  rig_submission *wc = noop_on(&s, C, RIG_USE_WRITE);
+  rig_point p1 = submit2(ra, s.view[A], NULL);
+  rig_point p2 = submit2(rb, s.view[B], NULL);
+  CU_ASSERT(logged(s.p[B], "submit %llu waits", (unsigned long long)rig_point_value(p2)));
+  rig_point p3 = submit2(wc, s.view[C], NULL);
+  CU_ASSERT(logged(s.p[C], "submit %llu waits %s@%llu %s@%llu",
+                   (unsigned long long)rig_point_value(p3), rig_device_name(s.dev[A]),
+                   (unsigned long long)rig_point_value(p1), rig_device_name(s.dev[B]),
                    (unsigned long long)rig_point_value(p2)));
-  rig_polled_run(pa, 9);
-  rig_polled_run(pb, 9);
-  rig_polled_run(pc, 9);
+  rig_polled_run(s.p[A], 9);
+  rig_polled_run(s.p[B], 9);
+  rig_polled_run(s.p[C], 9);
   rig_submission_release(ra);
   rig_submission_release(rb);
   rig_submission_release(wc);
-  rig_buffer_release(ma);
-  rig_buffer_release(mb);
-  rig_buffer_release(mc);
-  rig_buffer_release(m);
-  rig_image_release(ia);
-  rig_image_release(ib);
-  rig_image_release(ic);
+  sharing_close(&s);
 }
 
 /* Two Unordered uses on two devices do not wait for each other, but a Read
  * or Write does wait for them, and they for a Write. */
 static void test_unordered_uses_order_only_against_read_and_write(void) {
-  rig_polled *pa, *pb, *pc;
-  rig_device *a = polled(&pa, true), *b = polled(&pb, true), *c = polled(&pc, true);
-  rig_image *ia = load_kernels(a), *ib = load_kernels(b), *ic = load_kernels(c);
-  rig_buffer *m = buffer(rig_host(), 16), *ma, *mb, *mc;
-  rig_buffer_borrow(a, m, &ma, NULL);
-  rig_buffer_borrow(b, m, &mb, NULL);
-  rig_buffer_borrow(c, m, &mc, NULL);
-  rig_submission *ua = launch2(a, ia, "noop", RIG_USE_UNORDERED, -1);
-  rig_submission *ub = launch2(b, ib, "noop", RIG_USE_UNORDERED, -1);
-  rig_submission *rc = launch2(c, ic, "noop", RIG_USE_READ, -1);
-  rig_submission *wc = launch2(c, ic, "noop", RIG_USE_WRITE, -1);
-  rig_point w0 = submit2(wc, mc, NULL);
-  rig_point u1 = submit2(ua, ma, NULL);
-  CU_ASSERT(logged(pa, "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(u1),
-                   rig_device_name(c), (unsigned long long)rig_point_value(w0)));
-  rig_point u2 = submit2(ub, mb, NULL);
-  /* Not a's unordered use: only c's write. */
-  CU_ASSERT(logged(pb, "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(u2),
-                   rig_device_name(c), (unsigned long long)rig_point_value(w0)));
-  rig_point r3 = submit2(rc, mc, NULL);
-  CU_ASSERT(logged(pc, "submit %llu waits %s@%llu %s@%llu", (unsigned long long)rig_point_value(r3),
-                   rig_device_name(a), (unsigned long long)rig_point_value(u1), rig_device_name(b),
+  sharing s = sharing_open(3, (const bool[]){true, true, true});
+  rig_submission *ua = noop_on(&s, A, RIG_USE_UNORDERED);
+  rig_submission *ub = noop_on(&s, B, RIG_USE_UNORDERED);
+  rig_submission *rc = noop_on(&s, C, RIG_USE_READ);
+  rig_submission *wc = noop_on(&s, C, RIG_USE_WRITE);
+  rig_point w0 = submit2(wc, s.view[C], NULL);
+  rig_point u1 = submit2(ua, s.view[A], NULL);
+  CU_ASSERT(logged(s.p[A], "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(u1),
+                   rig_device_name(s.dev[C]), (unsigned long long)rig_point_value(w0)));
+  rig_point u2 = submit2(ub, s.view[B], NULL);
+  /* Not A's unordered use: only C's write. */
+  CU_ASSERT(logged(s.p[B], "submit %llu waits %s@%llu", (unsigned long long)rig_point_value(u2),
+                   rig_device_name(s.dev[C]), (unsigned long long)rig_point_value(w0)));
+  rig_point r3 = submit2(rc, s.view[C], NULL);
+  CU_ASSERT(logged(s.p[C], "submit %llu waits %s@%llu %s@%llu",
+                   (unsigned long long)rig_point_value(r3), rig_device_name(s.dev[A]),
+                   (unsigned long long)rig_point_value(u1), rig_device_name(s.dev[B]),
                    (unsigned long long)rig_point_value(u2)));
-  rig_polled_run(pc, 9);
-  rig_polled_run(pa, 9);
-  rig_polled_run(pb, 9);
-  rig_polled_run(pc, 9);
+  rig_polled_run(s.p[C], 9);
+  rig_polled_run(s.p[A], 9);
+  rig_polled_run(s.p[B], 9);
+  rig_polled_run(s.p[C], 9);
   rig_submission_release(ua);
   rig_submission_release(ub);
   rig_submission_release(rc);
   rig_submission_release(wc);
-  rig_buffer_release(ma);
-  rig_buffer_release(mb);
-  rig_buffer_release(mc);
-  rig_buffer_release(m);
-  rig_image_release(ia);
-  rig_image_release(ib);
-  rig_image_release(ic);
+  sharing_close(&s);
 }
 
 /* A copy reads its source and writes its destination: it follows the
@@ -396,34 +410,25 @@ static void test_in_queue_waits_carry_the_producers_point(void) {
 /* A device that cannot wait itself gets no waits: the host waited (and so
  * drove the producer) before the hand-over. */
 static void test_waits_the_device_cannot_do_itself_happen_on_the_host(void) {
-  rig_polled *pa, *pb;
-  rig_device *a = polled(&pa, false), *b = polled(&pb, false);
-  rig_image *ia = load_kernels(a), *ib = load_kernels(b);
-  rig_buffer *m = buffer(rig_host(), 16), *ma, *mb;
-  rig_buffer_borrow(a, m, &ma, NULL);
-  rig_buffer_borrow(b, m, &mb, NULL);
-  rig_submission *w = launch2(a, ia, "noop", RIG_USE_WRITE, -1);
-  rig_submission *r = launch2(b, ib, "noop", RIG_USE_READ, -1);
-  rig_point pw = submit2(w, ma, NULL);
+  sharing s = sharing_open(2, (const bool[]){false, false});
+  rig_submission *w = noop_on(&s, A, RIG_USE_WRITE);
+  rig_submission *r = noop_on(&s, B, RIG_USE_READ);
+  rig_point pw = submit2(w, s.view[A], NULL);
   CU_ASSERT_FALSE(rig_point_reached(pw));
-  rig_point pr = submit2(r, mb, NULL);
+  rig_point pr = submit2(r, s.view[B], NULL);
   CU_ASSERT_TRUE(rig_point_reached(pw));
-  CU_ASSERT(logged(pa, "run %llu", (unsigned long long)rig_point_value(pw)));
-  CU_ASSERT(logged(pb, "submit %llu waits", (unsigned long long)rig_point_value(pr)));
+  CU_ASSERT(logged(s.p[A], "run %llu", (unsigned long long)rig_point_value(pw)));
+  CU_ASSERT(logged(s.p[B], "submit %llu waits", (unsigned long long)rig_point_value(pr)));
   /* The given waits too. */
-  rig_point pw2 = submit2(w, ma, NULL);
-  rig_buffer *slots[1] = {mb};
+  rig_point pw2 = submit2(w, s.view[A], NULL);
+  rig_buffer *slots[1] = {s.view[B]};
   rig_point pr2;
   CU_ASSERT_EQUAL(rig_submit(r, NULL, slots, &pw2, 1, &pr2, NULL), RIG_OK);
   CU_ASSERT_TRUE(rig_point_reached(pw2));
-  rig_polled_run(pb, 9);
+  rig_polled_run(s.p[B], 9);
   rig_submission_release(w);
   rig_submission_release(r);
-  rig_buffer_release(ma);
-  rig_buffer_release(mb);
-  rig_buffer_release(m);
-  rig_image_release(ia);
-  rig_image_release(ib);
+  sharing_close(&s);
 }
 
 /* ---- the stamps model ----------------------------------------------------- */
@@ -502,43 +507,32 @@ static void *raise_many(void *arg) {
 /* Two threads raise one memory's stamps at once, each on its own device:
  * a later write follows each device's last point, the maximum. */
 static void test_stamps_raised_from_two_threads_end_at_their_maxima(void) {
-  rig_polled *pa, *pb, *pc;
-  rig_device *a = polled(&pa, true), *b = polled(&pb, true), *c = polled(&pc, true);
-  rig_image *ia = load_kernels(a), *ib = load_kernels(b), *ic = load_kernels(c);
-  rig_buffer *m = buffer(rig_host(), 16), *ma, *mb, *mc;
-  rig_buffer_borrow(a, m, &ma, NULL);
-  rig_buffer_borrow(b, m, &mb, NULL);
-  rig_buffer_borrow(c, m, &mc, NULL);
-  raiser ra = {launch2(a, ia, "noop", RIG_USE_READ, -1), ma, 2000, 0};
-  raiser rb = {launch2(b, ib, "noop", RIG_USE_READ, -1), mb, 2000, 0};
+  sharing s = sharing_open(3, (const bool[]){true, true, true});
+  raiser ra = {noop_on(&s, A, RIG_USE_READ), s.view[A], 2000, 0};
+  raiser rb = {noop_on(&s, B, RIG_USE_READ), s.view[B], 2000, 0};
   pthread_t ta, tb;
   pthread_create(&ta, NULL, raise_many, &ra);
   pthread_create(&tb, NULL, raise_many, &rb);
   pthread_join(ta, NULL);
   pthread_join(tb, NULL);
-  rig_submission *wc = launch2(c, ic, "noop", RIG_USE_WRITE, -1);
-  rig_point pw = submit2(wc, mc, NULL);
+  rig_submission *wc = noop_on(&s, C, RIG_USE_WRITE);
+  rig_point pw = submit2(wc, s.view[C], NULL);
   CU_ASSERT_EQUAL(rig_point_value(ra.last), 2000);
   /* Which device's entry came first depends on the race; both are waited. */
+  const char *a = rig_device_name(s.dev[A]), *b = rig_device_name(s.dev[B]);
   char ab[160], ba[160];
   snprintf(ab, sizeof ab, "submit %llu waits %s@2000 %s@2000",
-           (unsigned long long)rig_point_value(pw), rig_device_name(a), rig_device_name(b));
+           (unsigned long long)rig_point_value(pw), a, b);
   snprintf(ba, sizeof ba, "submit %llu waits %s@2000 %s@2000",
-           (unsigned long long)rig_point_value(pw), rig_device_name(b), rig_device_name(a));
-  CU_ASSERT(rig_polled_log_find(pc, ab) >= 0 || rig_polled_log_find(pc, ba) >= 0);
-  rig_polled_run(pa, 5000);
-  rig_polled_run(pb, 5000);
-  rig_polled_run(pc, 5000);
+           (unsigned long long)rig_point_value(pw), b, a);
+  CU_ASSERT(rig_polled_log_find(s.p[C], ab) >= 0 || rig_polled_log_find(s.p[C], ba) >= 0);
+  rig_polled_run(s.p[A], 5000);
+  rig_polled_run(s.p[B], 5000);
+  rig_polled_run(s.p[C], 5000);
   rig_submission_release(ra.s);
   rig_submission_release(rb.s);
   rig_submission_release(wc);
-  rig_buffer_release(ma);
-  rig_buffer_release(mb);
-  rig_buffer_release(mc);
-  rig_buffer_release(m);
-  rig_image_release(ia);
-  rig_image_release(ib);
-  rig_image_release(ic);
+  sharing_close(&s);
 }
 
 /* ---- lifetime ------------------------------------------------------------- */
@@ -569,14 +563,7 @@ static void test_fixed_memory_lives_while_its_submission_exists(void) {
   rig_image *img = load_kernels(d);
   uint64_t params[2] = {0, 0};
   rig_ref ref = {0, 0, RIG_USE_READ};
-  rig_part part = {.kind = RIG_WORK_LAUNCH};
-  part.u.launch.image = img;
-  part.u.launch.entry = entry_of(img, "noop");
-  part.u.launch.params = params;
-  part.u.launch.params_bytes = 16;
-  part.u.launch.refs = &ref;
-  part.u.launch.nrefs = 1;
-  for (int i = 0; i < 3; i++) part.u.launch.groups[i] = part.u.launch.threads[i] = 1;
+  rig_part part = launch_part(img, "noop", params, 16, &ref, 1);
   rig_fixed fixed = {m, RIG_ACCESS_READ_WRITE};
   rig_submission *s = NULL;
   CU_ASSERT_EQUAL_FATAL(rig_submission_make(d, &part, 1, 1, &fixed, 1, &s, NULL), RIG_OK);
@@ -696,14 +683,7 @@ static void test_make_refuses_what_can_never_run(void) {
   rig_image *img = load_kernels(h);
   uint64_t params[2] = {0, 0};
   rig_ref ref = {0, 4, RIG_USE_READ};
-  rig_part part = {.kind = RIG_WORK_LAUNCH};
-  part.u.launch.image = img;
-  part.u.launch.entry = entry_of(img, "noop");
-  part.u.launch.params = params;
-  part.u.launch.params_bytes = 16;
-  part.u.launch.refs = &ref;
-  part.u.launch.nrefs = 1;
-  for (int i = 0; i < 3; i++) part.u.launch.groups[i] = part.u.launch.threads[i] = 1;
+  rig_part part = launch_part(img, "noop", params, 16, &ref, 1);
   rig_submission *s = NULL;
   rig_error err;
   RIG_ASSERT_ERROR(rig_submission_make(h, &part, 1, 1, NULL, 0, &s, &err), err, RIG_EINVAL,
@@ -786,17 +766,8 @@ static rig_submission *launch_grid(rig_device *dev, rig_image *img, const char *
                                    const uint32_t groups[3], uint32_t shared) {
   uint64_t params[3] = {0, 0, 0};
   rig_ref refs[3] = {{0, 0, RIG_USE_WRITE}, {1, 8, RIG_USE_WRITE}, {2, 16, RIG_USE_WRITE}};
-  rig_part part = {.kind = RIG_WORK_LAUNCH};
-  part.u.launch.image = img;
-  part.u.launch.entry = entry_of(img, fn);
-  part.u.launch.params = params;
-  part.u.launch.params_bytes = sizeof params;
-  part.u.launch.refs = refs;
-  part.u.launch.nrefs = nrefs;
-  for (int i = 0; i < 3; i++) {
-    part.u.launch.groups[i] = groups[i];
-    part.u.launch.threads[i] = 1;
-  }
+  rig_part part = launch_part(img, fn, params, sizeof params, refs, nrefs);
+  memcpy(part.u.launch.groups, groups, sizeof part.u.launch.groups);
   part.u.launch.shared = shared;
   rig_submission *s = NULL;
   CU_ASSERT_EQUAL_FATAL(rig_submission_make(dev, &part, 1, nrefs, NULL, 0, &s, NULL), RIG_OK);
@@ -836,15 +807,8 @@ static void test_host_launch_groups_run_in_parallel(void) {
   rig_buffer *arrived = buffer(h, 8), *met = buffer(h, 8), *unused = buffer(h, 8);
   uint64_t params[3] = {0, want, 0};
   rig_ref refs[2] = {{0, 0, RIG_USE_WRITE}, {1, 16, RIG_USE_WRITE}};
-  rig_part part = {.kind = RIG_WORK_LAUNCH};
-  part.u.launch.image = img;
-  part.u.launch.entry = entry_of(img, "meet");
-  part.u.launch.params = params;
-  part.u.launch.params_bytes = sizeof params;
-  part.u.launch.refs = refs;
-  part.u.launch.nrefs = 2;
+  rig_part part = launch_part(img, "meet", params, sizeof params, refs, 2);
   memcpy(part.u.launch.groups, groups, sizeof groups);
-  for (int i = 0; i < 3; i++) part.u.launch.threads[i] = 1;
   rig_submission *s = NULL;
   CU_ASSERT_EQUAL_FATAL(rig_submission_make(h, &part, 1, 2, NULL, 0, &s, NULL), RIG_OK);
   rig_buffer *slots[2] = {arrived, met};
@@ -876,34 +840,11 @@ static void test_shared_scratch_is_per_call(void) {
 
 /* ---- no allocation on a submit -------------------------------------------- */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define RIG_COUNT_MALLOC 0
-#else
-#define RIG_COUNT_MALLOC 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static _Atomic long allocations;
-static _Atomic bool counting;
-void *malloc(size_t n) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocations, 1);
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t m) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocations, 1);
-  return __libc_calloc(n, m);
-}
-void *realloc(void *p, size_t n) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocations, 1);
-  return __libc_realloc(p, n);
-}
-#endif
-
 static void test_a_submit_that_does_not_wait_allocates_nothing(void) {
-#if !RIG_COUNT_MALLOC
-  rig_test_skip("a submit that does not wait allocates nothing",
-                "malloc is the sanitizer's in this build");
-#else
+  if (!RIG_TEST_COUNTS_ALLOCATIONS) {
+    rig_test_skip("a submit that does not wait allocates nothing", RIG_TEST_NO_ALLOC_COUNT);
+    return;
+  }
   rig_device *h = rig_host(), *cpu = open_dev("cpu:0");
   rig_image *ih = load_kernels(h), *ic = load_kernels(cpu);
   rig_buffer *a = buffer(h, 64), *b = buffer(h, 64), *ac, *bc;
@@ -920,20 +861,20 @@ static void test_a_submit_that_does_not_wait_allocates_nothing(void) {
   submit2(sh, a, b);
   rig_point_wait(submit2(sc, ac, bc), NULL);
   rig_submit(grid, NULL, gslots, NULL, 0, &p, NULL);
-  atomic_store(&allocations, 0);
-  atomic_store(&counting, true);
+  rig_test_alloc_reset();
+  rig_test_alloc_counting(true);
   for (int i = 0; i < 100; i++) {
     submit2(sh, a, b);
     rig_submit(grid, NULL, gslots, NULL, 0, &p, NULL);
   }
-  atomic_store(&counting, false);
-  CU_ASSERT_EQUAL(atomic_load(&allocations), 0);
+  rig_test_alloc_counting(false);
+  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
   rig_point_wait(submit2(sc, ac, bc), NULL);
-  atomic_store(&allocations, 0);
-  atomic_store(&counting, true);
+  rig_test_alloc_reset();
+  rig_test_alloc_counting(true);
   for (int i = 0; i < 100; i++) p = submit2(sc, ac, bc);
-  atomic_store(&counting, false);
-  CU_ASSERT_EQUAL(atomic_load(&allocations), 0);
+  rig_test_alloc_counting(false);
+  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
   rig_point_wait(p, NULL);
   rig_submission_release(sh);
   rig_submission_release(sc);
@@ -946,7 +887,6 @@ static void test_a_submit_that_does_not_wait_allocates_nothing(void) {
   rig_buffer_release(workers);
   rig_image_release(ih);
   rig_image_release(ic);
-#endif
 }
 
 /* ---- images --------------------------------------------------------------- */

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_count.h"
+#include "fixtures/program_kernels.h"
 #include "polled.h"
 #include "rig/rig_program.h"
 #include "rig_test.h"
@@ -1472,17 +1474,6 @@ static void test_a_move_counts_in_the_ends_of_the_device_that_made_it(void) {
   }
 }
 
-/* What pk_reenter reads and writes (program_kernels.c has the same). */
-typedef struct pk_reenter_ctl {
-  rig_status (*run)(rig_program *p, const rig_frame *f, const rig_point *waits, size_t nwaits,
-                    rig_point *ends, size_t *nends, rig_error *err);
-  rig_program *program;
-  const rig_frame *frame;
-  uint64_t calls;
-  rig_status status;
-  rig_error err;
-} pk_reenter_ctl;
-
 /* Host code, given the program and its frame in a host buffer it reads
  * through a ref, runs the program from inside its own run. */
 static void test_a_run_from_inside_its_own_run_is_refused(void) {
@@ -1517,36 +1508,14 @@ static void test_a_run_from_inside_its_own_run_is_refused(void) {
 
 /* ---- no allocation per run ------------------------------------------------------------ */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define RIG_COUNT_MALLOC 0
-#else
-#define RIG_COUNT_MALLOC 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static _Atomic long allocations;
-static _Atomic bool counting;
-void *malloc(size_t n) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocations, 1);
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t m) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocations, 1);
-  return __libc_calloc(n, m);
-}
-void *realloc(void *p, size_t n) {
-  if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add(&allocations, 1);
-  return __libc_realloc(p, n);
-}
-#endif
-
 /* Host and cpu:0 steps, a loop storing its trip that an Int hole reads,
  * memory of two copies and a move: after a warm-up, 100 runs allocate
  * nothing. */
 static void test_a_run_allocates_nothing(void) {
-#if !RIG_COUNT_MALLOC
-  rig_test_skip("a run allocates nothing", "malloc is the sanitizer's in this build");
-#else
+  if (!RIG_TEST_COUNTS_ALLOCATIONS) {
+    rig_test_skip("a run allocates nothing", RIG_TEST_NO_ALLOC_COUNT);
+    return;
+  }
   rig_device *devs[2] = {rig_host(), cpu0()};
   rig_desc *d = desc_of(2, rig_host_isa(), cpu_arch());
   rig_desc_add_alloc(d, 1, RIG_KIND_DEVICE, 64, RIG_COPIES_TWO);
@@ -1568,29 +1537,28 @@ static void test_a_run_allocates_nothing(void) {
   fr x;
   fr_init(&x, p, &in, 1, ints, 1);
   for (int i = 0; i < 4; i++) run_ok(p, &x);
-  atomic_store(&allocations, 0);
-  atomic_store(&counting, true);
+  rig_test_alloc_reset();
+  rig_test_alloc_counting(true);
   rig_status st = RIG_OK;
   for (int i = 0; i < 100 && st == RIG_OK; i++) st = run_fr(p, &x, NULL, 0, NULL);
-  atomic_store(&counting, false);
+  rig_test_alloc_counting(false);
   CU_ASSERT_EQUAL(st, RIG_OK);
-  CU_ASSERT_EQUAL(atomic_load(&allocations), 0);
+  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
   wait_ends(&x);
   CU_ASSERT_EQUAL(words(in)[0], 104);
   CU_ASSERT_EQUAL(words(in)[1], 2);
   /* The count sees the library's allocations. */
   size_t n = 0;
-  atomic_store(&allocations, 0);
-  atomic_store(&counting, true);
+  rig_test_alloc_reset();
+  rig_test_alloc_counting(true);
   rig_point *fresh = rig_program_step_points(p, &n);
-  atomic_store(&counting, false);
-  CU_ASSERT(atomic_load(&allocations) >= 1);
+  rig_test_alloc_counting(false);
+  CU_ASSERT(rig_test_alloc_count() >= 1);
   free(fresh);
   fr_free(&x);
   rig_program_release(p);
   rig_buffer_release(in);
   rig_desc_free(d);
-#endif
 }
 
 /* ---- programs another process sent ------------------------------------------------------ */

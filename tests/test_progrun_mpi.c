@@ -41,9 +41,10 @@ static void write_text(const char *path, const char *text) {
   fclose(f);
 }
 
-/* mpirun -n N progrun ARGS... */
-static rig_proc mpirun_during(int n, const char *const *args, double timeout, double delay,
-                              void (*during)(void *, pid_t), void *ctx) {
+/* mpirun -n N progrun ARGS..., with the extra environment env (NAME=VALUE,
+ * NULL terminated, or NULL); during(ctx, pid of mpirun) once after delay. */
+static rig_proc mpirun_during(int n, const char *const *args, char *const *env, double timeout,
+                              double delay, void (*during)(void *, pid_t), void *ctx) {
   char np[16];
   snprintf(np, sizeof np, "%d", n);
   char *argv[64] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
@@ -56,11 +57,11 @@ static rig_proc mpirun_during(int n, const char *const *args, double timeout, do
   size_t k = 7;
   for (; *args && k < 63; args++) argv[k++] = (char *)*args;
   argv[k] = NULL;
-  return rig_proc_run_during(argv, NULL, timeout, delay, during, ctx);
+  return rig_proc_run_during(argv, env, timeout, delay, during, ctx);
 }
 
 static rig_proc mpirun(int n, const char *const *args, double timeout) {
-  return mpirun_during(n, args, timeout, 0, NULL, NULL);
+  return mpirun_during(n, args, NULL, timeout, 0, NULL, NULL);
 }
 
 static void show(const rig_proc *p) {
@@ -242,9 +243,13 @@ static bool descends_from(pid_t pid, pid_t root) {
   return false;
 }
 
-/* SIGKILLs the rank-1 progrun of the job whose mpirun is `launcher`. */
-static void kill_rank_1(void *ctx, pid_t launcher) {
-  int *killed = ctx;
+/* Sends sig to the progrun of `rank` in the job whose mpirun is `launcher`
+ * (a process below it with OMPI_COMM_WORLD_RANK=rank in its environment);
+ * the pid it signalled, or 0 when none. */
+static pid_t signal_rank(pid_t launcher, int rank, int sig) {
+  char want[64];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
+  pid_t signalled = 0;
   DIR *d = opendir("/proc");
   struct dirent *e;
   while (d && (e = readdir(d))) {
@@ -257,12 +262,19 @@ static void kill_rank_1(void *ctx, pid_t launcher) {
     size_t n = fread(env, 1, sizeof env - 1, f);
     fclose(f);
     env[n] = 0;
-    bool rank1 = false;
+    bool match = false;
     for (size_t i = 0; i < n; i += strlen(env + i) + 1)
-      if (strcmp(env + i, "OMPI_COMM_WORLD_RANK=1") == 0) rank1 = true;
-    if (rank1 && kill(pid, SIGKILL) == 0) *killed = pid;
+      if (strcmp(env + i, want) == 0) match = true;
+    if (match && kill(pid, sig) == 0) signalled = pid;
   }
   if (d) closedir(d);
+  return signalled;
+}
+
+/* SIGKILLs the rank-1 progrun; ctx, an int, gets its pid. */
+static void kill_rank_1(void *ctx, pid_t launcher) {
+  pid_t pid = signal_rank(launcher, 1, SIGKILL);
+  if (pid > 0) *(int *)ctx = pid;
 }
 
 static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
@@ -275,7 +287,7 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
                         "--quiet",
                         NULL};
   int killed = 0;
-  rig_proc p = mpirun_during(3, args, 60, 3.0, kill_rank_1, &killed);
+  rig_proc p = mpirun_during(3, args, NULL, 60, 3.0, kill_rank_1, &killed);
   CU_ASSERT(killed > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
@@ -286,46 +298,21 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
   rig_proc_free(&p);
 }
 
-/* Stops (SIGSTOP) the rank-1 progrun: alive, but silent. */
+/* Stops (SIGSTOP) the rank-1 progrun: alive, but silent; ctx, an int, gets
+ * its pid. */
 static void stop_rank_1(void *ctx, pid_t launcher) {
-  int *stopped = ctx;
-  DIR *d = opendir("/proc");
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    pid_t pid = (pid_t)atoi(e->d_name);
-    if (pid <= 0 || pid == launcher || !descends_from(pid, launcher)) continue;
-    char path[64], env[65536];
-    snprintf(path, sizeof path, "/proc/%d/environ", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    size_t n = fread(env, 1, sizeof env - 1, f);
-    fclose(f);
-    env[n] = 0;
-    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
-      if (strcmp(env + i, "OMPI_COMM_WORLD_RANK=1") == 0 && kill(pid, SIGSTOP) == 0) *stopped = pid;
-  }
-  if (d) closedir(d);
+  pid_t pid = signal_rank(launcher, 1, SIGSTOP);
+  if (pid > 0) *(int *)ctx = pid;
 }
 
 static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
   char saxpy[512];
-  char np[] = "3";
-  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
-                  "-n",
-                  np,
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
-                  (char *)progrun(),
-                  (char *)example("saxpy.json", saxpy, sizeof saxpy),
-                  "--runs",
-                  "10000000",
-                  "--quiet",
-                  NULL};
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+                        NULL};
   static char silence[] = "RIG_JOB_SILENCE=2";
   char *env[] = {silence, NULL};
   int stopped = 0;
-  rig_proc p = rig_proc_run_during(argv, env, 60, 3.0, stop_rank_1, &stopped);
+  rig_proc p = mpirun_during(3, args, env, 60, 3.0, stop_rank_1, &stopped);
   CU_ASSERT(stopped > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
