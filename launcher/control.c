@@ -5,26 +5,21 @@
  * peer stays silent too long. It spins a little after activity and then
  * sleeps on a futex the queue wakes, up to a millisecond at a time, so an
  * idle job does not burn a core. */
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/env.h"
+#include "base/sync.h"
 #include "job_internal.h"
 
-#define BEAT_EVERY 1.0 /* seconds of quiet before a beat */
+#define BEAT_EVERY RIG_JOB_BEAT_S /* seconds of quiet before a beat */
 
-static double silence_bound = 10.0;
-/* RIG_TRACE set: every frame but beats is logged on stderr, for debugging. */
+/* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
 static bool trace;
-
-void rig_job_set_silence(double seconds) {
-  if (seconds > 0) silence_bound = seconds;
-}
 
 double rig_job_now(void) {
   struct timespec ts;
@@ -61,8 +56,7 @@ void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *pay
   atomic_fetch_add(&c->wake, 1);
   /* The system call only when the thread may be asleep (it rechecks wake
    * after saying so). */
-  if (atomic_load(&c->sleeping))
-    syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  if (atomic_load(&c->sleeping)) rig_futex_wake(&c->wake, 1);
 }
 
 static bool mpi_ok(rig_job *job, int rc, const char *what) {
@@ -214,6 +208,7 @@ static void watch(rig_job *job, double now) {
       frame_header h = {.kind = F_BEAT};
       rig_ctl_send(job, r, &h, NULL, 0);
     }
+    double silence_bound = rig_env_get()->job_silence;
     if (!atomic_load(&job->failed) && now - c->heard[r] > silence_bound) {
       char cause[128];
       snprintf(cause, sizeof cause, "machine %d: silent for %g s", r, silence_bound);
@@ -263,10 +258,9 @@ static void *control_main(void *arg) {
       continue;
     }
     /* Asleep until a frame is queued, or a while passes to probe. */
-    struct timespec ts = {0, idle < 0.05 ? 200000 : 1000000};
     atomic_store(&c->sleeping, true);
     if (atomic_load(&c->wake) == seen)
-      syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+      rig_futex_wait(&c->wake, seen, idle < 0.05 ? 200000 : 1000000);
     atomic_store(&c->sleeping, false);
   }
   return NULL;
@@ -274,7 +268,7 @@ static void *control_main(void *arg) {
 
 rig_status rig_ctl_start(rig_job *job, rig_error *err) {
   ctl *c = &job->c;
-  trace = getenv("RIG_TRACE") != NULL;
+  trace = rig_env_get()->trace;
   pthread_mutex_init(&c->lock, NULL);
   c->heard = calloc((size_t)c->size, sizeof *c->heard);
   c->sent = calloc((size_t)c->size, sizeof *c->sent);
@@ -295,7 +289,7 @@ bool rig_ctl_stop(rig_job *job) {
     if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0);
   atomic_store(&c->stop, true);
   atomic_fetch_add(&c->wake, 1);
-  syscall(SYS_futex, (uint32_t *)&c->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  rig_futex_wake(&c->wake, 1);
   pthread_join(c->thread, NULL);
   c->started = false;
   /* Sends still in flight (a peer gone) keep their buffers: MPI may still

@@ -232,8 +232,8 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
                          "the job needs MPI_THREAD_MULTIPLE, and MPI granted %s: call "
                          "MPI_Init_thread with MPI_THREAD_MULTIPLE",
                          thread_level(level));
-  const char *env = getenv("RIG_JOB_SILENCE");
-  if (env && atof(env) > 0) rig_job_set_silence(atof(env));
+  rig_status env_st = rig_environment_check(err);
+  if (env_st != RIG_OK) return env_st;
   rig_job *job = calloc(1, sizeof *job);
   if (!job) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   pthread_mutex_init(&job->lock, NULL);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../backends.h"
+#include "base/env.h"
 
 #define QUEUE_BYTES (1u << 20)
 
@@ -163,11 +164,7 @@ static const rig_driver cpu_driver = {
 };
 
 static unsigned cpu_devices(void) {
-  const char *env = getenv("RIG_CPU_DEVICES");
-  char *end;
-  long n = env && *env ? strtol(env, &end, 10) : 2;
-  if (env && *env && (*end || n < 0)) n = 2; /* not a count: the default */
-  return n > 256 ? 256 : (unsigned)n;
+  return rig_env_get()->cpu_devices;
 }
 
 rig_status rig_cpu_open(const char *name, rig_device **out, rig_error *err) {

@@ -50,6 +50,13 @@ rig_status rig_error_setv(rig_error *err, rig_status code, const char *fmt, va_l
 rig_status rig_error_prefix(rig_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Whether the RIG_* variables librig reads (docs/environment.md) are
+ * valid: RIG_EINVAL naming the first that is not ("RIG_JOB_SILENCE=0.5:
+ * below the beat of 1 s"). The environment is read once, at the first call
+ * of the library that needs it; rig_device_open, rig_program_load and
+ * rig_job_start refuse to go on with an invalid one. */
+rig_status rig_environment_check(rig_error *err);
+
 /* Rig.Buffer.kind. */
 typedef enum rig_buffer_kind {
   RIG_KIND_DEVICE = 0, /* the device's own memory */

@@ -145,6 +145,16 @@ bool rig_buffer_same_memory(const rig_buffer *a, const rig_buffer *b);
  * follows its last writes, RIG_ACCESS_READ_WRITE every use. */
 rig_status rig_buffer_wait(rig_buffer *b, rig_access access, rig_error *err);
 
+/* Host bytes into b at offset, and out of it: done on return, in order
+ * with the work that uses b (a write follows every use, a read the last
+ * writes). Directly where the host addresses b, else staged through pinned
+ * host memory and one copy. RIG_EINVAL for a range outside b or a write to
+ * read-only memory. */
+rig_status rig_buffer_write(rig_buffer *b, uint64_t offset, const void *bytes, size_t len,
+                            rig_error *err);
+rig_status rig_buffer_read(rig_buffer *b, uint64_t offset, void *bytes, size_t len,
+                           rig_error *err);
+
 /* One copy of length bytes from src at src_offset to dst at dst_offset,
  * ordered as a read of src and a write of dst and after `waits`; run by the
  * host when it addresses both (done on return), else by a device that

@@ -74,10 +74,6 @@ bool rig_job_failed(const rig_job *job, rig_error *why);
  * rig_job_serve returned: frees the job. RIG_EJOB if the job had failed. */
 rig_status rig_job_close(rig_job *job, rig_error *err);
 
-/* How long a machine may be silent before the job fails (default 10 s;
- * RIG_JOB_SILENCE in seconds overrides it). Set before rig_job_start. */
-void rig_job_set_silence(double seconds);
-
 #ifdef __cplusplus
 }
 #endif

@@ -119,6 +119,8 @@ static rig_device *find_open(const char *name) {
 
 rig_status rig_device_open(const char *name, rig_device **dev, rig_error *err) {
   rig_core_init();
+  rig_status env = rig_environment_check(err);
+  if (env != RIG_OK) return env;
   /* Opening is rare: one lock over lookup and the provider's open, so that
    * two threads opening one name get one device. The provider registers
    * through rig_device_register, which takes the lock too: so it is

@@ -2,12 +2,11 @@
  * about a microsecond, yields a few times, then sleeps on the device (its
  * driver's sleep, or a futex the driver's signal wakes). */
 #include <errno.h>
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/sync.h"
 #include "core_internal.h"
 
 static inline bool word_passed(const rig_device *d, uint64_t v) {
@@ -20,26 +19,10 @@ bool rig_point_reached(rig_point p) {
   return d && word_passed(d, rig_point_value(p));
 }
 
-static void futex_wait(_Atomic uint32_t *addr, uint32_t expected, long timeout_ns) {
-  struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
-  syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
-}
-
-static void futex_wake_all(_Atomic uint32_t *addr) {
-  syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
-
 void rig_device_signal(rig_device *dev) {
   atomic_fetch_add_explicit(&dev->seq, 1, memory_order_seq_cst);
-  if (atomic_load_explicit(&dev->sleepers, memory_order_seq_cst)) futex_wake_all(&dev->seq);
-}
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
+  if (atomic_load_explicit(&dev->sleepers, memory_order_seq_cst))
+    rig_futex_wake(&dev->seq, INT32_MAX);
 }
 
 rig_status rig_point_wait(rig_point p, rig_error *err) {
@@ -54,7 +37,7 @@ rig_status rig_point_wait(rig_point p, rig_error *err) {
   /* About a microsecond of spinning, then a few yields. */
   for (int i = 0; i < 256; i++) {
     if (word_passed(d, v)) return RIG_OK;
-    cpu_relax();
+    rig_cpu_relax();
   }
   /* Then yields, for up to about 50 us: the work of a device on another
    * thread (or machine) is often that close, and a sleep costs a wake. */
@@ -80,7 +63,7 @@ rig_status rig_point_wait(rig_point p, rig_error *err) {
     uint32_t seq = atomic_load_explicit(&d->seq, memory_order_seq_cst);
     bool done = word_passed(d, v), lost = rig_device_lost_now(d);
     /* The timeout only bounds the cost of a missed wake; none is expected. */
-    if (!done && !lost) futex_wait(&d->seq, seq, 100000000L);
+    if (!done && !lost) rig_futex_wait(&d->seq, seq, 100000000L);
     atomic_fetch_sub_explicit(&d->sleepers, 1, memory_order_seq_cst);
     if (word_passed(d, v)) return RIG_OK;
     if (rig_device_lost_now(d)) return rig_device_lost_error(d, err);

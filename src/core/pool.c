@@ -4,15 +4,15 @@
  * is left. A launch of one group, or one from inside a job, runs inline;
  * so does one that finds the pool busy with another thread's launch. */
 #include <hwloc.h>
-#include <linux/futex.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/env.h"
+#include "base/sync.h"
 #include "core_internal.h"
 
 typedef struct job {
@@ -48,21 +48,6 @@ static _Thread_local void *caller_scratch;
 /* Frees a launching thread's scratch when it exits. */
 static pthread_key_t scratch_key;
 static _Atomic unsigned started; /* workers bound and waiting */
-
-static void futex_wait(_Atomic uint32_t *a, uint32_t v) {
-  syscall(SYS_futex, (uint32_t *)a, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
-}
-static void futex_wake(_Atomic uint32_t *a) {
-  syscall(SYS_futex, (uint32_t *)a, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
 
 static void *scratch_alloc(void) {
   void *p = NULL;
@@ -101,8 +86,9 @@ static void *worker_main(void *arg) {
     if (e == seen) {
       /* A launch often follows a launch: spin a little before sleeping. */
       for (int i = 0; i < 2000 && atomic_load_explicit(&pool.epoch, memory_order_acquire) == e; i++)
-        cpu_relax();
-      if (atomic_load_explicit(&pool.epoch, memory_order_acquire) == e) futex_wait(&pool.epoch, e);
+        rig_cpu_relax();
+      if (atomic_load_explicit(&pool.epoch, memory_order_acquire) == e)
+        rig_futex_wait(&pool.epoch, e, -1);
       continue;
     }
     seen = e;
@@ -182,8 +168,7 @@ static void pool_init(void) {
   }
   unsigned quota = cgroup_cpus();
   if (quota && quota < n) n = quota;
-  const char *env = getenv("RIG_WORKERS");
-  if (env && atoi(env) > 0) n = (unsigned)atoi(env);
+  if (rig_env_get()->workers) n = rig_env_get()->workers;
   pool.nworkers = n > 1 ? n - 1 : 0;
   pool.workers = calloc(pool.nworkers ? pool.nworkers : 1, sizeof *pool.workers);
   if (!pool.workers) pool.nworkers = 0;
@@ -231,7 +216,7 @@ void rig_pool_launch(rig_launch_fn *fn, void *params, const uint32_t groups[3],
   }
   atomic_store_explicit(&pool.current, &j, memory_order_release);
   atomic_fetch_add_explicit(&pool.epoch, 1, memory_order_release);
-  futex_wake(&pool.epoch);
+  rig_futex_wake(&pool.epoch, INT32_MAX);
   in_job = true;
   run_groups(&j, 0, caller_scratch);
   in_job = false;

@@ -332,7 +332,9 @@ static rig_status load(rig_program *p, const rig_rails *rails, rig_error *err) {
 
 rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, size_t ndevices,
                             const rig_rails *rails, rig_program **out, rig_error *err) {
-  rig_status st = check_devices(desc, devices, ndevices, err);
+  rig_status st = rig_environment_check(err);
+  if (st != RIG_OK) return st;
+  st = check_devices(desc, devices, ndevices, err);
   if (st != RIG_OK) return st;
   /* Devices of another machine: the agent there has the rails. */
   bool remote = ndevices && rig_device_facts_of(devices[0])->machine != 0;
