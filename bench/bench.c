@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rig/rig_driver.h"
+#include "rig/rig_core.h"
 
 #ifndef RIG_BENCH_SOURCE_DIR
 #define RIG_BENCH_SOURCE_DIR "."
@@ -48,7 +48,7 @@ void *bench_read_kernels(const char *built_at, size_t *len) {
 }
 
 unsigned bench_start_pool(void) {
-  unsigned threads = rig_pool_threads();
+  unsigned threads = rig_device_facts_of(rig_host())->threads;
   struct timespec settle = {0, 50 * 1000 * 1000};
   nanosleep(&settle, NULL);
   return threads;

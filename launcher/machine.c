@@ -30,24 +30,26 @@ static void topology_summary(char *out, size_t size) {
   hwloc_topology_destroy(topo);
 }
 
-/* Opens every device of this machine: the host, then cpu:0.., cuda:0.. until
- * one does not open. */
+/* Opens every device of this machine, family by family (the host first),
+ * until one does not open. */
 static size_t open_devices(rig_device **devs, size_t room) {
   size_t n = 0;
-  devs[n++] = rig_host();
-  const char *kinds[] = {"cpu", "cuda"};
-  for (int k = 0; k < 2; k++)
-    for (int i = 0; n < room; i++) {
-      char name[32];
-      snprintf(name, sizeof name, "%s:%d", kinds[k], i);
+  for (size_t f = 0; f < rig_family_count(); f++) {
+    unsigned count = 0;
+    if (rig_family_devices(f, &count, NULL) != RIG_OK) continue;
+    for (unsigned i = 0; i < count && n < room; i++) {
+      char name[64];
+      rig_family_device_name(f, i, name, sizeof name);
       rig_device *d;
       if (rig_device_open(name, &d, NULL) != RIG_OK) break;
       devs[n++] = d;
     }
+  }
   /* And what else this process registered as its own (a test's driver). */
   size_t count = rig_device_count();
   for (size_t i = 0; i < count && n < room; i++) {
     rig_device *d = rig_device_at((uint16_t)i);
+    if (!d) continue;
     bool known = rig_device_facts_of(d)->machine != 0;
     for (size_t j = 0; j < n && !known; j++) known = devs[j] == d;
     if (!known) devs[n++] = d;
@@ -74,4 +76,18 @@ rig_status rig_machine_describe(rig_machine *m, int rank, rig_device ***devices,
   }
   m->ndevices = n;
   return RIG_OK;
+}
+
+rig_status rig_machine_describe_local(rig_machine *m, rig_error *err) {
+  rig_device **devices = NULL;
+  rig_status st = rig_machine_describe(m, 0, &devices, err);
+  free(devices);
+  if (st != RIG_OK) rig_machine_clear(m);
+  return st;
+}
+
+void rig_machine_clear(rig_machine *m) {
+  free(m->devices);
+  m->devices = NULL;
+  m->ndevices = 0;
 }

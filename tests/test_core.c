@@ -735,10 +735,11 @@ static void test_submit_refuses_a_geometry_the_device_cannot_run(void) {
   RIG_ASSERT_ERROR(rig_submit(s, block, slots, NULL, 0, &p, &err), err, RIG_EINVAL,
                    "part 0: groups (1, 0, 1) with a zero dimension");
   g[1] = 1;
-  g[6] = RIG_HOST_MAX_SHARED + 1;
+  uint32_t max_shared = rig_device_facts_of(rig_host())->max_shared;
+  g[6] = max_shared + 1;
   char want[128];
   snprintf(want, sizeof want, "part 0: %u bytes of shared memory, more than host's %u",
-           RIG_HOST_MAX_SHARED + 1, RIG_HOST_MAX_SHARED);
+           max_shared + 1, max_shared);
   RIG_ASSERT_ERROR(rig_submit(s, block, slots, NULL, 0, &p, &err), err, RIG_EINVAL, want);
   g[6] = 0;
   rig_buffer *ro;
@@ -786,7 +787,7 @@ static void test_host_launches_run_every_group_once_with_its_indices(void) {
   uint64_t *c = rig_buffer_host(counts), *w = rig_buffer_host(workers);
   for (int k = 0; k < 105; k++) {
     CU_ASSERT_EQUAL(c[k], 1);
-    CU_ASSERT(w[k] >= 1 && w[k] <= rig_pool_threads());
+    CU_ASSERT(w[k] >= 1 && w[k] <= rig_device_facts_of(rig_host())->threads);
   }
   rig_submission_release(s);
   rig_buffer_release(counts);
@@ -795,7 +796,7 @@ static void test_host_launches_run_every_group_once_with_its_indices(void) {
 }
 
 static void test_host_launch_groups_run_in_parallel(void) {
-  unsigned threads = rig_pool_threads();
+  unsigned threads = rig_device_facts_of(rig_host())->threads;
   if (threads < 2) {
     rig_test_skip("host launch groups run in parallel", "the pool has one thread here");
     return;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backends.h"
 #include "base/env.h"
+#include "hostcode.h"
 
 #define QUEUE_BYTES (1u << 20)
 
@@ -26,7 +26,6 @@ typedef struct cpu {
   unsigned char *ring;
   size_t head, tail, used; /* bytes; used counts wrap waste too */
   pthread_t thread;
-  _Atomic uint64_t skipped; /* works not run: a point they waited for was lost */
 } cpu;
 
 static size_t up16(size_t n) {
@@ -127,14 +126,12 @@ static void *cpu_main(void *arg) {
     /* The entry stays in the ring, untouched by producers, until the tail
      * passes it below. */
     const rig_work *w = (const rig_work *)((unsigned char *)e + up16(sizeof(entry)));
+    /* A work whose waits were lost is not run (its inputs never came), but
+     * released with the loss instead of left hanging. */
     bool run = true;
     for (size_t i = 0; i < w->nwaits; i++)
       if (rig_point_wait(w->waits[i], NULL) != RIG_OK) run = false;
-    if (!run) {
-      /* What it waited for was lost: its inputs never came. It is released
-       * with the loss instead of left hanging. */
-      atomic_fetch_add(&c->skipped, 1);
-    } else if (!rig_device_is_lost(c->dev, NULL)) {
+    if (run && !rig_device_is_lost(c->dev, NULL)) {
       rig_error err;
       if (rig_hostcode_run(w, &err) != RIG_OK) rig_device_lose(c->dev, "%s", err.message);
     }
@@ -167,15 +164,15 @@ static unsigned cpu_devices(void) {
   return rig_env_get()->cpu_devices;
 }
 
-rig_status rig_cpu_open(const char *name, rig_device **out, rig_error *err) {
-  char *end;
-  const char *num = name + 4;
-  long n = strtol(num, &end, 10);
-  /* One spelling per device: "cpu:1", never "cpu:01" or "cpu:+1". */
-  bool canonical = *num >= '0' && *num <= '9' && !(num[0] == '0' && num[1]);
-  if (!canonical || *end || n < 0 || (unsigned long)n >= cpu_devices())
-    return rig_error_set(err, RIG_EREFUSED, "%s: no such device (this machine has %u cpu devices)",
-                         name, cpu_devices());
+static rig_status cpu_count(unsigned *n, rig_error *err) {
+  (void)err;
+  *n = cpu_devices();
+  return RIG_OK;
+}
+
+static rig_status cpu_open(unsigned n, rig_device **out, rig_error *err) {
+  char name[32];
+  snprintf(name, sizeof name, "cpu:%u", n);
   cpu *c = calloc(1, sizeof *c);
   if (c) c->ring = malloc(QUEUE_BYTES);
   if (!c || !c->ring) {
@@ -186,12 +183,13 @@ rig_status rig_cpu_open(const char *name, rig_device **out, rig_error *err) {
   pthread_cond_init(&c->nonempty, NULL);
   pthread_cond_init(&c->room, NULL);
   rig_device_facts f = {0};
-  snprintf(f.name, sizeof f.name, "cpu:%ld", n);
+  snprintf(f.name, sizeof f.name, "%s", name);
   snprintf(f.arch, sizeof f.arch, "cpu-%s", rig_host_isa());
   f.budget = rig_device_facts_of(rig_host())->budget;
   f.maps_host = f.host_addresses = true;
   f.runs_copies = f.runs_fills = f.runs_launches = true;
   f.max_shared = RIG_HOST_MAX_SHARED;
+  f.threads = rig_pool_threads();
   rig_status st = rig_device_register(&cpu_driver, c, &f, &c->word, &c->dev, err);
   if (st != RIG_OK) {
     free(c->ring);
@@ -207,3 +205,12 @@ rig_status rig_cpu_open(const char *name, rig_device **out, rig_error *err) {
   *out = c->dev;
   return RIG_OK;
 }
+
+static const char *const cpu_arch[] = {"cpu-", NULL};
+
+const rig_provider rig_provider_cpu = {
+    .family = "cpu",
+    .arch_prefixes = cpu_arch,
+    .count = cpu_count,
+    .open = cpu_open,
+};

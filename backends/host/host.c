@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../backends.h"
+#include "hostcode.h"
 
 typedef struct host {
   rig_device *dev;
@@ -68,7 +68,27 @@ static const rig_driver host_driver = {
     .submit = host_submit,
 };
 
-void rig_host_backend_register(void) {
+/* The arch of the host is this machine's ISA (rig_host_isa: uname's). */
+static const char *const host_arch[] = {
+#if defined(__x86_64__)
+    "x86_64",
+#elif defined(__aarch64__)
+    "aarch64",
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+    "ppc64le",
+#elif defined(__riscv) && __riscv_xlen == 64
+    "riscv64",
+#endif
+    NULL};
+
+static rig_status host_count(unsigned *n, rig_error *err) {
+  (void)err;
+  *n = 1;
+  return RIG_OK;
+}
+
+static rig_status host_open(unsigned index, rig_device **out, rig_error *err) {
+  (void)index;
   rig_device_facts f = {0};
   snprintf(f.name, sizeof f.name, "host");
   snprintf(f.arch, sizeof f.arch, "%s", rig_host_isa());
@@ -78,6 +98,18 @@ void rig_host_backend_register(void) {
   f.runs_copies = f.runs_fills = f.runs_launches = true;
   f.synchronous = true;
   f.max_shared = RIG_HOST_MAX_SHARED;
+  f.threads = rig_pool_threads();
   /* Fails only out of memory at start; rig_host() is then NULL. */
-  rig_device_register(&host_driver, &the_host, &f, &the_host.word, &the_host.dev, NULL);
+  rig_status st =
+      rig_device_register(&host_driver, &the_host, &f, &the_host.word, &the_host.dev, err);
+  if (st == RIG_OK) *out = the_host.dev;
+  return st;
 }
+
+const rig_provider rig_provider_host = {
+    .family = "host",
+    .single = true,
+    .arch_prefixes = host_arch,
+    .count = host_count,
+    .open = host_open,
+};

@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
 #define RIG_VERSION_STRING "0.1.0"
 
 /* Every fallible call returns one of these. The seed's Invalid_argument is
@@ -87,6 +90,8 @@ typedef enum rig_use {
 static inline int rig_int_fits(int64_t v) {
   return v >= RIG_INT_MIN && v <= RIG_INT_MAX;
 }
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,9 @@
 extern "C" {
 #endif
 
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
 typedef struct rig_device rig_device;
 typedef struct rig_buffer rig_buffer;
 typedef struct rig_image rig_image;
@@ -71,6 +74,7 @@ typedef struct rig_device_facts {
   bool runs_copies, runs_fills, runs_launches, runs_words;
   bool synchronous;        /* its work is done when submit returns (the host) */
   uint32_t max_shared;     /* bytes of shared scratch a launch's group may have */
+  uint32_t threads;        /* how many threads run a launch's groups at once (0: unknown) */
   uint32_t machine_device; /* its index among its machine's devices */
   bool machine_host;       /* it is its machine's host */
 } rig_device_facts;
@@ -78,11 +82,25 @@ typedef struct rig_device_facts {
 /* The machine's host, always open. */
 rig_device *rig_host(void);
 
-/* The device of that name: "host", "cpu:N" (RIG_CPU_DEVICES of them,
- * default 2), "cuda:N", or one a driver registered. Opening a name twice
- * gives the same device; devices live as long as the process.
- * RIG_EREFUSED with why when there is no such device. */
+/* The device of that name: "host", "<family>:N" of a family this build
+ * has ("cpu:N", RIG_CPU_DEVICES of them, default 2), or one a driver
+ * registered. Opening a name twice gives the same device; opened devices
+ * live as long as the process. RIG_EREFUSED with why when there is no
+ * such device. */
 rig_status rig_device_open(const char *name, rig_device **dev, rig_error *err);
+
+/* ---- Families: the kinds of device this build has --------------------------
+ * One per backend (the host first, then "cpu", ...), in the order the
+ * build lists them. */
+size_t rig_family_count(void);
+const char *rig_family_name(size_t family);
+/* The family whose devices have arch `arch` (by its arch prefixes), or -1. */
+int rig_family_of_arch(const char *arch);
+/* How many devices of the family this machine has: RIG_OK with *n, or
+ * RIG_EREFUSED with why there are none ("cuda: no driver ..."). */
+rig_status rig_family_devices(size_t family, unsigned *n, rig_error *err);
+/* The name of device `index` of the family ("cpu:1"; "host"), cut to size. */
+void rig_family_device_name(size_t family, unsigned index, char *out, size_t size);
 
 const rig_device_facts *rig_device_facts_of(const rig_device *dev);
 const char *rig_device_name(const rig_device *dev);
@@ -152,8 +170,7 @@ rig_status rig_buffer_wait(rig_buffer *b, rig_access access, rig_error *err);
  * read-only memory. */
 rig_status rig_buffer_write(rig_buffer *b, uint64_t offset, const void *bytes, size_t len,
                             rig_error *err);
-rig_status rig_buffer_read(rig_buffer *b, uint64_t offset, void *bytes, size_t len,
-                           rig_error *err);
+rig_status rig_buffer_read(rig_buffer *b, uint64_t offset, void *bytes, size_t len, rig_error *err);
 
 /* One copy of length bytes from src at src_offset to dst at dst_offset,
  * ordered as a read of src and a write of dst and after `waits`; run by the
@@ -312,6 +329,8 @@ void rig_submission_release(rig_submission *s);
 void rig_reclaim(void);
 /* How many releases still wait for their devices. */
 size_t rig_reclaim_pending(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,9 @@
 extern "C" {
 #endif
 
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
 #define RIG_DESC_FORMAT_VERSION 4
 /* Loops nest at most this deep: deeper is refused by the codec and checker. */
 #define RIG_DESC_MAX_DEPTH 64
@@ -487,6 +490,8 @@ const char *rig_desc_use_name(rig_desc_use u);
 const char *rig_desc_area_name(rig_desc_area a);
 const char *rig_desc_copies_name(rig_desc_copies c);
 const char *rig_desc_width_name(rig_desc_width w);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

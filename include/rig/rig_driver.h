@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
 /* Memory a driver made. */
 typedef struct rig_mem_info {
   uint64_t address; /* as the device's work addresses it */
@@ -62,7 +65,8 @@ typedef struct rig_driver {
    * the device for up to timeout_ns. NULL: the core sleeps until
    * rig_device_signal. */
   void (*sleep)(void *st, uint64_t value, int64_t timeout_ns);
-  /* The process is ending: stop threads. */
+  /* The device is gone (rig_device_unregister, and nothing uses it any
+   * more): stop its threads and free st. NULL: nothing to do. */
   void (*stop)(void *st);
 } rig_driver;
 
@@ -70,6 +74,11 @@ typedef struct rig_driver {
  * memory, written only by the driver. */
 rig_status rig_device_register(const rig_driver *drv, void *st, const rig_device_facts *facts,
                                _Atomic uint64_t *word, rig_device **out, rig_error *err);
+
+/* Gives a registered device up: once no buffer, image or submission of it
+ * is left, its driver's stop is called and its place in the device table
+ * is free again. Points of a device that is gone mean nothing. */
+void rig_device_unregister(rig_device *dev);
 
 /* Wakes the waiters of dev after the driver stored a new value in its word. */
 void rig_device_signal(rig_device *dev);
@@ -84,52 +93,55 @@ void rig_device_lose(rig_device *dev, const char *fmt, ...) __attribute__((forma
 void rig_device_lose_status(rig_device *dev, rig_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* A provider of devices by name: `open` is called for names starting with
- * `prefix` ("cpu:") that are not open yet. */
-typedef rig_status rig_device_open_fn(const char *name, rig_device **out, rig_error *err);
-rig_status rig_device_provider_add(const char *prefix, rig_device_open_fn *open, rig_error *err);
+/* ---- Providers: how a backend registers -----------------------------------
+ * A backend fills one rig_provider (a const global named
+ * rig_provider_<backend>); the build lists the enabled backends in a table
+ * (CMake's RIG_BACKENDS, the host first) that the core reads when it
+ * starts (docs/internals.md). The core opens a family's devices by name
+ * and index through it; nothing outside the backend spells its family or
+ * arch names. */
+typedef struct rig_provider {
+  /* The family: its devices are "<family>:0", "<family>:1", ... or, for a
+   * family of one device (`single`: the host), "<family>" itself. */
+  const char *family;
+  bool single;
+  /* The arch strings its devices have start with one of these (NULL
+   * ends the list): a description's arch names its family. */
+  const char *const *arch_prefixes;
+  /* How many devices of the family this machine has: RIG_OK with *n (0
+   * included), or why there are none at all ("no driver (libcuda.so.1 not
+   * found)"). Called once, when the core starts. */
+  rig_status (*count)(unsigned *n, rig_error *err);
+  /* Opens device `index` (< the count): registers it with
+   * rig_device_register. Called at most once per index, under the core's
+   * open lock. */
+  rig_status (*open)(unsigned index, rig_device **out, rig_error *err);
+} rig_provider;
+
+/* The timeline word of point p's device and the value p waits for: what a
+ * driver whose queue waits on another device's points itself (can_wait)
+ * needs, e.g. to make its queue wait for *word >= *value (a CUDA stream's
+ * cuStreamWaitValue64 on the word, registered so the device sees it). The
+ * word is host memory, valid while p's device is registered; NULL for the
+ * reached point or a point of no device. */
+const _Atomic uint64_t *rig_point_word(rig_point p, uint64_t *value);
 
 /* The parts of a submission, for drivers that run them. */
 size_t rig_submission_nparts(const rig_submission *s);
 const rig_part *rig_submission_part(const rig_submission *s, size_t i);
 
-/* ---- Host code: what the host and cpu drivers share ------------------------ */
-
-/* Runs w's parts on this thread as host code: launches over the worker
- * pool, fills, copies by memcpy. Words are not host work. Returns RIG_OK,
- * or the error of a fill that failed (which loses the device). */
-rig_status rig_hostcode_run(const rig_work *w, rig_error *err);
-
-/* ELF shared objects for this ISA, loaded from memory (memfd_create, then
- * dlopen of /proc/self/fd/N: nothing is left on disk). */
-rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t len, void **image,
-                                   rig_error *err);
-rig_status rig_hostcode_image_entry(const char *device, void *image, const char *name, size_t len,
-                                    rig_entry *out, rig_error *err);
-void rig_hostcode_image_unload(void *image);
-
-/* Page-aligned host memory for host and cpu devices. */
-rig_status rig_hostcode_alloc(uint64_t bytes, rig_mem_info *out, rig_error *err);
-void rig_hostcode_free(const rig_mem_info *mem);
+/* A work's per-run state of part i (its parameter bytes, then its
+ * geometry: rig_block_geometry) and the address of its fixed memory f, as
+ * the device addresses it. */
+const void *rig_work_part_block(const rig_work *w, size_t part);
+uint64_t rig_work_fixed_address(const rig_work *w, size_t fixed);
 
 /* A work's size when packed (for queues), and packing it into `into`
  * (rig_work_bytes bytes, 8-aligned); the packed copy reads as a work. */
 size_t rig_work_bytes(const rig_work *w);
 const rig_work *rig_work_pack(const rig_work *w, void *into);
 
-/* ---- The worker pool --------------------------------------------------------
- * One per process, sized from the cores of the process's cpuset (and its
- * cgroup CPU quota), its threads bound to them. */
-
-/* Calls fn(params, grid) once per group of `groups`, in parallel; a grid
- * of one group, or a call from inside a pool job, runs inline. */
-void rig_pool_launch(rig_launch_fn *fn, void *params, const uint32_t groups[3],
-                     const uint32_t threads[3], uint32_t shared_bytes);
-/* How many threads run a launch's groups (the workers and the caller). */
-unsigned rig_pool_threads(void);
-
-/* The most shared scratch a host launch's group may have. */
-#define RIG_HOST_MAX_SHARED (48u * 1024u)
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

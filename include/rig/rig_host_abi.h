@@ -10,6 +10,9 @@
 extern "C" {
 #endif
 
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
 typedef struct rig_grid {
   uint32_t group[3];   /* this call's group */
   uint32_t groups[3];  /* the launch's groups */
@@ -32,6 +35,8 @@ typedef int rig_fill_fn(void *queue, void *params, uint64_t value);
 /* A rail's ready function: stores ready = count in counts and wakes the
  * rail. */
 typedef void rig_ready_fn(void *counts, uint64_t count);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,9 @@
 extern "C" {
 #endif
 
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
 typedef struct rig_job rig_job;
 
 /* A device of a machine, as its agent described it at the start. */
@@ -38,6 +41,11 @@ typedef struct rig_machine {
   rig_machine_device *devices;
   char topology[256]; /* hwloc's summary: packages, cores, PUs, memory */
 } rig_machine;
+
+/* This machine as it describes itself to a job (progrun info): opens every
+ * device of every family. Free with rig_machine_clear. */
+rig_status rig_machine_describe_local(rig_machine *m, rig_error *err);
+void rig_machine_clear(rig_machine *m);
 
 /* Starts the job: collective over comm. Requires MPI_THREAD_MULTIPLE
  * (RIG_EJOB otherwise, saying what was granted). Every rank describes its
@@ -73,6 +81,8 @@ bool rig_job_failed(const rig_job *job, rig_error *why);
  * and frees the job (every rank leaves it). On an agent, after
  * rig_job_serve returned: frees the job. RIG_EJOB if the job had failed. */
 rig_status rig_job_close(rig_job *job, rig_error *err);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,9 @@
 extern "C" {
 #endif
 
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
 typedef struct rig_program rig_program;
 
 /* This machine's end of a rail (the seed's Rig_remote_abi.end_): host
@@ -134,6 +137,8 @@ rig_status rig_program_run_received(const void *words, size_t len,
                                     rig_buffer *(*region)(void *ctx, uint64_t id), void *ctx,
                                     const rig_point *waits, size_t nwaits, rig_point *ends,
                                     size_t *nends, rig_error *err);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@ rig_status rig_buffer_create(rig_device *dev, rig_buffer_kind kind, uint64_t byt
     return st;
   }
   m->owner = dev;
+  rig_device_ref(dev);
   m->kind = kind;
   m->bytes = bytes;
   rig_stamps_init(&m->stamps);
@@ -95,6 +96,7 @@ rig_status rig_mem_address_on(rig_mem *m, rig_device *dev, uint64_t *address, ri
   }
   if (st == RIG_OK) {
     map->dev = dev;
+    rig_device_ref(dev);
     map->next = m->maps;
     m->maps = map;
     *address = map->address;
@@ -144,9 +146,11 @@ void rig_mem_free_now(rig_mem *m) {
   for (rig_mapping *p = m->maps, *next; p; p = next) {
     next = p->next;
     if (p->dev->drv->unmap && p->mapping) p->dev->drv->unmap(p->dev->st, p->mapping);
+    rig_device_unref(p->dev);
     free(p);
   }
   m->owner->drv->free(m->owner->st, &m->info);
+  rig_device_unref(m->owner);
   rig_stamps_fini(&m->stamps);
   pthread_mutex_destroy(&m->lock);
   free(m);

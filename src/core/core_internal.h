@@ -16,6 +16,10 @@
 
 struct rig_device {
   uint16_t index;
+  /* The registration's reference, and one per memory, image and
+   * submission of the device: the last one frees it. */
+  _Atomic int refs;
+  _Atomic bool unregistered;
   rig_device_facts facts;
   const rig_driver *drv;
   void *st;
@@ -150,10 +154,12 @@ void rig_defer_submission(rig_submission *s);
 
 /* ---- devices -------------------------------------------------------------- */
 
-/* Sets up the core once: the host and the built-in providers. */
+/* Sets up the core once: the provider table's families, the host first. */
 void rig_core_init(void);
-/* The built-in drivers (backends/registry.c): registers the host first. */
-void rig_backends_init(void);
+
+/* References that keep a registered device (rig_device_unregister). */
+void rig_device_ref(rig_device *dev);
+void rig_device_unref(rig_device *dev);
 
 /* RIG_ELOST with dev's reason. */
 rig_status rig_device_lost_error(const rig_device *dev, rig_error *err);

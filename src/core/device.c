@@ -7,27 +7,19 @@
 #include <sys/utsname.h>
 
 #include "core_internal.h"
+#include "provider.h"
 
 static rig_device *_Atomic table[RIG_MAX_DEVICES];
 static _Atomic uint32_t ndevices;
 /* Registration and opening by name; never taken on a hand-over. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
-typedef struct provider {
-  char prefix[32];
-  rig_device_open_fn *open;
-} provider;
-
-#define MAX_PROVIDERS 16
-static provider providers[MAX_PROVIDERS];
-static size_t nproviders;
-
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static char isa[80];
 
 static void init(void) {
-  rig_backends_init();
+  rig_providers_start();
 }
 
 void rig_core_init(void) {
@@ -52,6 +44,7 @@ rig_status rig_device_register(const rig_driver *drv, void *st, const rig_device
   d->st = st;
   d->facts = *facts;
   d->word = word;
+  atomic_init(&d->refs, 1); /* the registration's */
   pthread_mutex_init(&d->handover, NULL);
   pthread_mutex_lock(&table_lock);
   uint32_t n = atomic_load(&ndevices);
@@ -70,17 +63,37 @@ rig_status rig_device_register(const rig_driver *drv, void *st, const rig_device
   return RIG_OK;
 }
 
-rig_status rig_device_provider_add(const char *prefix, rig_device_open_fn *open, rig_error *err) {
+void rig_device_ref(rig_device *dev) {
+  atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
+}
+
+/* Devices gone from the table, freed only after RETIRED later ones: a
+ * thread that read a table slot just before it was cleared (a stamp's or a
+ * point's device) still finds the device's memory. */
+#define RETIRED 64
+static rig_device *retired[RETIRED];
+static size_t nretired;
+
+void rig_device_unref(rig_device *dev) {
+  if (atomic_fetch_sub_explicit(&dev->refs, 1, memory_order_acq_rel) != 1) return;
+  /* Its index is never given again: a stale point or stamp of it must not
+   * name a newer device. A slot that is NULL reads as a device whose work
+   * is over. */
   pthread_mutex_lock(&table_lock);
-  if (nproviders == MAX_PROVIDERS) {
-    pthread_mutex_unlock(&table_lock);
-    return rig_error_set(err, RIG_EREFUSED, "more than %d device providers", MAX_PROVIDERS);
-  }
-  provider *p = &providers[nproviders++];
-  snprintf(p->prefix, sizeof p->prefix, "%s", prefix);
-  p->open = open;
+  atomic_store_explicit(&table[dev->index], NULL, memory_order_release);
+  rig_device *old = retired[nretired % RETIRED];
+  retired[nretired++ % RETIRED] = dev;
   pthread_mutex_unlock(&table_lock);
-  return RIG_OK;
+  if (dev->drv->stop) dev->drv->stop(dev->st);
+  if (old) {
+    pthread_mutex_destroy(&old->handover);
+    free(old);
+  }
+}
+
+void rig_device_unregister(rig_device *dev) {
+  if (!dev || atomic_exchange(&dev->unregistered, true)) return;
+  rig_device_unref(dev);
 }
 
 rig_device *rig_device_at(uint16_t index) {
@@ -103,7 +116,8 @@ rig_device *rig_machine_host(int machine) {
   /* The newest that is not lost: an earlier job's proxies are. */
   for (size_t i = rig_device_count(); i-- > 1;) {
     rig_device *d = atomic_load(&table[i]);
-    if (d->facts.machine == machine && d->facts.machine_host && !rig_device_lost_now(d)) return d;
+    if (d && d->facts.machine == machine && d->facts.machine_host && !rig_device_lost_now(d))
+      return d;
   }
   return NULL;
 }
@@ -112,7 +126,7 @@ static rig_device *find_open(const char *name) {
   uint32_t n = atomic_load(&ndevices);
   for (uint32_t i = 0; i < n; i++) {
     rig_device *d = atomic_load(&table[i]);
-    if (strcmp(d->facts.name, name) == 0) return d;
+    if (d && strcmp(d->facts.name, name) == 0) return d;
   }
   return NULL;
 }
@@ -122,28 +136,15 @@ rig_status rig_device_open(const char *name, rig_device **dev, rig_error *err) {
   rig_status env = rig_environment_check(err);
   if (env != RIG_OK) return env;
   /* Opening is rare: one lock over lookup and the provider's open, so that
-   * two threads opening one name get one device. The provider registers
-   * through rig_device_register, which takes the lock too: so it is
-   * released around the provider's call, and the lookup repeated. */
-  pthread_mutex_lock(&table_lock);
-  rig_device *d = find_open(name);
-  rig_device_open_fn *open = NULL;
-  for (size_t i = 0; !d && i < nproviders; i++)
-    if (strncmp(name, providers[i].prefix, strlen(providers[i].prefix)) == 0)
-      open = providers[i].open;
-  pthread_mutex_unlock(&table_lock);
-  if (d) {
-    *dev = d;
-    return RIG_OK;
-  }
-  if (!open) return rig_error_set(err, RIG_EREFUSED, "%s: no such device", name);
+   * two threads opening one name get one device. Not the table's lock: the
+   * provider registers through rig_device_register, which takes it. */
   static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&open_lock);
   pthread_mutex_lock(&table_lock);
-  d = find_open(name);
+  rig_device *d = find_open(name);
   pthread_mutex_unlock(&table_lock);
   rig_status st = RIG_OK;
-  if (!d) st = open(name, &d, err);
+  if (!d) st = rig_providers_open(name, &d, err);
   pthread_mutex_unlock(&open_lock);
   if (st == RIG_OK) *dev = d;
   return st;

@@ -19,6 +19,7 @@ rig_status rig_image_load(rig_device *dev, const void *bytes, size_t len, rig_im
   }
   atomic_init(&img->refs, 1);
   img->dev = dev;
+  rig_device_ref(dev);
   *out = img;
   return RIG_OK;
 }
@@ -42,5 +43,6 @@ rig_image *rig_image_retain(rig_image *img) {
 void rig_image_release(rig_image *img) {
   if (!img || atomic_fetch_sub(&img->refs, 1) != 1) return;
   if (img->dev->drv->image_unload) img->dev->drv->image_unload(img->dev->st, img->handle);
+  rig_device_unref(img->dev);
   free(img);
 }

@@ -25,6 +25,13 @@ void rig_device_signal(rig_device *dev) {
     rig_futex_wake(&dev->seq, INT32_MAX);
 }
 
+const _Atomic uint64_t *rig_point_word(rig_point p, uint64_t *value) {
+  rig_device *d = p == RIG_POINT_REACHED ? NULL : rig_device_at(rig_point_device(p));
+  if (!d) return NULL;
+  *value = rig_point_value(p);
+  return d->word;
+}
+
 rig_status rig_point_wait(rig_point p, rig_error *err) {
   if (p == RIG_POINT_REACHED) return RIG_OK;
   rig_device *d = rig_device_at(rig_point_device(p));

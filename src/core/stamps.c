@@ -124,7 +124,9 @@ rig_status rig_stamps_follow(const rig_stamps *s, uint16_t dev, rig_use use, rig
       uint64_t v = use == RIG_USE_READ    ? (w > u ? w : u)
                    : use == RIG_USE_WRITE ? max3(r, w, u)
                                           : (r > w ? r : w);
-      if (v) {
+      /* A device gone from the table (a closed job's proxy) has no work
+       * left to follow. */
+      if (v && rig_device_at((uint16_t)(k - 1))) {
         rig_status st = rig_waitset_add(ws, dev, rig_point_make((uint16_t)(k - 1), v), err);
         if (st != RIG_OK) return st;
       }

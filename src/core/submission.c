@@ -217,6 +217,7 @@ rig_status rig_submission_make(rig_device *dev, const rig_part *parts, size_t np
   if (!s) return rig_error_set(err, RIG_ENOMEM, "out of memory for a submission");
   atomic_init(&s->refs, 1);
   s->dev = dev;
+  rig_device_ref(dev);
   s->nslots = nslots;
   s->parts = calloc(nparts ? nparts : 1, sizeof *s->parts);
   s->slot_use = calloc(nslots ? nslots : 1, sizeof *s->slot_use);
@@ -294,6 +295,7 @@ void rig_submission_free_now(rig_submission *s) {
   free(s->fixed);
   free(s->fixed_addr);
   free(s->defaults);
+  rig_device_unref(s->dev);
   free(s);
 }
 

@@ -1,6 +1,8 @@
 /* The polled test driver (polled.h). */
 #include "polled.h"
 
+#include "hostcode.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,5 @@
 /* Host code: what the host and cpu drivers share. Running a work's parts
- * as host code, loading ELF images from memory, page-aligned memory, and
- * packing a work into a queue. */
+ * as host code, loading ELF images from memory, page-aligned memory. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core_internal.h"
+#include "hostcode.h"
 
 /* The parameter block as the function sees it: each ref's 8 bytes hold the
  * slot's address plus the offset the block put there. */
@@ -22,7 +21,7 @@ static void patch(unsigned char *params, const rig_ref *refs, size_t nrefs, cons
 }
 
 static uint64_t side_addr(const rig_work *w, rig_side side) {
-  return side.slot >= 0 ? w->slot_addr[side.slot] : w->sub->fixed_addr[side.fixed];
+  return side.slot >= 0 ? w->slot_addr[side.slot] : rig_work_fixed_address(w, (size_t)side.fixed);
 }
 
 rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
@@ -32,9 +31,10 @@ rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
   }
   const rig_submission *s = w->sub;
   _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
-  for (size_t i = 0; i < s->nparts; i++) {
-    const rig_part *p = &s->parts[i].p;
-    const unsigned char *b = (const unsigned char *)w->block + s->parts[i].block_at;
+  size_t nparts = rig_submission_nparts(s);
+  for (size_t i = 0; i < nparts; i++) {
+    const rig_part *p = rig_submission_part(s, i);
+    const unsigned char *b = rig_work_part_block(w, i);
     switch (p->kind) {
       case RIG_WORK_LAUNCH: {
         memcpy(params, b, p->u.launch.params_bytes);
@@ -168,34 +168,4 @@ rig_status rig_hostcode_alloc(uint64_t bytes, rig_mem_info *out, rig_error *err)
 
 void rig_hostcode_free(const rig_mem_info *mem) {
   free(mem->host);
-}
-
-/* ---- packing a work ---------------------------------------------------------- */
-
-static size_t up8(size_t n) {
-  return (n + 7) & ~(size_t)7;
-}
-
-size_t rig_work_bytes(const rig_work *w) {
-  size_t n = up8(sizeof *w) + w->nwaits * sizeof(rig_point);
-  if (w->sub) n += up8(w->sub->block_bytes) + w->sub->nslots * sizeof(uint64_t);
-  return n;
-}
-
-const rig_work *rig_work_pack(const rig_work *w, void *into) {
-  unsigned char *p = into;
-  rig_work *c = into;
-  *c = *w;
-  p += up8(sizeof *w);
-  if (w->nwaits) memcpy(p, w->waits, w->nwaits * sizeof(rig_point));
-  c->waits = (const rig_point *)p;
-  p += w->nwaits * sizeof(rig_point);
-  if (w->sub) {
-    if (w->sub->block_bytes) memcpy(p, w->block, w->sub->block_bytes);
-    c->block = p;
-    p += up8(w->sub->block_bytes);
-    if (w->sub->nslots) memcpy(p, w->slot_addr, w->sub->nslots * sizeof(uint64_t));
-    c->slot_addr = (const uint64_t *)p;
-  }
-  return c;
 }

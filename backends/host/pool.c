@@ -13,7 +13,7 @@
 
 #include "base/env.h"
 #include "base/sync.h"
-#include "core_internal.h"
+#include "hostcode.h"
 
 typedef struct job {
   rig_launch_fn *fn;

@@ -8,7 +8,7 @@
 #include <ucp/api/ucp.h>
 
 #include "cli.h"
-#include "job_internal.h"
+#include "rig/rig_job.h"
 
 /* UCX's transports here: "tcp/lo", "posix/memory", ... from its context's
  * resources, on one line. */
@@ -51,20 +51,23 @@ int cli_info(int argc, char **argv) {
   }
   if (argc > 1) return cli_usage_error("info: takes no arguments, not '%s'", argv[1]);
   rig_machine m;
-  rig_device **devices = NULL;
   rig_error err;
-  if (rig_machine_describe(&m, 0, &devices, &err) != RIG_OK)
+  if (rig_machine_describe_local(&m, &err) != RIG_OK)
     return cli_fail(CLI_EXIT_FAIL, "%s", err.message);
   printf("progrun %s\n", RIG_VERSION_STRING);
   printf("host: %s\n", m.host);
   printf("topology: %s\n", m.topology);
-  printf("workers: %u threads run a host launch's groups\n", rig_pool_threads());
+  printf("workers: %u threads run a host launch's groups\n",
+         rig_device_facts_of(rig_host())->threads);
   printf("devices:\n");
   for (size_t i = 0; i < m.ndevices; i++)
     printf("  %-10s %-14s %.1f GiB\n", m.devices[i].name, m.devices[i].arch,
            (double)m.devices[i].budget / (1024.0 * 1024.0 * 1024.0));
-  rig_device *cuda;
-  if (rig_device_open("cuda:0", &cuda, &err) != RIG_OK) printf("  (no cuda: %s)\n", err.message);
+  /* A family with no device at all says why (no driver, no GPU). */
+  for (size_t f = 0; f < rig_family_count(); f++) {
+    unsigned n;
+    if (rig_family_devices(f, &n, &err) != RIG_OK) printf("  (%s)\n", err.message);
+  }
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(version, &len);
@@ -73,7 +76,6 @@ int cli_info(int argc, char **argv) {
   char tls[512];
   ucx_transports(tls, sizeof tls);
   printf("UCX: %s; transports: %s\n", ucp_get_version_string(), tls[0] ? tls : "none");
-  free(m.devices);
-  free(devices);
+  rig_machine_clear(&m);
   return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }

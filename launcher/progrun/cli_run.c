@@ -204,11 +204,6 @@ static bool arch_is(rig_desc_string s, const char *arch) {
   return s.len == strlen(arch) && memcmp(s.bytes, arch, s.len) == 0;
 }
 
-static bool starts(rig_desc_string s, const char *prefix) {
-  size_t n = strlen(prefix);
-  return s.len >= n && memcmp(s.bytes, prefix, n) == 0;
-}
-
 /* An arch as messages show it: at most 64 bytes, anything outside printable
  * ASCII as '?' (descriptions come from anywhere). */
 static const char *shown(rig_desc_string s, char buf[72]) {
@@ -224,9 +219,10 @@ static bool taken(rig_device *const *out, size_t i, const rig_device *dev) {
   return false;
 }
 
-/* The next device `<family>:N` of arch `arch` not given to devices before
- * i. Devices are numbered from 0 without gaps, so the first name that does
- * not open ends the search; its refusal says why there is none. */
+/* The next device of the family with arch `arch` not given to devices
+ * before i. Devices are numbered from 0 without gaps, so the first name
+ * that does not open ends the search; its refusal says why there is none
+ * (a family of one device has one name). */
 static rig_device *open_local(void *ctx, const char *name, rig_error *why) {
   (void)ctx;
   rig_device *d = NULL;
@@ -235,16 +231,19 @@ static rig_device *open_local(void *ctx, const char *name, rig_error *why) {
 
 static const cli_opener local = {open_local, NULL};
 
-static int next_free(const cli_opener *op, const char *family, rig_desc_string arch,
-                     rig_device **out, size_t i, rig_error *err) {
-  char name[64], a[72];
+static int next_free(const cli_opener *op, size_t family, rig_desc_string arch, rig_device **out,
+                     size_t i, rig_error *err) {
+  char first[64], name[64], a[72];
   rig_error why = {0};
-  int n = 0;
-  for (; n < 4096; n++) {
+  unsigned n = 0, of_arch = 0;
+  rig_family_device_name(family, 0, first, sizeof first);
+  for (; n < 65536; n++) {
     rig_device *dev = NULL;
-    snprintf(name, sizeof name, "%s:%d", family, n);
-    if (!(dev = op->open(op->ctx, name, &why))) break;
-    if (!taken(out, i, dev) && arch_is(arch, rig_device_arch(dev))) {
+    rig_family_device_name(family, n, name, sizeof name);
+    if ((n > 0 && strcmp(name, first) == 0) || !(dev = op->open(op->ctx, name, &why))) break;
+    if (!arch_is(arch, rig_device_arch(dev))) continue;
+    of_arch++;
+    if (!taken(out, i, dev)) {
       out[i] = dev;
       return CLI_EXIT_OK;
     }
@@ -252,15 +251,14 @@ static int next_free(const cli_opener *op, const char *family, rig_desc_string a
   if (n == 0)
     rig_error_set(err, RIG_EREFUSED, "device %zu: no device of arch \"%s\" on this machine (%s)", i,
                   shown(arch, a), why.message);
-  else if (strcmp(family, "cpu") == 0)
-    rig_error_set(err, RIG_EREFUSED,
-                  "device %zu: no free device of arch \"%s\": this machine's %d cpu devices are "
-                  "taken by earlier ones (RIG_CPU_DEVICES sets how many there are)",
-                  i, shown(arch, a), n);
+  else if (of_arch == 0)
+    rig_error_set(err, RIG_EREFUSED, "device %zu: no device of arch \"%s\" on this machine", i,
+                  shown(arch, a));
   else
     rig_error_set(err, RIG_EREFUSED,
-                  "device %zu: no free device of arch \"%s\" among this machine's %d %s devices", i,
-                  shown(arch, a), n, family);
+                  "device %zu: no free device of arch \"%s\": this machine's %u %s devices are "
+                  "taken by earlier ones (docs/environment.md says how to have more)",
+                  i, shown(arch, a), of_arch, rig_family_name(family));
   return CLI_EXIT_FAIL;
 }
 
@@ -290,23 +288,20 @@ int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *nam
     }
     return CLI_EXIT_OK;
   }
-  const char *isa = rig_host_isa();
   for (size_t i = 0; i < d->ndevices; i++) {
     rig_desc_string arch = d->devices[i];
-    int rc = CLI_EXIT_OK;
-    if (arch_is(arch, isa)) {
-      rig_error why = {0};
-      if (!(out[i] = op->open(op->ctx, "host", &why)))
-        return failed(err, CLI_EXIT_FAIL, RIG_EREFUSED, "device %zu: %s", i, why.message);
-    } else if (starts(arch, "cpu-")) {
-      rc = next_free(op, "cpu", arch, out, i, err);
-    } else if (starts(arch, "sm_")) {
-      rc = next_free(op, "cuda", arch, out, i, err);
-    } else {
+    /* The family whose arch prefix the arch has (the provider table). */
+    char text[72];
+    size_t n = arch.len < sizeof text - 1 ? arch.len : sizeof text - 1;
+    memcpy(text, arch.bytes, n);
+    text[n] = 0;
+    int family = memchr(arch.bytes, 0, arch.len) ? -1 : rig_family_of_arch(text);
+    if (family < 0 || arch.len >= sizeof text) {
       rig_error_set(err, RIG_EREFUSED, "device %zu: no device of arch \"%s\" on this machine", i,
                     shown(arch, a));
-      rc = CLI_EXIT_FAIL;
+      return CLI_EXIT_FAIL;
     }
+    int rc = next_free(op, (size_t)family, arch, out, i, err);
     if (rc != CLI_EXIT_OK) return rc;
   }
   return CLI_EXIT_OK;
