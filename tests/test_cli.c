@@ -814,6 +814,38 @@ static void test_run_refuses_devices_the_machine_lacks(void) {
   proc_free(&p);
 }
 
+/* Each RIG_* variable progrun reads is checked before anything runs: an
+ * invalid value is refused with exit 2, naming it (docs/environment.md). */
+static void test_an_invalid_environment_variable_is_refused_by_name(void) {
+  static const struct {
+    const char *name, *value, *message;
+  } cases[] = {
+      {"RIG_JOB_SILENCE", "0.5", "progrun: RIG_JOB_SILENCE=0.5: below the beat of 1 s\n"},
+      {"RIG_JOB_SILENCE", "abc", "progrun: RIG_JOB_SILENCE=abc: not a number of seconds\n"},
+      {"RIG_JOB_SILENCE", "-5", "progrun: RIG_JOB_SILENCE=-5: below the beat of 1 s\n"},
+      {"RIG_JOB_SILENCE", "0", "progrun: RIG_JOB_SILENCE=0: below the beat of 1 s\n"},
+      {"RIG_WORKERS", "abc", "progrun: RIG_WORKERS=abc: not a count\n"},
+      {"RIG_WORKERS", "0", "progrun: RIG_WORKERS=0: outside 1..4096\n"},
+      {"RIG_CPU_DEVICES", "-1", "progrun: RIG_CPU_DEVICES=-1: not a count\n"},
+      {"RIG_CPU_DEVICES", "999", "progrun: RIG_CPU_DEVICES=999: outside 0..256\n"},
+      {"RIG_TRACE", "yes", "progrun: RIG_TRACE=yes: neither 0 nor 1\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setenv(cases[i].name, cases[i].value, 1); /* the child inherits it */
+    proc p = RUN("info");
+    unsetenv(cases[i].name);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.err.p, cases[i].message);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    proc_free(&p);
+  }
+  setenv("RIG_JOB_SILENCE", "2.5", 1); /* valid values pass */
+  proc p = RUN("info");
+  unsetenv("RIG_JOB_SILENCE");
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+}
+
 static void test_run_checks_input_and_output_files(void) {
   char ex[4096], missing[4096], big[4096], arg[8400], want[8192];
   example_path(0, ex, sizeof ex);
@@ -1077,6 +1109,8 @@ void rig_test_register(void) {
       {"run devices map and refuse", test_run_devices_map_and_refuse},
       {"run refuses devices the machine lacks", test_run_refuses_devices_the_machine_lacks},
       {"run checks input and output files", test_run_checks_input_and_output_files},
+      {"an invalid environment variable is refused by name",
+       test_an_invalid_environment_variable_is_refused_by_name},
       {"run refuses bad usage", test_run_refuses_bad_usage},
       {"run refuses a broken rule", test_run_refuses_a_broken_rule},
       {"run failing at a step exits 1", test_run_failing_at_a_step_exits_1},

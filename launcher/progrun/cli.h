@@ -106,6 +106,8 @@ typedef struct cli_opener {
   rig_device *(*open)(void *ctx, const char *name, rig_error *why);
   void *ctx;
 } cli_opener;
+/* Opens devices of this process by name (rig_device_open). */
+extern const cli_opener cli_local_opener;
 int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *names, size_t nnames,
                        rig_device **out, rig_error *err);
 int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_device **out,
@@ -137,6 +139,8 @@ typedef struct cli_machine {
  * the devices refuse, CLI_EXIT_FAIL. On failure m holds nothing. */
 int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devices, int64_t rank,
                      rig_error *err);
+/* CLOCK_MONOTONIC in nanoseconds: what run times are measured with. */
+uint64_t cli_now_ns(void);
 /* Writes len bytes (at most the input's) at the start of input i. */
 int cli_machine_fill_input(cli_machine *m, size_t i, const void *bytes, size_t len, rig_error *err);
 /* Run `run` (0-based): ints from `ints` (`run` and `rank` resolved), then

@@ -195,18 +195,6 @@ static rig_device *open_on(void *ctx, const char *name, rig_error *why) {
   return d;
 }
 
-static rig_device *open_here(void *ctx, const char *name, rig_error *why) {
-  (void)ctx;
-  rig_device *d = NULL;
-  return rig_device_open(name, &d, why) == RIG_OK ? d : NULL;
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The job's root cause when it failed, else the call's own message. */
 static const char *why(const run_state *s, const rig_error *err, rig_error *cause) {
   if (s->job && rig_job_failed(s->job, cause)) return cause->message;
@@ -219,8 +207,9 @@ static int open_machines(run_state *s, rig_error *err) {
     rig_device **devs = calloc(p->desc->ndevices + 1, sizeof *devs);
     if (!devs) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
     job_opener jo = {s->job, m};
-    cli_opener op = {s->job ? open_on : open_here, &jo};
-    int rc = cli_map_devices_on(&op, p->desc, p->devices, p->ndevices, devs, err);
+    cli_opener op = {open_on, &jo};
+    int rc = cli_map_devices_on(s->job ? &op : &cli_local_opener, p->desc, p->devices, p->ndevices,
+                                devs, err);
     if (rc == CLI_EXIT_OK) rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, err);
     free(devs);
     if (rc != CLI_EXIT_OK) {
@@ -240,7 +229,7 @@ static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint6
   size_t slowest = 0;
   for (size_t m = 1; m < s->n; m++)
     if (last[m] > last[slowest]) slowest = m;
-  double secs = (double)(now_ns() - t0) * 1e-9;
+  double secs = (double)(cli_now_ns() - t0) * 1e-9;
   fprintf(stderr,
           "\rprogrun: run %" PRIu64 "/%" PRIu64 ", %.1f runs/s, slowest machine %zu (%.3f ms)  ",
           done, s->runs, secs > 0 ? (double)done / secs : 0.0, slowest,
@@ -252,7 +241,7 @@ static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint6
  * its ends are seen reached. */
 static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
   bool show = !s->quiet && isatty(2);
-  uint64_t t0 = now_ns(), shown = 0;
+  uint64_t t0 = cli_now_ns(), shown = 0;
   uint64_t *last = calloc(s->n, sizeof *last);
   size_t *nends = calloc(s->n, sizeof *nends);
   if (!last || !nends) {
@@ -262,7 +251,7 @@ static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
   }
   int rc = CLI_EXIT_OK;
   for (uint64_t r = 0; rc == CLI_EXIT_OK && r < s->runs; r++) {
-    uint64_t start = now_ns();
+    uint64_t start = cli_now_ns();
     for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) {
       cli_machine *mm = &s->machines[m];
       const plan *p = &s->plans[m];
@@ -287,11 +276,11 @@ static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
           rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
           rc = CLI_EXIT_FAIL;
         }
-      last[m] = ns[m][r] = now_ns() - start;
+      last[m] = ns[m][r] = cli_now_ns() - start;
     }
-    if (show && rc == CLI_EXIT_OK && (now_ns() - shown > 250000000u || r + 1 == s->runs)) {
+    if (show && rc == CLI_EXIT_OK && (cli_now_ns() - shown > 250000000u || r + 1 == s->runs)) {
       progress(s, r + 1, t0, last);
-      shown = now_ns();
+      shown = cli_now_ns();
     }
   }
   if (show) fputc('\n', stderr);

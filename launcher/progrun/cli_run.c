@@ -229,7 +229,7 @@ static rig_device *open_local(void *ctx, const char *name, rig_error *why) {
   return rig_device_open(name, &d, why) == RIG_OK ? d : NULL;
 }
 
-static const cli_opener local = {open_local, NULL};
+const cli_opener cli_local_opener = {open_local, NULL};
 
 static int next_free(const cli_opener *op, size_t family, rig_desc_string arch, rig_device **out,
                      size_t i, rig_error *err) {
@@ -264,7 +264,7 @@ static int next_free(const cli_opener *op, size_t family, rig_desc_string arch, 
 
 int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_device **out,
                     rig_error *err) {
-  return cli_map_devices_on(&local, d, names, nnames, out, err);
+  return cli_map_devices_on(&cli_local_opener, d, names, nnames, out, err);
 }
 
 int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *names, size_t nnames,
@@ -420,36 +420,14 @@ int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devic
   return CLI_EXIT_OK;
 }
 
-/* Host memory of len bytes for copies to and from a buffer the host does
- * not address. */
-static rig_status staging(uint64_t len, rig_buffer **out, rig_error *err) {
-  return rig_buffer_create(rig_host(), RIG_KIND_PINNED, len ? len : 1, out, err);
-}
-
 int cli_machine_fill_input(cli_machine *m, size_t i, const void *bytes, size_t len,
                            rig_error *err) {
-  rig_buffer *b = m->inputs[i];
-  rig_status st = rig_buffer_wait(b, RIG_ACCESS_READ_WRITE, err);
-  if (st == RIG_OK && len > rig_buffer_length(b))
-    st = rig_error_set(err, RIG_EINVAL, "%zu bytes for %" PRIu64, len, rig_buffer_length(b));
-  if (st == RIG_OK && len && rig_buffer_host(b)) {
-    memcpy(rig_buffer_host(b), bytes, len);
-  } else if (st == RIG_OK && len) {
-    rig_buffer *h = NULL;
-    rig_point done = RIG_POINT_REACHED;
-    st = staging(len, &h, err);
-    if (st == RIG_OK) {
-      memcpy(rig_buffer_host(h), bytes, len);
-      st = rig_buffer_copy_submit(h, 0, b, 0, len, NULL, 0, &done, err);
-      if (st == RIG_OK) st = rig_point_wait(done, err);
-      rig_buffer_release(h);
-    }
-  }
-  if (st != RIG_OK) return rig_error_prefix(err, "input %zu", i), CLI_EXIT_FAIL;
+  if (rig_buffer_write(m->inputs[i], 0, bytes, len, err) != RIG_OK)
+    return rig_error_prefix(err, "input %zu", i), CLI_EXIT_FAIL;
   return CLI_EXIT_OK;
 }
 
-static uint64_t now_ns(void) {
+uint64_t cli_now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
@@ -468,10 +446,10 @@ int cli_machine_run(cli_machine *m, uint64_t run, const cli_int *ints, size_t ni
   }
   rig_frame f = {m->inputs, m->ninputs, m->ints, m->nints, m->step_points, m->nstep_points};
   size_t nends = 0;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = cli_now_ns();
   rig_status st = rig_program_run(m->program, &f, NULL, 0, m->ends, &nends, err);
   for (size_t k = 0; st == RIG_OK && k < nends; k++) st = rig_point_wait(m->ends[k], err);
-  *ns = now_ns() - t0;
+  *ns = cli_now_ns() - t0;
   if (st != RIG_OK) return rig_error_prefix(err, "run %" PRIu64, run), CLI_EXIT_FAIL;
   return CLI_EXIT_OK;
 }
@@ -483,22 +461,7 @@ int cli_machine_read_input(cli_machine *m, size_t i, uint8_t **bytes, size_t *le
   *len = 0;
   uint8_t *out = n ? malloc((size_t)n) : NULL;
   if (n && !out) return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory");
-  rig_status st = rig_buffer_wait(b, RIG_ACCESS_READ, err);
-  if (st == RIG_OK && n && rig_buffer_host(b)) {
-    memcpy(out, rig_buffer_host(b), (size_t)n);
-  } else if (st == RIG_OK && n) {
-    rig_buffer *h = NULL;
-    rig_point done = RIG_POINT_REACHED;
-    st = staging(n, &h, err);
-    if (st == RIG_OK) {
-      st = rig_buffer_copy_submit(b, 0, h, 0, n, NULL, 0, &done, err);
-      if (st == RIG_OK) st = rig_point_wait(done, err);
-      if (st == RIG_OK) st = rig_buffer_wait(h, RIG_ACCESS_READ, err);
-      if (st == RIG_OK) memcpy(out, rig_buffer_host(h), (size_t)n);
-      rig_buffer_release(h);
-    }
-  }
-  if (st != RIG_OK) {
+  if (rig_buffer_read(b, 0, out, (size_t)n, err) != RIG_OK) {
     free(out);
     return rig_error_prefix(err, "input %zu", i), CLI_EXIT_FAIL;
   }

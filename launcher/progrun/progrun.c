@@ -102,6 +102,10 @@ int main(int argc, char **argv) {
     printf("progrun %s\n", RIG_VERSION_STRING);
     return CLI_EXIT_OK;
   }
+  /* An invalid RIG_* variable is refused before anything runs, on every
+   * rank alike (each has the same environment under mpirun). */
+  rig_error env;
+  if (rig_environment_check(&env) != RIG_OK) return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
   const cli_command *c = find_command(first);
   if (c) return c->run(argc - 1, argv + 1);
   /* A word that is neither a command nor a file is more likely a mistyped
