@@ -86,7 +86,7 @@ static rig_desc *seed_resources(void) {
   CHECK(rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE) == 0);
   CHECK(rig_desc_add_alloc(d, 1, RIG_KIND_PINNED, 128, RIG_COPIES_TWO) == 1);
   CHECK(rig_desc_add_alloc(d, 1, RIG_KIND_MAPPED, 16, RIG_COPIES_ONE) == 2);
-  CHECK(rig_desc_data_set(d, &d->memory[2].u.alloc.init, init, sizeof init) == 0);
+  CHECK(rig_desc_data_set(d, &d->memory[2].u.alloc.init, init, sizeof init) == RIG_OK);
   CHECK(rig_desc_add_rail(d, 0, RIG_AREA_OUTBOUND) == 3);
   CHECK(rig_desc_add_rail(d, 0, RIG_AREA_INBOUND) == 4);
   CHECK(rig_desc_add_rail(d, 0, RIG_AREA_COUNTS) == 5);
@@ -117,10 +117,10 @@ static rig_desc *seed_fill(void) {
   CHECK(rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(1, 0, 4096)) == 0);
   rig_desc_part *p = rig_desc_submit_add_fill(d, s, rig_desc_entry(0, "fill"), params, 16);
   CHECK(p);
-  CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE) == 0);
+  CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE) == RIG_OK);
   rig_desc_hole *h = rig_desc_data_add_hole(d, rig_desc_part_params(p), 8, RIG_W64, 0, 0);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int(0), 8) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int(0), 8) == RIG_OK);
   return d;
 }
 
@@ -132,8 +132,8 @@ static rig_desc *seed_copy(void) {
   CHECK(rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(1, 0, 4096)) == 1);
   rig_desc_part *p = rig_desc_submit_add_copy(d, s, 0, 1, 256);
   CHECK(p);
-  CHECK(rig_desc_terms_add(d, &p->u.copy.src_offset, rig_desc_fixed(64), 2) == 0);
-  CHECK(rig_desc_terms_add(d, &p->u.copy.dst_offset, rig_desc_int(1), 16) == 0);
+  CHECK(rig_desc_terms_add(d, &p->u.copy.src_offset, rig_desc_fixed(64), 2) == RIG_OK);
+  CHECK(rig_desc_terms_add(d, &p->u.copy.dst_offset, rig_desc_int(1), 16) == RIG_OK);
   return d;
 }
 
@@ -147,29 +147,30 @@ static rig_desc *seed_launch(void) {
   CHECK(rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(0, 0, 4096)) == 0);
   CHECK(rig_desc_submit_add_slot(d, s, rig_desc_slot_input(0)) == 1);
   CHECK(rig_desc_submit_add_slot(d, s, rig_desc_slot_ints()) == 2);
-  CHECK(rig_desc_submit_add_fixed(d, s, rig_desc_view_of(1, 0, 4096), RIG_ACCESS_READ_WRITE) == 0);
+  CHECK(rig_desc_submit_add_fixed(d, s, rig_desc_view_of(1, 0, 4096), RIG_ACCESS_READ_WRITE) ==
+        RIG_OK);
   rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", params, sizeof params,
                                                 rig_desc_int(2), rig_desc_fixed(64));
   CHECK(p);
   p->u.launch.shared = rig_desc_fixed(1024);
   p->u.launch.threads[1] = rig_desc_int(3);
-  CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE) == 0);
-  CHECK(rig_desc_part_add_ref(d, p, 1, 8, RIG_USE_READ) == 0);
-  CHECK(rig_desc_part_add_ref(d, p, 2, 16, RIG_USE_READ) == 0);
+  CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE) == RIG_OK);
+  CHECK(rig_desc_part_add_ref(d, p, 1, 8, RIG_USE_READ) == RIG_OK);
+  CHECK(rig_desc_part_add_ref(d, p, 2, 16, RIG_USE_READ) == RIG_OK);
   rig_desc_data *params_data = rig_desc_part_params(p);
   rig_desc_hole *h = rig_desc_data_add_hole(d, params_data, 24, RIG_W64, 0, 0);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_address(1, 0)), 1) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_address(1, 0)), 1) == RIG_OK);
   h = rig_desc_data_add_hole(d, params_data, 32, RIG_W32, 5, 0);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int(0), 4) == 0);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_fixed(3), -1) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int(0), 4) == RIG_OK);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_fixed(3), -1) == RIG_OK);
   h = rig_desc_data_add_hole(d, params_data, 36, RIG_W32, 0, 32);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int(1), 1) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_int(1), 1) == RIG_OK);
   h = rig_desc_data_add_hole(d, params_data, 40, RIG_W64, 0, 0);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_handle(0)), 1) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_handle(0)), 1) == RIG_OK);
   return d;
 }
 
@@ -178,7 +179,7 @@ static rig_desc *seed_move(void) {
   rig_desc_step *m =
       rig_desc_add_move(d, NULL, rig_desc_slot_ints(), rig_desc_slot_memory(2, 0, 4096), 32);
   CHECK(m);
-  CHECK(rig_desc_terms_add(d, &m->u.move.dst_offset, rig_desc_int(0), 8) == 0);
+  CHECK(rig_desc_terms_add(d, &m->u.move.dst_offset, rig_desc_int(0), 8) == RIG_OK);
   m = rig_desc_add_move(d, NULL, rig_desc_slot_input(0), rig_desc_slot_memory(3, 64, 64), 64);
   CHECK(m);
   CHECK(rig_desc_add_move(d, NULL, rig_desc_slot_memory(0, 0, 128),
@@ -227,25 +228,25 @@ static rig_desc *seed_holes(void) {
   CHECK(rig_desc_add_image(d, 0, zeros, sizeof zeros) == 1);
   rig_desc_hole *h = rig_desc_data_add_hole(d, &d->images[1].binary, 0, RIG_W64, 0, 0);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_entry(0, "k")), 1) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_entry(0, "k")), 1) == RIG_OK);
   h = rig_desc_data_add_hole(d, &d->images[1].binary, 8, RIG_W64, 0, 0);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_ready(0)), 1) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_ready(0)), 1) == RIG_OK);
   rig_desc_data *init = &d->memory[3].u.alloc.init;
-  CHECK(rig_desc_data_set(d, init, zeros, sizeof zeros) == 0);
+  CHECK(rig_desc_data_set(d, init, zeros, sizeof zeros) == RIG_OK);
   h = rig_desc_data_add_hole(d, init, 0, RIG_W64, 0, 0);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_address(0, 0)), 1) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_address(0, 0)), 1) == RIG_OK);
   h = rig_desc_data_add_hole(d, init, 8, RIG_W32, 16, 3);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_handle(1)), 2) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_handle(1)), 2) == RIG_OK);
   h = rig_desc_data_add_hole(d, init, 16, RIG_W64, 7, 0);
   CHECK(h);
   rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
   CHECK(s);
   CHECK(rig_desc_submit_add_words(d, s, rig_desc_view_of(3, 0, 4096)));
-  CHECK(rig_desc_submit_add_fixed(d, s, rig_desc_view_of(0, 0, 4096), RIG_ACCESS_READ) == 0);
-  CHECK(rig_desc_submit_add_fixed(d, s, rig_desc_view_of(1, 0, 4096), RIG_ACCESS_READ) == 0);
+  CHECK(rig_desc_submit_add_fixed(d, s, rig_desc_view_of(0, 0, 4096), RIG_ACCESS_READ) == RIG_OK);
+  CHECK(rig_desc_submit_add_fixed(d, s, rig_desc_view_of(1, 0, 4096), RIG_ACCESS_READ) == RIG_OK);
   return d;
 }
 
@@ -262,7 +263,7 @@ static rig_desc *seed_mixed(void) {
     rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", params, sizeof params,
                                                   rig_desc_fixed(1), rig_desc_fixed(32));
     CHECK(p);
-    CHECK(rig_desc_part_add_ref(d, p, 0, 0, i == 2 ? RIG_USE_UNORDERED : RIG_USE_WRITE) == 0);
+    CHECK(rig_desc_part_add_ref(d, p, 0, 0, i == 2 ? RIG_USE_UNORDERED : RIG_USE_WRITE) == RIG_OK);
     CHECK(rig_desc_add_move(d, loop, rig_desc_slot_memory(i, 0, 16),
                             rig_desc_slot_memory(3, 16 * i, 16), 16));
   }
@@ -284,11 +285,11 @@ static rig_desc *seed_extremes(void) {
   rig_desc_part *p = rig_desc_submit_add_launch(d, s, 9, "", params, sizeof params,
                                                 rig_desc_fixed(RIG_INT_MIN), rig_desc_int(-1));
   CHECK(p);
-  CHECK(rig_desc_part_add_ref(d, p, 3, 4, RIG_USE_READ) == 0);
+  CHECK(rig_desc_part_add_ref(d, p, 3, 4, RIG_USE_READ) == RIG_OK);
   rig_desc_hole *h =
       rig_desc_data_add_hole(d, rig_desc_part_params(p), RIG_INT_MAX, RIG_W64, RIG_INT_MIN, 63);
   CHECK(h);
-  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_fixed(RIG_INT_MAX), RIG_INT_MAX) == 0);
+  CHECK(rig_desc_terms_add(d, &h->terms, rig_desc_fixed(RIG_INT_MAX), RIG_INT_MAX) == RIG_OK);
   CHECK(rig_desc_add_move(d, NULL, rig_desc_slot_ints(), rig_desc_slot_ints(), -1));
   return d;
 }
@@ -310,7 +311,7 @@ static rig_desc *seed_strings(void) {
   rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, long_name, odd, sizeof odd,
                                                 rig_desc_fixed(1), rig_desc_fixed(1));
   CHECK(p);
-  CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_READ) == 0);
+  CHECK(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_READ) == RIG_OK);
   return d;
 }
 

@@ -105,7 +105,7 @@ static void add_hole(rig_desc *d, rig_desc_data *data, int64_t at, rig_desc_widt
                      int64_t shift, rig_desc_value value, int64_t factor) {
   rig_desc_hole *h = rig_desc_data_add_hole(d, data, at, width, 0, shift);
   CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-  CU_ASSERT_EQUAL_FATAL(rig_desc_terms_add(d, &h->terms, value, factor), 0);
+  CU_ASSERT_EQUAL_FATAL(rig_desc_terms_add(d, &h->terms, value, factor), RIG_OK);
 }
 
 static void add_leaf_hole(rig_desc *d, rig_desc_data *data, int64_t at, rig_desc_width width,
@@ -114,7 +114,7 @@ static void add_leaf_hole(rig_desc *d, rig_desc_data *data, int64_t at, rig_desc
 }
 
 static void add_term(rig_desc *d, rig_desc_terms *terms, rig_desc_value value, int64_t factor) {
-  CU_ASSERT_EQUAL_FATAL(rig_desc_terms_add(d, terms, value, factor), 0);
+  CU_ASSERT_EQUAL_FATAL(rig_desc_terms_add(d, terms, value, factor), RIG_OK);
 }
 
 /* Replaces an offset by one term. */

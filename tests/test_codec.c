@@ -502,6 +502,28 @@ static void test_every_cut_and_byte_change_of_random_descriptions_is_clean(void)
   }
 }
 
+/* The builder's status calls: RIG_OK, and RIG_EINVAL for a ref on a part
+ * that holds none, the description left as it was. */
+static void test_builder_refuses_a_ref_on_a_copy_part(void) {
+  rig_desc *d = rig_desc_create();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  rig_desc_part *c = rig_desc_submit_add_copy(d, s, 0, 0, 8);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_EQUAL(rig_desc_part_add_ref(d, c, 0, 0, RIG_USE_READ), RIG_EINVAL);
+  CU_ASSERT_EQUAL(rig_desc_terms_add(d, &c->u.copy.src_offset, rig_desc_fixed(8), 1), RIG_OK);
+  CU_ASSERT_EQUAL(rig_desc_submit_add_fixed(d, s, rig_desc_view_of(0, 0, 8), RIG_ACCESS_READ),
+                  RIG_OK);
+  rig_desc_part *f = rig_desc_submit_add_fill(d, s, rig_desc_ready(0), NULL, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL(rig_desc_data_set(d, rig_desc_part_params(f), "\0\0\0\0\0\0\0\0", 8), RIG_OK);
+  CU_ASSERT_EQUAL(rig_desc_part_add_ref(d, f, 0, 0, RIG_USE_WRITE), RIG_OK);
+  CU_ASSERT_EQUAL(f->u.fill.nrefs, 1);
+  CU_ASSERT_EQUAL(s->nparts, 2);
+  rig_desc_free(d);
+}
+
 /* Huge counts never allocate beyond the input: a 1 GiB string count on 40
  * bytes is refused, not attempted. */
 static void test_counts_never_allocate_past_the_input(void) {
@@ -524,6 +546,7 @@ void rig_test_register(void) {
       {"writing refuses an integer of 64 bits", test_writing_refuses_an_integer_of_64_bits},
       {"writing refuses a leaf data term that is no leaf",
        test_writing_refuses_a_leaf_data_term_that_is_no_leaf},
+      {"builder refuses a ref on a copy part", test_builder_refuses_a_ref_on_a_copy_part},
       CU_TEST_INFO_NULL};
   static CU_TestInfo messages[] = {
       {"short or foreign start is not a description",

@@ -795,32 +795,41 @@ static void test_host_launches_run_every_group_once_with_its_indices(void) {
   rig_image_release(img);
 }
 
-static void test_host_launch_groups_run_in_parallel(void) {
+/* The pool's promise: the groups of one launch may run on several threads
+ * at once. Each of the two groups of `meet` waits (at most 10 s) for the
+ * other, so the launching thread cannot take both: they meet only when two
+ * pool threads run them at the same time, which no load or timing can fake
+ * or prevent. */
+static void test_two_groups_of_a_host_launch_run_at_once_on_two_pool_threads(void) {
   unsigned threads = rig_device_facts_of(rig_host())->threads;
   if (threads < 2) {
-    rig_test_skip("host launch groups run in parallel", "the pool has one thread here");
+    rig_test_skip("two groups of a host launch run at once on two pool threads",
+                  "the pool has one thread here");
     return;
   }
   rig_device *h = rig_host();
   rig_image *img = load_kernels(h);
-  uint64_t want = 2;
-  const uint32_t groups[3] = {(uint32_t)want, 1, 1};
-  rig_buffer *arrived = buffer(h, 8), *met = buffer(h, 8), *unused = buffer(h, 8);
-  uint64_t params[3] = {0, want, 0};
-  rig_ref refs[2] = {{0, 0, RIG_USE_WRITE}, {1, 16, RIG_USE_WRITE}};
-  rig_part part = launch_part(img, "meet", params, sizeof params, refs, 2);
+  const uint32_t groups[3] = {2, 1, 1};
+  rig_buffer *arrived = buffer(h, 8), *met = buffer(h, 8), *workers = buffer(h, 2 * 8);
+  uint64_t params[4] = {0, 2, 0, 0};
+  rig_ref refs[3] = {{0, 0, RIG_USE_WRITE}, {1, 16, RIG_USE_WRITE}, {2, 24, RIG_USE_WRITE}};
+  rig_part part = launch_part(img, "meet", params, sizeof params, refs, 3);
   memcpy(part.u.launch.groups, groups, sizeof groups);
   rig_submission *s = NULL;
-  CU_ASSERT_EQUAL_FATAL(rig_submission_make(h, &part, 1, 2, NULL, 0, &s, NULL), RIG_OK);
-  rig_buffer *slots[2] = {arrived, met};
+  CU_ASSERT_EQUAL_FATAL(rig_submission_make(h, &part, 1, 3, NULL, 0, &s, NULL), RIG_OK);
+  rig_buffer *slots[3] = {arrived, met, workers};
   rig_point p;
   CU_ASSERT_EQUAL_FATAL(rig_submit(s, NULL, slots, NULL, 0, &p, NULL), RIG_OK);
-  /* Each group saw the other arrive: they ran at the same time. */
-  CU_ASSERT_EQUAL(host_words(met)[0], want);
+  /* Each group saw the other arrive, and two different threads ran them. */
+  CU_ASSERT_EQUAL(host_words(met)[0], 2);
+  const uint64_t *w = host_words(workers);
+  CU_ASSERT(w[0] >= 1 && w[0] <= threads);
+  CU_ASSERT(w[1] >= 1 && w[1] <= threads);
+  CU_ASSERT_NOT_EQUAL(w[0], w[1]);
   rig_submission_release(s);
   rig_buffer_release(arrived);
   rig_buffer_release(met);
-  rig_buffer_release(unused);
+  rig_buffer_release(workers);
   rig_image_release(img);
 }
 
@@ -1083,7 +1092,8 @@ void rig_test_register(void) {
        test_submit_refuses_a_geometry_the_device_cannot_run},
       {"host launches run every group once with its indices",
        test_host_launches_run_every_group_once_with_its_indices},
-      {"host launch groups run in parallel", test_host_launch_groups_run_in_parallel},
+      {"two groups of a host launch run at once on two pool threads",
+       test_two_groups_of_a_host_launch_run_at_once_on_two_pool_threads},
       {"shared scratch is per call", test_shared_scratch_is_per_call},
       {"a submit that does not wait allocates nothing",
        test_a_submit_that_does_not_wait_allocates_nothing},

@@ -313,9 +313,10 @@ rig_desc *rig_desc_copy(const rig_desc *d);
  * and returns the new element's index (or a pointer to it). A pointer an
  * add returns stays valid until the next add to the same array; a step added
  * to a loop's body is given as a pointer to that loop step, or NULL for the
- * description's top-level steps. Out of memory, an index call returns -1 and
- * a pointer call NULL. The builder does not check rules: rig_desc_check
- * does. */
+ * description's top-level steps. Out of memory, an index call returns -1, a
+ * pointer call NULL and a rig_status call RIG_ENOMEM; no call takes a
+ * rig_error, since its code says all there is to say. The builder does not
+ * check rules: rig_desc_check does. */
 
 rig_desc_string rig_desc_str(const char *s); /* borrows s (no copy) */
 
@@ -327,12 +328,13 @@ int64_t rig_desc_add_image(rig_desc *d, int64_t device, const void *binary, size
 int64_t rig_desc_add_input(rig_desc *d, int64_t device, int64_t bytes);
 
 /* Sets the bytes of a data (a memory's init, an image's binary, a part's
- * params) to a copy of len bytes; returns 0 or -1. */
-int rig_desc_data_set(rig_desc *d, rig_desc_data *data, const void *bytes, size_t len);
+ * params) to a copy of len bytes; RIG_OK or RIG_ENOMEM. */
+rig_status rig_desc_data_set(rig_desc *d, rig_desc_data *data, const void *bytes, size_t len);
 rig_desc_hole *rig_desc_data_add_hole(rig_desc *d, rig_desc_data *data, int64_t at,
                                       rig_desc_width width, int64_t add, int64_t shift);
-/* Appends a term to a hole's or an offset's terms; returns 0 or -1. */
-int rig_desc_terms_add(rig_desc *d, rig_desc_terms *terms, rig_desc_value value, int64_t factor);
+/* Appends a term to a hole's or an offset's terms; RIG_OK or RIG_ENOMEM. */
+rig_status rig_desc_terms_add(rig_desc *d, rig_desc_terms *terms, rig_desc_value value,
+                              int64_t factor);
 
 /* Steps: `loop` is the loop step whose body receives the new step, or NULL. */
 rig_desc_submit *rig_desc_add_submit(rig_desc *d, rig_desc_step *loop, int64_t device);
@@ -344,8 +346,9 @@ void rig_desc_loop_set_trip(rig_desc_step *loop, int64_t trip);
 void rig_desc_loop_set_flag(rig_desc_step *loop, rig_desc_slot slot, int64_t at);
 
 int64_t rig_desc_submit_add_slot(rig_desc *d, rig_desc_submit *s, rig_desc_slot slot);
-int rig_desc_submit_add_fixed(rig_desc *d, rig_desc_submit *s, rig_desc_view view,
-                              rig_access access);
+/* Appends a view the submit fixes; RIG_OK or RIG_ENOMEM. */
+rig_status rig_desc_submit_add_fixed(rig_desc *d, rig_desc_submit *s, rig_desc_view view,
+                                     rig_access access);
 rig_desc_part *rig_desc_submit_add_words(rig_desc *d, rig_desc_submit *s, rig_desc_view view);
 rig_desc_part *rig_desc_submit_add_fill(rig_desc *d, rig_desc_submit *s, rig_desc_leaf fill,
                                         const void *params, size_t len);
@@ -357,9 +360,10 @@ rig_desc_part *rig_desc_submit_add_copy(rig_desc *d, rig_desc_submit *s, int64_t
 rig_desc_part *rig_desc_submit_add_launch(rig_desc *d, rig_desc_submit *s, int64_t image,
                                           const char *name, const void *params, size_t len,
                                           rig_desc_value groups, rig_desc_value threads);
-/* Appends a ref to a fill or launch part; returns 0 or -1. */
-int rig_desc_part_add_ref(rig_desc *d, rig_desc_part *part, int64_t slot, int64_t at,
-                          rig_desc_use use);
+/* Appends a ref to a fill or launch part; RIG_OK, RIG_ENOMEM, or RIG_EINVAL
+ * when the part is neither (a words or copy part has no refs). */
+rig_status rig_desc_part_add_ref(rig_desc *d, rig_desc_part *part, int64_t slot, int64_t at,
+                                 rig_desc_use use);
 /* The params of a fill or launch part. */
 rig_desc_data *rig_desc_part_params(rig_desc_part *part);
 

@@ -62,19 +62,19 @@ int64_t rig_desc_add_rail(rig_desc *d, int64_t rail, rig_desc_area area) {
   return (int64_t)d->nmemory - 1;
 }
 
-int rig_desc_data_set(rig_desc *d, rig_desc_data *data, const void *bytes, size_t len) {
+rig_status rig_desc_data_set(rig_desc *d, rig_desc_data *data, const void *bytes, size_t len) {
   bool ok = true;
   rig_desc_string s = rig_arena_string(d->arena, bytes, len, &ok);
-  if (!ok) return -1;
+  if (!ok) return RIG_ENOMEM;
   data->bytes = s;
-  return 0;
+  return RIG_OK;
 }
 
 int64_t rig_desc_add_image(rig_desc *d, int64_t device, const void *binary, size_t len) {
   rig_desc_image *im = PUSH(d, d->images, d->nimages);
   if (!im) return -1;
   im->device = device;
-  if (rig_desc_data_set(d, &im->binary, binary, len) != 0) {
+  if (rig_desc_data_set(d, &im->binary, binary, len) != RIG_OK) {
     d->nimages--;
     return -1;
   }
@@ -100,13 +100,15 @@ rig_desc_hole *rig_desc_data_add_hole(rig_desc *d, rig_desc_data *data, int64_t 
   return h;
 }
 
-int rig_desc_terms_add(rig_desc *d, rig_desc_terms *terms, rig_desc_value value, int64_t factor) {
-  if (value.tag == RIG_VALUE_LEAF && !rig_arena_own_leaf(d->arena, &value.u.leaf)) return -1;
+rig_status rig_desc_terms_add(rig_desc *d, rig_desc_terms *terms, rig_desc_value value,
+                              int64_t factor) {
+  if (value.tag == RIG_VALUE_LEAF && !rig_arena_own_leaf(d->arena, &value.u.leaf))
+    return RIG_ENOMEM;
   rig_desc_term *t = PUSH(d, terms->items, terms->n);
-  if (!t) return -1;
+  if (!t) return RIG_ENOMEM;
   t->value = value;
   t->factor = factor;
-  return 0;
+  return RIG_OK;
 }
 
 static rig_desc_steps *steps_of(rig_desc *d, rig_desc_step *loop) {
@@ -163,13 +165,13 @@ int64_t rig_desc_submit_add_slot(rig_desc *d, rig_desc_submit *s, rig_desc_slot 
   return (int64_t)s->nslots - 1;
 }
 
-int rig_desc_submit_add_fixed(rig_desc *d, rig_desc_submit *s, rig_desc_view view,
-                              rig_access access) {
+rig_status rig_desc_submit_add_fixed(rig_desc *d, rig_desc_submit *s, rig_desc_view view,
+                                     rig_access access) {
   rig_desc_fixed_view *f = PUSH(d, s->fixed, s->nfixed);
-  if (!f) return -1;
+  if (!f) return RIG_ENOMEM;
   f->view = view;
   f->access = access;
-  return 0;
+  return RIG_OK;
 }
 
 rig_desc_part *rig_desc_submit_add_words(rig_desc *d, rig_desc_submit *s, rig_desc_view view) {
@@ -187,7 +189,7 @@ rig_desc_part *rig_desc_submit_add_fill(rig_desc *d, rig_desc_submit *s, rig_des
   if (!p) return NULL;
   p->tag = RIG_PART_FILL;
   p->u.fill.fill = fill;
-  if (rig_desc_data_set(d, &p->u.fill.params, params, len) != 0) {
+  if (rig_desc_data_set(d, &p->u.fill.params, params, len) != RIG_OK) {
     s->nparts--;
     return NULL;
   }
@@ -216,7 +218,7 @@ rig_desc_part *rig_desc_submit_add_launch(rig_desc *d, rig_desc_submit *s, int64
   p->u.launch.image = image;
   bool ok = true;
   p->u.launch.name = rig_arena_string(d->arena, name, strlen(name), &ok);
-  if (!ok || rig_desc_data_set(d, &p->u.launch.params, params, len) != 0) {
+  if (!ok || rig_desc_data_set(d, &p->u.launch.params, params, len) != RIG_OK) {
     s->nparts--;
     return NULL;
   }
@@ -230,20 +232,20 @@ rig_desc_part *rig_desc_submit_add_launch(rig_desc *d, rig_desc_submit *s, int64
   return p;
 }
 
-int rig_desc_part_add_ref(rig_desc *d, rig_desc_part *part, int64_t slot, int64_t at,
-                          rig_desc_use use) {
+rig_status rig_desc_part_add_ref(rig_desc *d, rig_desc_part *part, int64_t slot, int64_t at,
+                                 rig_desc_use use) {
   rig_desc_ref *r;
   if (part->tag == RIG_PART_FILL)
     r = PUSH(d, part->u.fill.refs, part->u.fill.nrefs);
   else if (part->tag == RIG_PART_LAUNCH)
     r = PUSH(d, part->u.launch.refs, part->u.launch.nrefs);
   else
-    return -1;
-  if (!r) return -1;
+    return RIG_EINVAL; /* only fills and launches have refs */
+  if (!r) return RIG_ENOMEM;
   r->slot = slot;
   r->at = at;
   r->use = use;
-  return 0;
+  return RIG_OK;
 }
 
 rig_desc_data *rig_desc_part_params(rig_desc_part *part) {

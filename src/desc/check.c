@@ -23,27 +23,32 @@ typedef struct checker {
   unsigned char *slot_use; /* scratch per submit: how its slots are named */
   size_t slot_room;
   int64_t step; /* the next step's number, in pre-order */
-  bool nomem;
 } checker;
 
 enum { USE_RW = 1, USE_UNORDERED = 2 };
 
-__attribute__((format(printf, 2, 3))) static bool fail(checker *c, const char *fmt, ...) {
+/* Every check returns RIG_OK or the code of the rig_error it filled: a
+ * broken rule is RIG_EINVAL named at c->where, scratch memory that cannot
+ * be had RIG_ENOMEM. */
+__attribute__((format(printf, 2, 3))) static rig_status fail(checker *c, const char *fmt, ...) {
   char msg[RIG_ERROR_MESSAGE_MAX];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (c->where[0])
-    rig_error_set(c->err, RIG_EINVAL, "%s: %s", c->where, msg);
-  else
-    rig_error_set(c->err, RIG_EINVAL, "%s", msg);
-  return false;
+  if (c->where[0]) return rig_error_set(c->err, RIG_EINVAL, "%s: %s", c->where, msg);
+  return rig_error_set(c->err, RIG_EINVAL, "%s", msg);
 }
 
+static rig_status fail_nomem(checker *c) {
+  return rig_error_set(c->err, RIG_ENOMEM, "out of memory checking a description");
+}
+
+/* Returns the status of a check that failed. */
 #define TRY(x)                                                                                     \
   do {                                                                                             \
-    if (!(x)) return false;                                                                        \
+    rig_status try_status_ = (x);                                                                  \
+    if (try_status_ != RIG_OK) return try_status_;                                                 \
   } while (0)
 
 static bool in_range(int64_t i, size_t n) {
@@ -56,17 +61,18 @@ static int64_t width_bytes(rig_desc_width w) {
 
 /* ---- values and leaves ---------------------------------------------------- */
 
-static bool check_memory_index(checker *c, int64_t m) {
-  return in_range(m, c->d->nmemory) || fail(c, "memory %" PRId64 ": no such memory", m);
+static rig_status check_memory_index(checker *c, int64_t m) {
+  return in_range(m, c->d->nmemory) ? RIG_OK : fail(c, "memory %" PRId64 ": no such memory", m);
 }
 
-static bool check_device_index(checker *c, int64_t dev) {
-  return in_range(dev, c->d->ndevices) || fail(c, "device %" PRId64 ": no such device", dev);
+static rig_status check_device_index(checker *c, int64_t dev) {
+  return in_range(dev, c->d->ndevices) ? RIG_OK
+                                       : fail(c, "device %" PRId64 ": no such device", dev);
 }
 
 /* `images` is how many images an Entry may name: all of them, or those
  * before the image whose binary holds it. */
-static bool check_leaf(checker *c, const rig_desc_leaf *l, size_t images) {
+static rig_status check_leaf(checker *c, const rig_desc_leaf *l, size_t images) {
   switch (l->tag) {
     case RIG_LEAF_ADDRESS:
       TRY(check_memory_index(c, l->u.address.memory));
@@ -74,22 +80,23 @@ static bool check_leaf(checker *c, const rig_desc_leaf *l, size_t images) {
     case RIG_LEAF_HANDLE:
       return check_memory_index(c, l->u.handle);
     case RIG_LEAF_ENTRY:
-      return in_range(l->u.entry.image, images) ||
-             fail(c, "image %" PRId64 ": no such image", l->u.entry.image);
+      return in_range(l->u.entry.image, images)
+                 ? RIG_OK
+                 : fail(c, "image %" PRId64 ": no such image", l->u.entry.image);
     case RIG_LEAF_READY:
-      return true; /* the rail is checked at load */
+      return RIG_OK; /* the rail is checked at load */
   }
   return fail(c, "a leaf of tag %d", (int)l->tag);
 }
 
-static bool check_int_index(checker *c, int64_t i) {
-  return in_range(i, (size_t)c->d->ints) || fail(c, "int %" PRId64 ": no such int", i);
+static rig_status check_int_index(checker *c, int64_t i) {
+  return in_range(i, (size_t)c->d->ints) ? RIG_OK : fail(c, "int %" PRId64 ": no such int", i);
 }
 
-static bool check_value(checker *c, const rig_desc_value *v) {
+static rig_status check_value(checker *c, const rig_desc_value *v) {
   switch (v->tag) {
     case RIG_VALUE_FIXED:
-      return true;
+      return RIG_OK;
     case RIG_VALUE_INT:
       return check_int_index(c, v->u.int_index);
     case RIG_VALUE_LEAF:
@@ -111,7 +118,7 @@ static int span_cmp(const void *a, const void *b) {
 
 /* The holes of a data, `where` already naming it. In a leaf data every
  * term is a leaf, and an Entry names one of `images` images. */
-static bool check_holes(checker *c, const rig_desc_data *data, bool leaves, size_t images) {
+static rig_status check_holes(checker *c, const rig_desc_data *data, bool leaves, size_t images) {
   int64_t len = (int64_t)data->bytes.len;
   for (size_t i = 0; i < data->nholes; i++) {
     const rig_desc_hole *h = &data->holes[i];
@@ -130,12 +137,9 @@ static bool check_holes(checker *c, const rig_desc_data *data, bool leaves, size
       }
     }
   }
-  if (data->nholes < 2) return true;
+  if (data->nholes < 2) return RIG_OK;
   span *spans = malloc(data->nholes * sizeof *spans);
-  if (!spans) {
-    c->nomem = true;
-    return false;
-  }
+  if (!spans) return fail_nomem(c);
   for (size_t i = 0; i < data->nholes; i++) {
     spans[i].at = data->holes[i].at;
     spans[i].end = data->holes[i].at + width_bytes(data->holes[i].width);
@@ -144,15 +148,15 @@ static bool check_holes(checker *c, const rig_desc_data *data, bool leaves, size
   /* Holes are at most 8 bytes wide, so the one reaching furthest so far is
    * the one a later hole may share a byte with. */
   size_t far = 0;
-  bool ok = true;
-  for (size_t i = 1; i < data->nholes && ok; i++) {
+  rig_status st = RIG_OK;
+  for (size_t i = 1; i < data->nholes && st == RIG_OK; i++) {
     if (spans[i].at < spans[far].end)
-      ok = fail(c, "holes at %" PRId64 " and %" PRId64 " share a byte", spans[far].at, spans[i].at);
+      st = fail(c, "holes at %" PRId64 " and %" PRId64 " share a byte", spans[far].at, spans[i].at);
     else if (spans[i].end > spans[far].end)
       far = i;
   }
   free(spans);
-  return ok;
+  return st;
 }
 
 static bool names_two_copy_memory(const checker *c, const rig_desc_leaf *l) {
@@ -166,10 +170,10 @@ static bool names_two_copy_memory(const checker *c, const rig_desc_leaf *l) {
 
 /* ---- memory, images, inputs (rules 4 to 6) -------------------------------- */
 
-static bool check_memory(checker *c, size_t i) {
+static rig_status check_memory(checker *c, size_t i) {
   const rig_desc_memory *m = &c->d->memory[i];
   snprintf(c->where, sizeof c->where, "memory %zu", i);
-  if (m->tag != RIG_MEMORY_ALLOC) return true;
+  if (m->tag != RIG_MEMORY_ALLOC) return RIG_OK;
   TRY(check_device_index(c, m->u.alloc.device));
   int64_t bytes = m->u.alloc.bytes;
   if (bytes < 0) return fail(c, "%" PRId64 " bytes", bytes);
@@ -182,10 +186,10 @@ static bool check_memory(checker *c, size_t i) {
       for (size_t t = 0; t < init->holes[h].terms.n; t++)
         if (names_two_copy_memory(c, &init->holes[h].terms.items[t].value.u.leaf))
           return fail(c, "of one copy, a hole names memory of two");
-  return true;
+  return RIG_OK;
 }
 
-static bool check_image(checker *c, size_t k) {
+static rig_status check_image(checker *c, size_t k) {
   const rig_desc_image *im = &c->d->images[k];
   snprintf(c->where, sizeof c->where, "image %zu", k);
   TRY(check_device_index(c, im->device));
@@ -201,20 +205,20 @@ static bool check_image(checker *c, size_t k) {
       if (tag == RIG_LEAF_ADDRESS) return fail(c, "a hole holds an Address");
       if (tag == RIG_LEAF_HANDLE) return fail(c, "a hole holds a Handle");
     }
-  return true;
+  return RIG_OK;
 }
 
-static bool check_input(checker *c, size_t i) {
+static rig_status check_input(checker *c, size_t i) {
   const rig_desc_input *in = &c->d->inputs[i];
   snprintf(c->where, sizeof c->where, "input %zu", i);
   TRY(check_device_index(c, in->device));
   if (in->bytes < 0) return fail(c, "%" PRId64 " bytes", in->bytes);
-  return true;
+  return RIG_OK;
 }
 
 /* ---- views and slots ------------------------------------------------------ */
 
-static bool check_view(checker *c, const rig_desc_view *v) {
+static rig_status check_view(checker *c, const rig_desc_view *v) {
   TRY(check_memory_index(c, v->memory));
   int64_t size = c->size[v->memory];
   if (size < 0) {
@@ -222,14 +226,14 @@ static bool check_view(checker *c, const rig_desc_view *v) {
       return fail(c,
                   "memory %" PRId64 ": a view of %" PRId64 " bytes at %" PRId64 " outside its area",
                   v->memory, v->length, v->offset);
-    return true;
+    return RIG_OK;
   }
   if (v->offset < 0 || v->length < 0 || v->offset > size || v->length > size - v->offset)
     return fail(c,
                 "memory %" PRId64 ": a view of %" PRId64 " bytes at %" PRId64
                 " outside its %" PRId64 " bytes",
                 v->memory, v->length, v->offset, size);
-  return true;
+  return RIG_OK;
 }
 
 static bool view_is_whole(const checker *c, const rig_desc_view *v) {
@@ -237,15 +241,16 @@ static bool view_is_whole(const checker *c, const rig_desc_view *v) {
   return v->offset == 0 && (size < 0 || v->length == size);
 }
 
-static bool check_slot(checker *c, const rig_desc_slot *s) {
+static rig_status check_slot(checker *c, const rig_desc_slot *s) {
   switch (s->tag) {
     case RIG_SLOT_MEMORY:
       return check_view(c, &s->u.memory);
     case RIG_SLOT_INPUT:
-      return in_range(s->u.input, c->d->ninputs) ||
-             fail(c, "input %" PRId64 ": no such input", s->u.input);
+      return in_range(s->u.input, c->d->ninputs)
+                 ? RIG_OK
+                 : fail(c, "input %" PRId64 ": no such input", s->u.input);
     case RIG_SLOT_INTS:
-      return true;
+      return RIG_OK;
   }
   return fail(c, "a slot of tag %d", (int)s->tag);
 }
@@ -261,8 +266,8 @@ static int64_t slot_length(const checker *c, const rig_desc_slot *s) {
 
 /* An offset's terms: no leaf, Int indices in range; *constant is set when
  * every term is Fixed, with the exact sum in *sum (false: past an int). */
-static bool check_offset(checker *c, const rig_desc_terms *t, const char *kind, const char *end,
-                         bool *constant, bool *exact, int64_t *sum) {
+static rig_status check_offset(checker *c, const rig_desc_terms *t, const char *kind,
+                               const char *end, bool *constant, bool *exact, int64_t *sum) {
   *constant = true;
   *exact = true;
   *sum = 0;
@@ -274,16 +279,16 @@ static bool check_offset(checker *c, const rig_desc_terms *t, const char *kind, 
       *constant = false;
     }
   }
-  if (!*constant) return true;
+  if (!*constant) return RIG_OK;
   for (size_t i = 0; i < t->n; i++) {
     int64_t p;
     if (__builtin_mul_overflow(t->items[i].value.u.fixed, t->items[i].factor, &p) ||
         !rig_int_fits(p) || __builtin_add_overflow(*sum, p, sum) || !rig_int_fits(*sum)) {
       *exact = false;
-      return true;
+      return RIG_OK;
     }
   }
-  return true;
+  return RIG_OK;
 }
 
 typedef struct end_of {
@@ -292,12 +297,12 @@ typedef struct end_of {
   int64_t offset;
 } end_of;
 
-static bool check_end(checker *c, const rig_desc_slot *slot, const rig_desc_terms *terms,
-                      int64_t length, const char *kind, const char *end, end_of *out) {
+static rig_status check_end(checker *c, const rig_desc_slot *slot, const rig_desc_terms *terms,
+                            int64_t length, const char *kind, const char *end, end_of *out) {
   bool exact;
   out->slot = slot;
   TRY(check_offset(c, terms, kind, end, &out->constant, &exact, &out->offset));
-  if (!out->constant) return true;
+  if (!out->constant) return RIG_OK;
   if (!exact) return fail(c, "%s's %s offset past an int", kind, end);
   int64_t o = out->offset;
   if (o < 0) return fail(c, "%s's %s at %" PRId64 ", a negative offset", kind, end, o);
@@ -305,11 +310,10 @@ static bool check_end(checker *c, const rig_desc_slot *slot, const rig_desc_term
   if (len >= 0 && (o > len || length > len - o))
     return fail(c, "%s's %s of %" PRId64 " bytes at %" PRId64 " outside its %" PRId64 " bytes",
                 kind, end, length, o, len);
-  return true;
+  return RIG_OK;
 }
 
-/* Where an end's bytes start in the buffer they share with the other end,
- * or false when the two ends are of different buffers. */
+/* Whether the two ends are of one buffer. */
 static bool same_buffer(const rig_desc_slot *a, const rig_desc_slot *b) {
   if (a->tag != b->tag) return false;
   if (a->tag == RIG_SLOT_MEMORY) return a->u.memory.memory == b->u.memory.memory;
@@ -322,9 +326,9 @@ static int64_t buffer_start(const end_of *e) {
   return base + e->offset; /* both checked inside their memory: no overflow */
 }
 
-static bool check_pair(checker *c, const char *kind, const rig_desc_slot *src,
-                       const rig_desc_terms *src_offset, const rig_desc_slot *dst,
-                       const rig_desc_terms *dst_offset, int64_t length) {
+static rig_status check_pair(checker *c, const char *kind, const rig_desc_slot *src,
+                             const rig_desc_terms *src_offset, const rig_desc_slot *dst,
+                             const rig_desc_terms *dst_offset, int64_t length) {
   if (length < 0) return fail(c, "%s of %" PRId64 " bytes", kind, length);
   end_of a, b;
   TRY(check_end(c, src, src_offset, length, kind, "source", &a));
@@ -335,12 +339,13 @@ static bool check_pair(checker *c, const char *kind, const rig_desc_slot *src,
     if ((x <= y && y - x < length) || (y < x && x - y < length))
       return fail(c, "%s's two ends share a byte", kind);
   }
-  return true;
+  return RIG_OK;
 }
 
 /* ---- steps (rule 7) ------------------------------------------------------- */
 
-static bool check_params(checker *c, int64_t s, const rig_desc_data *params, const char *what) {
+static rig_status check_params(checker *c, int64_t s, const rig_desc_data *params,
+                               const char *what) {
   size_t n = params->bytes.len;
   if (n % 4 != 0 || n > RIG_DESC_MAX_PARAMS)
     return fail(c, "%s%zu bytes of parameters, not a whole number of 32-bit words up to 4096", what,
@@ -348,7 +353,7 @@ static bool check_params(checker *c, int64_t s, const rig_desc_data *params, con
   snprintf(c->where, sizeof c->where, "step %" PRId64 "'s parameters", s);
   TRY(check_holes(c, params, false, c->d->nimages));
   snprintf(c->where, sizeof c->where, "step %" PRId64, s);
-  return true;
+  return RIG_OK;
 }
 
 static bool part_refs(const rig_desc_part *p, const rig_desc_ref **refs, size_t *n,
@@ -368,11 +373,11 @@ static bool part_refs(const rig_desc_part *p, const rig_desc_ref **refs, size_t 
   return false;
 }
 
-static bool check_slot_index(checker *c, int64_t k, size_t nslots) {
-  return in_range(k, nslots) || fail(c, "slot %" PRId64 ": no such slot", k);
+static rig_status check_slot_index(checker *c, int64_t k, size_t nslots) {
+  return in_range(k, nslots) ? RIG_OK : fail(c, "slot %" PRId64 ": no such slot", k);
 }
 
-static bool check_submit(checker *c, int64_t s, const rig_desc_submit *sub) {
+static rig_status check_submit(checker *c, int64_t s, const rig_desc_submit *sub) {
   TRY(check_device_index(c, sub->device));
   for (size_t i = 0; i < sub->nparts; i++) {
     const rig_desc_part *p = &sub->parts[i];
@@ -409,10 +414,7 @@ static bool check_submit(checker *c, int64_t s, const rig_desc_submit *sub) {
 
   if (sub->nslots > c->slot_room) {
     unsigned char *room = realloc(c->slot_use, sub->nslots);
-    if (!room) {
-      c->nomem = true;
-      return false;
-    }
+    if (!room) return fail_nomem(c);
     c->slot_use = room;
     c->slot_room = sub->nslots;
   }
@@ -460,12 +462,12 @@ static bool check_submit(checker *c, int64_t s, const rig_desc_submit *sub) {
     TRY(check_pair(c, "a copy", &sub->slots[p->u.copy.src], &p->u.copy.src_offset,
                    &sub->slots[p->u.copy.dst], &p->u.copy.dst_offset, p->u.copy.length));
   }
-  return true;
+  return RIG_OK;
 }
 
-static bool check_steps(checker *c, const rig_desc_steps *steps, int depth);
+static rig_status check_steps(checker *c, const rig_desc_steps *steps, int depth);
 
-static bool check_loop(checker *c, const rig_desc_step *st, int depth) {
+static rig_status check_loop(checker *c, const rig_desc_step *st, int depth) {
   const rig_desc_value *trips = &st->u.loop.trips;
   TRY(check_value(c, trips));
   if (trips->tag == RIG_VALUE_LEAF && trips->u.leaf.tag == RIG_LEAF_ADDRESS)
@@ -495,7 +497,7 @@ static bool check_loop(checker *c, const rig_desc_step *st, int depth) {
   return check_steps(c, &st->u.loop.body, depth + 1);
 }
 
-static bool check_steps(checker *c, const rig_desc_steps *steps, int depth) {
+static rig_status check_steps(checker *c, const rig_desc_steps *steps, int depth) {
   for (size_t i = 0; i < steps->n; i++) {
     const rig_desc_step *st = &steps->items[i];
     int64_t s = c->step++;
@@ -515,7 +517,7 @@ static bool check_steps(checker *c, const rig_desc_steps *steps, int depth) {
         break;
     }
   }
-  return true;
+  return RIG_OK;
 }
 
 /* ---- the order rules (rule 8) --------------------------------------------- */
@@ -537,8 +539,8 @@ static void mark(checker *c, const rig_desc_view *v, bool is_fixed) {
   if (is_fixed) c->fixed[v->memory] = c->serial;
 }
 
-static bool check_escape(checker *c, const rig_desc_value *v, int64_t device) {
-  if (v->tag != RIG_VALUE_LEAF) return true;
+static rig_status check_escape(checker *c, const rig_desc_value *v, int64_t device) {
+  if (v->tag != RIG_VALUE_LEAF) return RIG_OK;
   const rig_desc_leaf *l = &v->u.leaf;
   if (l->tag == RIG_LEAF_ADDRESS) {
     int64_t m = l->u.address.memory;
@@ -554,18 +556,18 @@ static bool check_escape(checker *c, const rig_desc_value *v, int64_t device) {
     if (c->whole[m] != c->serial)
       return fail(c, "a Handle of memory %" PRId64 " that the step does not name whole", m);
   }
-  return true;
+  return RIG_OK;
 }
 
-static bool check_data_escapes(checker *c, const rig_desc_data *params, int64_t device) {
+static rig_status check_data_escapes(checker *c, const rig_desc_data *params, int64_t device) {
   for (size_t h = 0; h < params->nholes; h++)
     for (size_t t = 0; t < params->holes[h].terms.n; t++)
       TRY(check_escape(c, &params->holes[h].terms.items[t].value, device));
-  return true;
+  return RIG_OK;
 }
 
-static bool check_init_refs(checker *c, const order *o, int64_t m) {
-  if (c->named[m] == c->serial + 1) return true; /* already checked in this step */
+static rig_status check_init_refs(checker *c, const order *o, int64_t m) {
+  if (c->named[m] == c->serial + 1) return RIG_OK; /* already checked in this step */
   for (size_t r = o->ref_start[m]; r < o->ref_start[m + 1]; r++) {
     int64_t n = o->refs[r];
     if (c->whole[n] != c->serial)
@@ -574,26 +576,23 @@ static bool check_init_refs(checker *c, const order *o, int64_t m) {
                   ", but not memory %" PRId64 " whole",
                   m, n, n);
   }
-  return true;
+  return RIG_OK;
 }
 
-static bool add_fixed_on(checker *c, order *o, int64_t m, int64_t device) {
-  if (!o->needs_fix[m]) return true;
+static rig_status add_fixed_on(checker *c, order *o, int64_t m, int64_t device) {
+  if (!o->needs_fix[m]) return RIG_OK;
   if (o->nfixed_on == o->fixed_room) {
     size_t room = o->fixed_room ? 2 * o->fixed_room : 16;
     uint64_t *p = realloc(o->fixed_on, room * sizeof *p);
-    if (!p) {
-      c->nomem = true;
-      return false;
-    }
+    if (!p) return fail_nomem(c);
     o->fixed_on = p;
     o->fixed_room = room;
   }
   o->fixed_on[o->nfixed_on++] = (uint64_t)m * c->d->ndevices + (uint64_t)device;
-  return true;
+  return RIG_OK;
 }
 
-static bool order_submit(checker *c, order *o, const rig_desc_submit *sub) {
+static rig_status order_submit(checker *c, order *o, const rig_desc_submit *sub) {
   c->serial += 2; /* serial + 1 marks memory whose init references were checked */
   for (size_t i = 0; i < sub->nparts; i++)
     if (sub->parts[i].tag == RIG_PART_WORDS) mark(c, &sub->parts[i].u.words, false);
@@ -630,10 +629,10 @@ static bool order_submit(checker *c, order *o, const rig_desc_submit *sub) {
     c->named[m] = c->serial + 1;
     if (c->fixed[m] == c->serial) TRY(add_fixed_on(c, o, m, sub->device));
   }
-  return true;
+  return RIG_OK;
 }
 
-static bool order_steps(checker *c, order *o, const rig_desc_steps *steps) {
+static rig_status order_steps(checker *c, order *o, const rig_desc_steps *steps) {
   for (size_t i = 0; i < steps->n; i++) {
     const rig_desc_step *st = &steps->items[i];
     int64_t s = c->step++;
@@ -641,7 +640,7 @@ static bool order_steps(checker *c, order *o, const rig_desc_steps *steps) {
     if (st->tag == RIG_STEP_SUBMIT) TRY(order_submit(c, o, &st->u.submit));
     if (st->tag == RIG_STEP_LOOP) TRY(order_steps(c, o, &st->u.loop.body));
   }
-  return true;
+  return RIG_OK;
 }
 
 static int u64_cmp(const void *a, const void *b) {
@@ -649,11 +648,11 @@ static int u64_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static bool build_init_refs(checker *c, order *o) {
+static rig_status build_init_refs(checker *c, order *o) {
   const rig_desc *d = c->d;
   o->ref_start = calloc(d->nmemory + 1, sizeof *o->ref_start);
   o->needs_fix = calloc(d->nmemory ? d->nmemory : 1, sizeof *o->needs_fix);
-  if (!o->ref_start || !o->needs_fix) return false;
+  if (!o->ref_start || !o->needs_fix) return fail_nomem(c);
   size_t total = 0;
   for (int pass = 0; pass < 2; pass++) {
     total = 0;
@@ -677,33 +676,32 @@ static bool build_init_refs(checker *c, order *o) {
     if (pass == 0) {
       o->ref_start[d->nmemory] = total;
       o->refs = malloc((total ? total : 1) * sizeof *o->refs);
-      if (!o->refs) return false;
+      if (!o->refs) return fail_nomem(c);
     }
   }
-  return true;
+  return RIG_OK;
 }
 
-static bool check_order(checker *c) {
+static rig_status check_order(checker *c) {
   const rig_desc *d = c->d;
   order o = {0};
-  bool ok = build_init_refs(c, &o);
-  if (!ok) c->nomem = true;
+  rig_status st = build_init_refs(c, &o);
   c->step = 0;
-  if (ok) ok = order_steps(c, &o, &d->steps);
-  if (ok && o.nfixed_on) qsort(o.fixed_on, o.nfixed_on, sizeof *o.fixed_on, u64_cmp);
-  for (size_t i = 0; ok && i < d->nmemory; i++) {
+  if (st == RIG_OK) st = order_steps(c, &o, &d->steps);
+  if (st == RIG_OK && o.nfixed_on) qsort(o.fixed_on, o.nfixed_on, sizeof *o.fixed_on, u64_cmp);
+  for (size_t i = 0; st == RIG_OK && i < d->nmemory; i++) {
     const rig_desc_memory *mem = &d->memory[i];
     if (mem->tag != RIG_MEMORY_ALLOC) continue;
     snprintf(c->where, sizeof c->where, "memory %zu", i);
     const rig_desc_data *init = &mem->u.alloc.init;
-    for (size_t h = 0; ok && h < init->nholes; h++)
-      for (size_t t = 0; ok && t < init->holes[h].terms.n; t++) {
+    for (size_t h = 0; st == RIG_OK && h < init->nholes; h++)
+      for (size_t t = 0; st == RIG_OK && t < init->holes[h].terms.n; t++) {
         const rig_desc_leaf *l = &init->holes[h].terms.items[t].value.u.leaf;
         if (l->tag != RIG_LEAF_ADDRESS) continue;
         int64_t n = l->u.address.memory, dev = l->u.address.on;
         uint64_t key = (uint64_t)n * d->ndevices + (uint64_t)dev;
         if (!o.nfixed_on || !bsearch(&key, o.fixed_on, o.nfixed_on, sizeof key, u64_cmp))
-          ok = fail(c,
+          st = fail(c,
                     "an Address of memory %" PRId64 " on device %" PRId64
                     ", which no step on device %" PRId64 " fixes whole",
                     n, dev, dev);
@@ -713,12 +711,12 @@ static bool check_order(checker *c) {
   free(o.refs);
   free(o.needs_fix);
   free(o.fixed_on);
-  return ok;
+  return st;
 }
 
 /* ---- the whole check ------------------------------------------------------ */
 
-static bool check_all(checker *c) {
+static rig_status check_all(checker *c) {
   const rig_desc *d = c->d;
   if (d->ints < 0 || d->ints > (INT64_C(1) << 59)) return fail(c, "%" PRId64 " ints", d->ints);
   for (size_t i = 0; i < d->nmemory; i++) TRY(check_memory(c, i));
@@ -743,23 +741,22 @@ rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *ra
   c.named = calloc(n, sizeof *c.named);
   c.whole = calloc(n, sizeof *c.whole);
   c.fixed = calloc(n, sizeof *c.fixed);
-  bool ok = c.size && c.named && c.whole && c.fixed;
-  if (ok)
+  rig_status st;
+  if (c.size && c.named && c.whole && c.fixed) {
     for (size_t i = 0; i < d->nmemory; i++) {
       const rig_desc_memory *m = &d->memory[i];
       c.size[i] = m->tag == RIG_MEMORY_ALLOC ? m->u.alloc.bytes : area_size(rails, m);
     }
-  else
-    c.nomem = true;
-  if (ok) ok = check_all(&c);
+    st = check_all(&c);
+  } else {
+    st = fail_nomem(&c);
+  }
   free(c.size);
   free(c.named);
   free(c.whole);
   free(c.fixed);
   free(c.slot_use);
-  if (ok) return RIG_OK;
-  if (c.nomem) return rig_error_set(err, RIG_ENOMEM, "out of memory checking a description");
-  return RIG_EINVAL;
+  return st;
 }
 
 rig_status rig_desc_check(const rig_desc *d, rig_error *err) {

@@ -2,7 +2,7 @@
  * reader keeps a cursor, never reads past the end, and never allocates more
  * than a constant times the input: every count is at most the bytes left,
  * since each element takes at least one byte. A failure unwinds with
- * longjmp; everything decoded so far lives in the arena freed with it. */
+ * longjmp (desc_internal.h says why that is safe). */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>

@@ -30,4 +30,21 @@ rig_desc_string rig_arena_string(rig_desc_arena *a, const void *bytes, size_t le
 /* A leaf with its Entry name copied into the arena. */
 bool rig_arena_own_leaf(rig_desc_arena *a, rig_desc_leaf *leaf);
 
+/* How the decoders fail. The byte decoder (decode.c) and the JSON reader
+ * (json_read.c) meet a fault deep in a walk of the input and longjmp from
+ * there to the one setjmp of their entry point, which makes it a rig_status
+ * and a rig_error as every other call does. The jump is bounded and safe:
+ *  - it discards only frames of the file's own walk, whose recursion only
+ *    loop bodies deepen, and a body deeper than RIG_DESC_MAX_DEPTH is
+ *    refused before it is read; it never leaves a function of jansson or of
+ *    the arena, which return before the walk decides to fail;
+ *  - nothing is allocated but in the description's arena, freed with the
+ *    description when the entry point fails, so no allocation is lost; the
+ *    entry point owns and frees, on every path, what lies outside the jump
+ *    (decode.c's reader, json_read.c's jansson tree), and json_read.c's
+ *    get_file frees the path it joined and closes its file before it fails;
+ *  - no local of the function that calls setjmp changes between it and a
+ *    jump but a volatile one (decode.c's stage; json_read.c calls setjmp in
+ *    walk(), which has none), so none is indeterminate after it. */
+
 #endif

@@ -2,10 +2,8 @@
  * docs/json.md). jansson parses the text; this file walks the tree in the
  * schema's shape, allocating straight into the description's arena, and
  * keeps the JSON path of where it is in a fixed buffer so that every error
- * names its place. A failure unwinds with longjmp, as the byte decoder
- * does: the arena is freed with the description, and the jansson tree by
- * the caller of the walk. Recursion is bounded: only loop bodies nest, and
- * deeper than RIG_DESC_MAX_DEPTH is refused. */
+ * names its place. A failure unwinds with longjmp, as in the byte decoder
+ * (desc_internal.h says why that is safe). */
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -342,8 +340,8 @@ static rig_desc_string get_base64(reader *r, json_t *j) {
   return (rig_desc_string){b, len};
 }
 
-/* {"file": PATH}: the whole file, PATH relative to base_dir. The file is
- * closed and the joined path freed before any failure unwinds. */
+/* {"file": PATH}: the whole file, PATH relative to base_dir; it holds
+ * nothing when it fails (desc_internal.h). */
 static rig_desc_string get_file(reader *r, json_t *j) {
   if (!json_is_string(j)) fail(r, "not a string");
   const char *name = json_string_value(j);
@@ -740,12 +738,14 @@ static void read_desc(reader *r, json_t *j, rig_desc *d) {
   d->steps.items = array_field(r, j, "steps", &d->steps.n, sizeof *d->steps.items, read_step);
 }
 
-/* The walk in a function of its own, so that nothing local to the function
- * that calls setjmp changes before a longjmp. */
-static bool walk(reader *r, json_t *root, rig_desc *d) {
-  if (setjmp(r->fail)) return false;
+/* The reader's one setjmp (desc_internal.h), in a function of its own. */
+static rig_status walk(reader *r, json_t *root, rig_desc *d, rig_error *err) {
+  if (setjmp(r->fail))
+    return r->nomem ? rig_error_set(err, RIG_ENOMEM,
+                                    "out of memory reading a program description's JSON")
+                    : rig_error_set(err, RIG_EMALFORMED, "%s", r->why);
   read_desc(r, root, d);
-  return true;
+  return RIG_OK;
 }
 
 rig_status rig_desc_of_json(const char *text, size_t len, const char *base_dir, rig_desc **out,
@@ -777,10 +777,7 @@ rig_status rig_desc_of_json(const char *text, size_t len, const char *base_dir, 
     r.depth = 0;
     r.plen = 0;
     r.path[0] = '\0';
-    if (!walk(&r, root, d))
-      st = r.nomem ? rig_error_set(err, RIG_ENOMEM,
-                                   "out of memory reading a program description's JSON")
-                   : rig_error_set(err, RIG_EMALFORMED, "%s", r.why);
+    st = walk(&r, root, d, err);
   }
   json_decref(root);
   if (st != RIG_OK) {
