@@ -8,12 +8,13 @@
 
 rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_buffer **out,
                               rig_error *err) {
-  rig_buffer **slot = &p->borrows[((size_t)m * 2 + (size_t)k) * p->ndevices + d];
+  plocal *l = p->local;
+  rig_buffer **slot = &l->borrows[((size_t)m * 2 + (size_t)k) * p->ndevices + d];
   if (!*slot) {
-    rig_buffer *src = (size_t)m == p->nmem ? p->ints[k] : p->mem[m].copy[k];
+    rig_buffer *src = (size_t)m == l->nmem ? l->ints[k] : l->mem[m].copy[k];
     rig_status st = rig_buffer_borrow(p->devices[d], src, slot, err);
     if (st != RIG_OK) {
-      if ((size_t)m == p->nmem)
+      if ((size_t)m == l->nmem)
         return rig_error_set(err, RIG_EREFUSED, "the ints: %s cannot borrow them",
                              rig_device_name(p->devices[d]));
       return rig_error_set(err, RIG_EREFUSED, "memory %lld: %s cannot borrow it", (long long)m,
@@ -24,38 +25,38 @@ rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_bu
   return RIG_OK;
 }
 
-/* The device index of the program for a description's device index. */
 rig_status rig_program_leaf(rig_program *p, const rig_desc_leaf *l, int k, uint64_t *out,
                             rig_error *err) {
+  plocal *loc = p->local;
   switch (l->tag) {
     case RIG_LEAF_ADDRESS: {
       rig_buffer *b;
       int64_t m = l->u.address.memory;
       rig_status st =
-          rig_program_borrow(p, m, pmem_copy(p, m, k), (size_t)l->u.address.on, &b, err);
+          rig_program_borrow(p, m, pmem_copy(loc, m, k), (size_t)l->u.address.on, &b, err);
       if (st != RIG_OK) return st;
       *out = rig_buffer_address(b);
       return RIG_OK;
     }
     case RIG_LEAF_HANDLE: {
       int64_t m = l->u.handle;
-      *out = rig_buffer_handle(p->mem[m].copy[pmem_copy(p, m, k)]);
+      *out = rig_buffer_handle(loc->mem[m].copy[pmem_copy(loc, m, k)]);
       return RIG_OK;
     }
     case RIG_LEAF_ENTRY: {
       int64_t i = l->u.entry.image;
       rig_entry e;
-      if (rig_image_entry(p->images[i], (const char *)l->u.entry.name.bytes, l->u.entry.name.len,
+      if (rig_image_entry(loc->images[i], (const char *)l->u.entry.name.bytes, l->u.entry.name.len,
                           &e, err) != RIG_OK)
         return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
-                             rig_device_name(rig_image_device(p->images[i])), (long long)i,
+                             rig_device_name(rig_image_device(loc->images[i])), (long long)i,
                              (int)(l->u.entry.name.len > 200 ? 200 : l->u.entry.name.len),
                              (const char *)l->u.entry.name.bytes);
       *out = e.value;
       return RIG_OK;
     }
     case RIG_LEAF_READY: {
-      const rig_rail_end *end = p->rails.lookup(p->rails.ctx, l->u.ready);
+      const rig_rail_end *end = loc->rails.lookup(loc->rails.ctx, l->u.ready);
       *out = (uint64_t)(uintptr_t)end->ready;
       return RIG_OK;
     }
