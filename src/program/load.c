@@ -277,26 +277,6 @@ static rig_status load_images(rig_program *p, rig_error *err) {
   return RIG_OK;
 }
 
-/* Writes b from host bytes, after its earlier uses. */
-static rig_status write_memory(rig_buffer *b, const unsigned char *bytes, size_t len,
-                               rig_error *err) {
-  rig_status st = rig_buffer_wait(b, RIG_ACCESS_READ_WRITE, err);
-  if (st != RIG_OK) return st;
-  if (rig_buffer_host(b)) {
-    memcpy(rig_buffer_host(b), bytes, len);
-    return RIG_OK;
-  }
-  rig_buffer *stage;
-  st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, len, &stage, err);
-  if (st != RIG_OK) return st;
-  memcpy(rig_buffer_host(stage), bytes, len);
-  rig_point done;
-  st = rig_buffer_copy_submit(stage, 0, b, 0, len, NULL, 0, &done, err);
-  if (st == RIG_OK) st = rig_point_wait(done, err);
-  rig_buffer_release(stage);
-  return st;
-}
-
 /* Each init written to every copy of its memory, after their earlier uses. */
 static rig_status write_inits(rig_program *p, rig_error *err) {
   const rig_desc *d = p->desc;
@@ -312,7 +292,7 @@ static rig_status write_inits(rig_program *p, rig_error *err) {
     rig_status st = RIG_OK;
     for (int k = 0; st == RIG_OK && k < pm->ncopies; k++) {
       st = fill_leaf_data(p, init, k, bytes, what, err);
-      if (st == RIG_OK) st = write_memory(pm->copy[k], bytes, init->bytes.len, err);
+      if (st == RIG_OK) st = rig_buffer_write(pm->copy[k], 0, bytes, init->bytes.len, err);
     }
     free(bytes);
     if (st != RIG_OK) return st;

@@ -252,19 +252,20 @@ static rig_status read_flag(run *r, pstep *s, unsigned char *flag, rig_error *er
   if (at < 0 || (uint64_t)at >= len)
     return rig_error_set(err, RIG_EINVAL, "step %lld: a flag at %lld outside its %llu bytes",
                          (long long)s->number, (long long)at, (unsigned long long)len);
-  rig_status st = rig_buffer_wait(b, RIG_ACCESS_READ, err);
-  if (st != RIG_OK) return rig_error_prefix(err, "step %lld", (long long)s->number);
-  unsigned char *host = rig_buffer_host(b);
-  if (host) {
-    *flag = ((volatile unsigned char *)host)[base + (uint64_t)at];
-    return RIG_OK;
+  rig_status st;
+  if (rig_buffer_host(b)) {
+    st = rig_buffer_read(b, base + (uint64_t)at, flag, 1, err);
+  } else {
+    /* rig_buffer_read would make a staging buffer for each read, and a run
+     * allocates nothing: the byte comes through the stage made at load. */
+    rig_point pt;
+    st = rig_buffer_wait(b, RIG_ACCESS_READ, err);
+    if (st == RIG_OK)
+      st = rig_buffer_copy_submit(b, base + (uint64_t)at, r->l->stage, 0, 1, NULL, 0, &pt, err);
+    if (st == RIG_OK) st = rig_point_wait(pt, err);
+    if (st == RIG_OK) *flag = *(unsigned char *)rig_buffer_host(r->l->stage);
   }
-  rig_point pt;
-  st = rig_buffer_copy_submit(b, base + (uint64_t)at, r->l->stage, 0, 1, NULL, 0, &pt, err);
-  if (st == RIG_OK) st = rig_point_wait(pt, err);
-  if (st != RIG_OK) return rig_error_prefix(err, "step %lld", (long long)s->number);
-  *flag = *(unsigned char *)rig_buffer_host(r->l->stage);
-  return RIG_OK;
+  return st == RIG_OK ? RIG_OK : rig_error_prefix(err, "step %lld", (long long)s->number);
 }
 
 static rig_status run_loop(run *r, size_t i, rig_error *err) {
