@@ -271,8 +271,10 @@ static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) 
     st = rig_submission_make(p->devices[dev], parts, sub->nparts, sub->nslots, fixed, nfixed,
                              &pp->sub, err);
     if (st != RIG_OK && st != RIG_ENOMEM && st != RIG_ELOST) {
+      /* A submission the device will not make is its refusal, whatever
+       * code the core gave. */
       rig_error_prefix(err, "step %lld", (long long)s->number);
-      st = err ? (err->code = RIG_EREFUSED) : RIG_EREFUSED;
+      st = rig_program_refused(err);
     }
   }
   if (st == RIG_OK) {

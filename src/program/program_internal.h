@@ -145,6 +145,10 @@ static inline bool rig_program_terms_read_int(const rig_desc_terms *t) {
   return false;
 }
 
+/* The error already in *err, its message kept, as RIG_EREFUSED: what
+ * another process made, or a device would not take, is refused. */
+rig_status rig_program_refused(rig_error *err);
+
 /* m's copy k (m == nmem: the ints) as device d's work addresses it. */
 rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_buffer **out,
                               rig_error *err);

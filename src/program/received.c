@@ -125,13 +125,13 @@ rig_status rig_program_load_received(const void *bytes, size_t len,
   /* Another process made the bytes: what the decoder finds malformed, or a
    * rule they break, is a refusal. */
   if (st == RIG_OK && (st = rig_desc_of_bytes(b + pos, len - pos, &d, err)) != RIG_OK)
-    st = err ? (err->code = RIG_EREFUSED) : RIG_EREFUSED;
+    st = rig_program_refused(err);
   for (int64_t i = 0; st == RIG_OK && i < n; i++)
     if (!(devs[i] = device(device_ctx, ids[i])))
       st = rig_error_set(err, RIG_EREFUSED, "no device %lld on this machine", (long long)ids[i]);
   if (st == RIG_OK) {
     st = rig_program_load(d, devs, (size_t)n, rails, out, err);
-    if (st == RIG_EINVAL) st = err ? (err->code = RIG_EREFUSED) : RIG_EREFUSED;
+    if (st == RIG_EINVAL) st = rig_program_refused(err);
   }
   if (st == RIG_OK) {
     preceived *r;

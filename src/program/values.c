@@ -1,7 +1,7 @@
 /* What load and run share: borrows of a program's memory on its devices
  * (made once, cached per memory, copy and device), the values of leaves,
  * holes (a sum wrapping modulo 2^63, shifted, ORed into its bytes), and
- * exact offsets. */
+ * exact offsets; and errors turned into refusals. */
 #include <string.h>
 
 #include "program_internal.h"
@@ -96,4 +96,13 @@ bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *s
   }
   *sum = s;
   return true;
+}
+
+rig_status rig_program_refused(rig_error *err) {
+  if (!err) return RIG_EREFUSED;
+  /* Set again from a copy: the message is both the format's argument and
+   * what the set overwrites. */
+  char message[RIG_ERROR_MESSAGE_MAX];
+  memcpy(message, err->message, sizeof message);
+  return rig_error_set(err, RIG_EREFUSED, "%s", message);
 }
