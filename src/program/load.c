@@ -33,70 +33,74 @@ static rig_status check_devices(const rig_desc *d, rig_device *const *devices, s
   return RIG_OK;
 }
 
-typedef struct rail_check {
-  const rig_rails *rails;
-  rig_error *err;
-  bool ok;
-} rail_check;
-
 static bool has_rail(const rig_rails *rails, int64_t id) {
   return rails && rails->lookup && rails->lookup(rails->ctx, id);
 }
 
-static void check_leaf_rail(rail_check *c, const rig_desc_leaf *l) {
-  if (c->ok && l->tag == RIG_LEAF_READY && !has_rail(c->rails, l->u.ready)) {
-    rig_error_set(c->err, RIG_EINVAL, "no rail %lld on this machine", (long long)l->u.ready);
-    c->ok = false;
+static rig_status check_leaf_rail(const rig_rails *rails, const rig_desc_leaf *l, rig_error *err) {
+  if (l->tag == RIG_LEAF_READY && !has_rail(rails, l->u.ready))
+    return rig_error_set(err, RIG_EINVAL, "no rail %lld on this machine", (long long)l->u.ready);
+  return RIG_OK;
+}
+
+static rig_status check_value_rail(const rig_rails *rails, const rig_desc_value *v,
+                                   rig_error *err) {
+  return v->tag == RIG_VALUE_LEAF ? check_leaf_rail(rails, &v->u.leaf, err) : RIG_OK;
+}
+
+static rig_status check_data_rails(const rig_rails *rails, const rig_desc_data *data,
+                                   rig_error *err) {
+  rig_status st = RIG_OK;
+  for (size_t h = 0; st == RIG_OK && h < data->nholes; h++)
+    for (size_t t = 0; st == RIG_OK && t < data->holes[h].terms.n; t++)
+      st = check_value_rail(rails, &data->holes[h].terms.items[t].value, err);
+  return st;
+}
+
+static rig_status check_part_rails(const rig_rails *rails, const rig_desc_part *p, rig_error *err) {
+  rig_status st = RIG_OK;
+  if (p->tag == RIG_PART_FILL) st = check_leaf_rail(rails, &p->u.fill.fill, err);
+  const rig_desc_data *params = rig_program_part_params(p);
+  if (st == RIG_OK && params) st = check_data_rails(rails, params, err);
+  if (p->tag == RIG_PART_LAUNCH) {
+    for (int g = 0; st == RIG_OK && g < 3; g++)
+      st = check_value_rail(rails, &p->u.launch.groups[g], err);
+    for (int g = 0; st == RIG_OK && g < 3; g++)
+      st = check_value_rail(rails, &p->u.launch.threads[g], err);
+    if (st == RIG_OK) st = check_value_rail(rails, &p->u.launch.shared, err);
   }
+  return st;
 }
 
-static void check_value_rail(rail_check *c, const rig_desc_value *v) {
-  if (v->tag == RIG_VALUE_LEAF) check_leaf_rail(c, &v->u.leaf);
-}
-
-static void check_data_rails(rail_check *c, const rig_desc_data *data) {
-  for (size_t h = 0; h < data->nholes; h++)
-    for (size_t t = 0; t < data->holes[h].terms.n; t++)
-      check_value_rail(c, &data->holes[h].terms.items[t].value);
-}
-
-static void check_steps_rails(rail_check *c, const rig_desc_steps *steps) {
-  for (size_t i = 0; i < steps->n && c->ok; i++) {
+static rig_status check_steps_rails(const rig_rails *rails, const rig_desc_steps *steps,
+                                    rig_error *err) {
+  rig_status st = RIG_OK;
+  for (size_t i = 0; st == RIG_OK && i < steps->n; i++) {
     const rig_desc_step *s = &steps->items[i];
     if (s->tag == RIG_STEP_LOOP) {
-      check_value_rail(c, &s->u.loop.trips);
-      check_steps_rails(c, &s->u.loop.body);
+      st = check_value_rail(rails, &s->u.loop.trips, err);
+      if (st == RIG_OK) st = check_steps_rails(rails, &s->u.loop.body, err);
     } else if (s->tag == RIG_STEP_SUBMIT) {
-      for (size_t j = 0; j < s->u.submit.nparts; j++) {
-        const rig_desc_part *p = &s->u.submit.parts[j];
-        if (p->tag == RIG_PART_FILL) {
-          check_leaf_rail(c, &p->u.fill.fill);
-          check_data_rails(c, &p->u.fill.params);
-        } else if (p->tag == RIG_PART_LAUNCH) {
-          check_data_rails(c, &p->u.launch.params);
-          for (int g = 0; g < 3; g++) check_value_rail(c, &p->u.launch.groups[g]);
-          for (int g = 0; g < 3; g++) check_value_rail(c, &p->u.launch.threads[g]);
-          check_value_rail(c, &p->u.launch.shared);
-        }
-      }
+      for (size_t j = 0; st == RIG_OK && j < s->u.submit.nparts; j++)
+        st = check_part_rails(rails, &s->u.submit.parts[j], err);
     }
   }
+  return st;
 }
 
 static rig_status check_rails(const rig_desc *d, const rig_rails *rails, rig_error *err) {
-  rail_check c = {rails, err, true};
-  for (size_t m = 0; m < d->nmemory && c.ok; m++) {
+  rig_status st = RIG_OK;
+  for (size_t m = 0; st == RIG_OK && m < d->nmemory; m++) {
     const rig_desc_memory *mem = &d->memory[m];
-    if (mem->tag == RIG_MEMORY_RAIL && !has_rail(rails, mem->u.rail.rail)) {
-      rig_error_set(err, RIG_EINVAL, "no rail %lld on this machine", (long long)mem->u.rail.rail);
-      c.ok = false;
-    } else if (mem->tag == RIG_MEMORY_ALLOC) {
-      check_data_rails(&c, &mem->u.alloc.init);
-    }
+    if (mem->tag == RIG_MEMORY_RAIL && !has_rail(rails, mem->u.rail.rail))
+      st = rig_error_set(err, RIG_EINVAL, "no rail %lld on this machine",
+                         (long long)mem->u.rail.rail);
+    else if (mem->tag == RIG_MEMORY_ALLOC)
+      st = check_data_rails(rails, &mem->u.alloc.init, err);
   }
-  for (size_t k = 0; k < d->nimages && c.ok; k++) check_data_rails(&c, &d->images[k].binary);
-  if (c.ok) check_steps_rails(&c, &d->steps);
-  return c.ok ? RIG_OK : RIG_EINVAL;
+  for (size_t k = 0; st == RIG_OK && k < d->nimages; k++)
+    st = check_data_rails(rails, &d->images[k].binary, err);
+  return st == RIG_OK ? check_steps_rails(rails, &d->steps, err) : st;
 }
 
 static rig_buffer *area_of(const rig_rail_end *end, rig_desc_area area) {
