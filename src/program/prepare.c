@@ -112,9 +112,6 @@ static size_t count_holes(const rig_desc_submit *sub) {
   return n;
 }
 
-static const char *const geometry_names[7] = {"groups",  "groups",  "groups",       "threads",
-                                              "threads", "threads", "shared memory"};
-
 static rig_status launch_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *dp, int k,
                               rig_part *part, unsigned char *params, rig_error *err) {
   const rig_device *dev = p->devices[s->device];
@@ -146,9 +143,7 @@ static rig_status launch_part(rig_program *p, pstep *s, size_t i, const rig_desc
     } else if ((st = load_value(p, geo[w], k, &v, err)) != RIG_OK) {
       return st;
     }
-    if (v > UINT32_MAX)
-      return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
-                           (long long)s->number, geometry_names[w], (long long)v, UINT32_MAX);
+    if ((st = rig_program_geometry(s, w, v, err)) != RIG_OK) return st;
     g[w] = (uint32_t)v;
   }
   memcpy(part->u.launch.groups, g, 3 * sizeof *g);

@@ -168,6 +168,10 @@ rig_status rig_program_fill_hole(unsigned char *bytes, const unsigned char *base
  * which offset). */
 bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *sum);
 
+/* RIG_EINVAL when step s's launch geometry value `which` (of the seven of
+ * pgeom) is past 32 bits: at load for values known then, per run for Ints. */
+rig_status rig_program_geometry(const pstep *s, int which, uint64_t v, rig_error *err);
+
 /* Prepares Submit step s (program step index i) for each copy it needs. */
 rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err);
 

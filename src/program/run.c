@@ -153,12 +153,7 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
   for (size_t g = 0; g < s->ngeoms; g++) {
     uint64_t v;
     if ((st = run_value(r, s->geoms[g].value, &v, err)) != RIG_OK) return st;
-    static const char *const names[7] = {"groups",  "groups",  "groups",       "threads",
-                                         "threads", "threads", "shared memory"};
-    if (v > UINT32_MAX)
-      return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
-                           (long long)s->number, names[s->geoms[g].which], (long long)v,
-                           UINT32_MAX);
+    if ((st = rig_program_geometry(s, s->geoms[g].which, v, err)) != RIG_OK) return st;
     rig_block_geometry(pp->sub, pp->block, s->geoms[g].part)[s->geoms[g].which] = (uint32_t)v;
   }
   for (size_t i = 0; i < sub->nslots; i++)

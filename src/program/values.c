@@ -1,7 +1,7 @@
 /* What load and run share: borrows of a program's memory on its devices
  * (made once, cached per memory, copy and device), the values of leaves,
  * holes (a sum wrapping modulo 2^63, shifted, ORed into its bytes), and
- * exact offsets; and errors turned into refusals. */
+ * exact offsets; the check of a launch's geometry; refusals made of other errors. */
 #include <string.h>
 
 #include "program_internal.h"
@@ -96,6 +96,15 @@ bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *s
   }
   *sum = s;
   return true;
+}
+
+rig_status rig_program_geometry(const pstep *s, int which, uint64_t v, rig_error *err) {
+  static const char *const names[7] = {"groups",  "groups",  "groups",       "threads",
+                                       "threads", "threads", "shared memory"};
+  if (v > UINT32_MAX)
+    return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
+                         (long long)s->number, names[which], (long long)v, UINT32_MAX);
+  return RIG_OK;
 }
 
 rig_status rig_program_refused(rig_error *err) {
