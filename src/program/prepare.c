@@ -114,19 +114,15 @@ static size_t count_holes(const rig_desc_submit *sub) {
 
 static rig_status launch_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *dp, int k,
                               rig_part *part, unsigned char *params, rig_error *err) {
-  const rig_device *dev = p->devices[s->device];
   int64_t img = dp->u.launch.image;
   rig_image *image = p->local->images[img];
   part->kind = RIG_WORK_LAUNCH;
   part->u.launch.image = image;
-  if (rig_image_entry(image, (const char *)dp->u.launch.name.bytes, dp->u.launch.name.len,
-                      &part->u.launch.entry, err) != RIG_OK)
-    return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
-                         rig_device_name(dev), (long long)img,
-                         (int)(dp->u.launch.name.len > 200 ? 200 : dp->u.launch.name.len),
-                         (const char *)dp->u.launch.name.bytes);
+  rig_status st = rig_program_entry(p, img, &dp->u.launch.name, p->devices[s->device],
+                                    &part->u.launch.entry, err);
+  if (st != RIG_OK) return st;
   if (k == 0) p->threads[p->nlaunches++] = part->u.launch.entry.max_threads;
-  rig_status st = load_params(p, s, i, &dp->u.launch.params, k, params, err);
+  st = load_params(p, s, i, &dp->u.launch.params, k, params, err);
   if (st != RIG_OK) return st;
   part->u.launch.params = params;
   part->u.launch.params_bytes = (uint32_t)dp->u.launch.params.bytes.len;

@@ -153,6 +153,11 @@ rig_status rig_program_refused(rig_error *err);
 rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_buffer **out,
                               rig_error *err);
 
+/* The function `name` of image `image`; RIG_EREFUSED naming dev when the
+ * image has none. */
+rig_status rig_program_entry(rig_program *p, int64_t image, const rig_desc_string *name,
+                             const rig_device *dev, rig_entry *e, rig_error *err);
+
 /* The value of a leaf for copy k of the run. */
 rig_status rig_program_leaf(rig_program *p, const rig_desc_leaf *l, int k, uint64_t *out,
                             rig_error *err);

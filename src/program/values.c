@@ -25,6 +25,16 @@ rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_bu
   return RIG_OK;
 }
 
+rig_status rig_program_entry(rig_program *p, int64_t image, const rig_desc_string *name,
+                             const rig_device *dev, rig_entry *e, rig_error *err) {
+  if (rig_image_entry(p->local->images[image], (const char *)name->bytes, name->len, e, err) !=
+      RIG_OK)
+    return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
+                         rig_device_name(dev), (long long)image,
+                         (int)(name->len > 200 ? 200 : name->len), (const char *)name->bytes);
+  return RIG_OK;
+}
+
 rig_status rig_program_leaf(rig_program *p, const rig_desc_leaf *l, int k, uint64_t *out,
                             rig_error *err) {
   plocal *loc = p->local;
@@ -46,14 +56,10 @@ rig_status rig_program_leaf(rig_program *p, const rig_desc_leaf *l, int k, uint6
     case RIG_LEAF_ENTRY: {
       int64_t i = l->u.entry.image;
       rig_entry e;
-      if (rig_image_entry(loc->images[i], (const char *)l->u.entry.name.bytes, l->u.entry.name.len,
-                          &e, err) != RIG_OK)
-        return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
-                             rig_device_name(rig_image_device(loc->images[i])), (long long)i,
-                             (int)(l->u.entry.name.len > 200 ? 200 : l->u.entry.name.len),
-                             (const char *)l->u.entry.name.bytes);
-      *out = e.value;
-      return RIG_OK;
+      rig_status st =
+          rig_program_entry(p, i, &l->u.entry.name, rig_image_device(loc->images[i]), &e, err);
+      if (st == RIG_OK) *out = e.value;
+      return st;
     }
     case RIG_LEAF_READY: {
       const rig_rail_end *end = loc->rails.lookup(loc->rails.ctx, l->u.ready);
