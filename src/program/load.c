@@ -383,7 +383,7 @@ static void free_local(plocal *l, const rig_desc *d, size_t ndevices) {
     free(s->geoms);
     free(s->copies);
   }
-  for (size_t i = 0; l->in_borrow && i < d->ninputs * ndevices; i++) {
+  for (size_t i = 0; l->in_borrow && l->in_borrow_of && i < d->ninputs * ndevices; i++) {
     rig_buffer_release(l->in_borrow[i]);
     rig_buffer_release(l->in_borrow_of[i]);
   }

@@ -69,7 +69,7 @@ struct preceived {
 
 void rig_program_free_received(preceived *r, size_t ninputs) {
   if (!r) return;
-  for (size_t i = 0; r->views && i < ninputs; i++) {
+  for (size_t i = 0; r->views && r->region && i < ninputs; i++) {
     rig_buffer_release(r->views[i]);
     rig_buffer_release(r->region[i]);
   }

@@ -128,7 +128,7 @@ rig_status rig_program_load_remote(rig_program *p, rig_error *err) {
 
 void rig_program_free_remote(premote *r, size_t ninputs) {
   if (!r) return;
-  for (size_t i = 0; r->slots && i < ninputs; i++) {
+  for (size_t i = 0; r->slots && r->slot_of && i < ninputs; i++) {
     rig_buffer_release(r->slots[i]);
     rig_buffer_release(r->slot_of[i]);
   }
