@@ -33,70 +33,74 @@ static rig_status check_devices(const rig_desc *d, rig_device *const *devices, s
   return RIG_OK;
 }
 
-typedef struct rail_check {
-  const rig_rails *rails;
-  rig_error *err;
-  bool ok;
-} rail_check;
-
 static bool has_rail(const rig_rails *rails, int64_t id) {
   return rails && rails->lookup && rails->lookup(rails->ctx, id);
 }
 
-static void check_leaf_rail(rail_check *c, const rig_desc_leaf *l) {
-  if (c->ok && l->tag == RIG_LEAF_READY && !has_rail(c->rails, l->u.ready)) {
-    rig_error_set(c->err, RIG_EINVAL, "no rail %lld on this machine", (long long)l->u.ready);
-    c->ok = false;
+static rig_status check_leaf_rail(const rig_rails *rails, const rig_desc_leaf *l, rig_error *err) {
+  if (l->tag == RIG_LEAF_READY && !has_rail(rails, l->u.ready))
+    return rig_error_set(err, RIG_EINVAL, "no rail %lld on this machine", (long long)l->u.ready);
+  return RIG_OK;
+}
+
+static rig_status check_value_rail(const rig_rails *rails, const rig_desc_value *v,
+                                   rig_error *err) {
+  return v->tag == RIG_VALUE_LEAF ? check_leaf_rail(rails, &v->u.leaf, err) : RIG_OK;
+}
+
+static rig_status check_data_rails(const rig_rails *rails, const rig_desc_data *data,
+                                   rig_error *err) {
+  rig_status st = RIG_OK;
+  for (size_t h = 0; st == RIG_OK && h < data->nholes; h++)
+    for (size_t t = 0; st == RIG_OK && t < data->holes[h].terms.n; t++)
+      st = check_value_rail(rails, &data->holes[h].terms.items[t].value, err);
+  return st;
+}
+
+static rig_status check_part_rails(const rig_rails *rails, const rig_desc_part *p, rig_error *err) {
+  rig_status st = RIG_OK;
+  if (p->tag == RIG_PART_FILL) st = check_leaf_rail(rails, &p->u.fill.fill, err);
+  const rig_desc_data *params = rig_program_part_params(p);
+  if (st == RIG_OK && params) st = check_data_rails(rails, params, err);
+  if (p->tag == RIG_PART_LAUNCH) {
+    for (int g = 0; st == RIG_OK && g < 3; g++)
+      st = check_value_rail(rails, &p->u.launch.groups[g], err);
+    for (int g = 0; st == RIG_OK && g < 3; g++)
+      st = check_value_rail(rails, &p->u.launch.threads[g], err);
+    if (st == RIG_OK) st = check_value_rail(rails, &p->u.launch.shared, err);
   }
+  return st;
 }
 
-static void check_value_rail(rail_check *c, const rig_desc_value *v) {
-  if (v->tag == RIG_VALUE_LEAF) check_leaf_rail(c, &v->u.leaf);
-}
-
-static void check_data_rails(rail_check *c, const rig_desc_data *data) {
-  for (size_t h = 0; h < data->nholes; h++)
-    for (size_t t = 0; t < data->holes[h].terms.n; t++)
-      check_value_rail(c, &data->holes[h].terms.items[t].value);
-}
-
-static void check_steps_rails(rail_check *c, const rig_desc_steps *steps) {
-  for (size_t i = 0; i < steps->n && c->ok; i++) {
+static rig_status check_steps_rails(const rig_rails *rails, const rig_desc_steps *steps,
+                                    rig_error *err) {
+  rig_status st = RIG_OK;
+  for (size_t i = 0; st == RIG_OK && i < steps->n; i++) {
     const rig_desc_step *s = &steps->items[i];
     if (s->tag == RIG_STEP_LOOP) {
-      check_value_rail(c, &s->u.loop.trips);
-      check_steps_rails(c, &s->u.loop.body);
+      st = check_value_rail(rails, &s->u.loop.trips, err);
+      if (st == RIG_OK) st = check_steps_rails(rails, &s->u.loop.body, err);
     } else if (s->tag == RIG_STEP_SUBMIT) {
-      for (size_t j = 0; j < s->u.submit.nparts; j++) {
-        const rig_desc_part *p = &s->u.submit.parts[j];
-        if (p->tag == RIG_PART_FILL) {
-          check_leaf_rail(c, &p->u.fill.fill);
-          check_data_rails(c, &p->u.fill.params);
-        } else if (p->tag == RIG_PART_LAUNCH) {
-          check_data_rails(c, &p->u.launch.params);
-          for (int g = 0; g < 3; g++) check_value_rail(c, &p->u.launch.groups[g]);
-          for (int g = 0; g < 3; g++) check_value_rail(c, &p->u.launch.threads[g]);
-          check_value_rail(c, &p->u.launch.shared);
-        }
-      }
+      for (size_t j = 0; st == RIG_OK && j < s->u.submit.nparts; j++)
+        st = check_part_rails(rails, &s->u.submit.parts[j], err);
     }
   }
+  return st;
 }
 
 static rig_status check_rails(const rig_desc *d, const rig_rails *rails, rig_error *err) {
-  rail_check c = {rails, err, true};
-  for (size_t m = 0; m < d->nmemory && c.ok; m++) {
+  rig_status st = RIG_OK;
+  for (size_t m = 0; st == RIG_OK && m < d->nmemory; m++) {
     const rig_desc_memory *mem = &d->memory[m];
-    if (mem->tag == RIG_MEMORY_RAIL && !has_rail(rails, mem->u.rail.rail)) {
-      rig_error_set(err, RIG_EINVAL, "no rail %lld on this machine", (long long)mem->u.rail.rail);
-      c.ok = false;
-    } else if (mem->tag == RIG_MEMORY_ALLOC) {
-      check_data_rails(&c, &mem->u.alloc.init);
-    }
+    if (mem->tag == RIG_MEMORY_RAIL && !has_rail(rails, mem->u.rail.rail))
+      st = rig_error_set(err, RIG_EINVAL, "no rail %lld on this machine",
+                         (long long)mem->u.rail.rail);
+    else if (mem->tag == RIG_MEMORY_ALLOC)
+      st = check_data_rails(rails, &mem->u.alloc.init, err);
   }
-  for (size_t k = 0; k < d->nimages && c.ok; k++) check_data_rails(&c, &d->images[k].binary);
-  if (c.ok) check_steps_rails(&c, &d->steps);
-  return c.ok ? RIG_OK : RIG_EINVAL;
+  for (size_t k = 0; st == RIG_OK && k < d->nimages; k++)
+    st = check_data_rails(rails, &d->images[k].binary, err);
+  return st == RIG_OK ? check_steps_rails(rails, &d->steps, err) : st;
 }
 
 static rig_buffer *area_of(const rig_rail_end *end, rig_desc_area area) {
@@ -112,32 +116,112 @@ static int64_t area_bytes(void *ctx, int64_t rail, rig_desc_area area) {
   return b ? (int64_t)rig_buffer_length(b) : -1;
 }
 
-/* ---- making ----------------------------------------------------------------- */
+/* ---- what every program has ------------------------------------------------ */
 
-static rig_status alloc_state(rig_program *p, rig_error *err) {
+/* Counts the Submit steps and the launches, and notes the inputs a step
+ * writes. */
+static void count_steps(rig_program *p, const rig_desc_steps *steps) {
+  for (size_t j = 0; j < steps->n; j++) {
+    const rig_desc_step *s = &steps->items[j];
+    if (s->tag == RIG_STEP_SUBMIT) {
+      const rig_desc_submit *sub = &s->u.submit;
+      p->nsubmits++;
+      for (size_t k = 0; k < sub->nparts; k++) {
+        const rig_desc_part *part = &sub->parts[k];
+        size_t nrefs;
+        const rig_desc_ref *refs = rig_program_part_refs(part, &nrefs);
+        for (size_t r = 0; r < nrefs; r++) {
+          const rig_desc_slot *slot = &sub->slots[refs[r].slot];
+          if (slot->tag == RIG_SLOT_INPUT && refs[r].use != RIG_USE_READ)
+            p->input_written[slot->u.input] = true;
+        }
+        if (part->tag == RIG_PART_COPY) {
+          const rig_desc_slot *dst = &sub->slots[part->u.copy.dst];
+          if (dst->tag == RIG_SLOT_INPUT) p->input_written[dst->u.input] = true;
+        }
+        if (part->tag == RIG_PART_LAUNCH) p->nlaunches++;
+      }
+    } else if (s->tag == RIG_STEP_MOVE) {
+      if (s->u.move.dst.tag == RIG_SLOT_INPUT) p->input_written[s->u.move.dst.u.input] = true;
+    } else {
+      count_steps(p, &s->u.loop.body);
+    }
+  }
+}
+
+static rig_status make_head(rig_program *p, rig_device *const *devices, rig_error *err) {
   const rig_desc *d = p->desc;
-  size_t nd = p->ndevices ? p->ndevices : 1, ni = d->ninputs ? d->ninputs : 1;
-  p->nmem = d->nmemory;
-  p->nimages = d->nimages;
-  p->devices = calloc(nd, sizeof *p->devices);
-  p->mem = calloc(d->nmemory ? d->nmemory : 1, sizeof *p->mem);
-  p->images = calloc(d->nimages ? d->nimages : 1, sizeof *p->images);
-  p->borrows = calloc((d->nmemory + 1) * 2 * nd, sizeof *p->borrows);
-  p->last = calloc(nd, sizeof *p->last);
-  p->ran = calloc(nd, sizeof *p->ran);
-  p->snap = calloc(ni, sizeof *p->snap);
-  p->in_borrow = calloc(ni * nd, sizeof *p->in_borrow);
-  p->in_borrow_of = calloc(ni * nd, sizeof *p->in_borrow_of);
-  p->input_written = calloc(ni, sizeof *p->input_written);
-  p->input_named = calloc(ni * nd, sizeof *p->input_named);
-  p->recv_views = calloc(ni, sizeof *p->recv_views);
-  p->recv_region = calloc(ni, sizeof *p->recv_region);
-  p->recv_range = calloc(ni * 2, sizeof *p->recv_range);
-  p->recv_ints = calloc(d->ints ? (size_t)d->ints : 1, sizeof *p->recv_ints);
-  if (!p->devices || !p->mem || !p->images || !p->borrows || !p->last || !p->ran || !p->snap ||
-      !p->in_borrow || !p->in_borrow_of || !p->input_written || !p->input_named || !p->recv_views ||
-      !p->recv_region || !p->recv_range || !p->recv_ints)
+  p->devices = calloc(p->ndevices ? p->ndevices : 1, sizeof *p->devices);
+  p->input_written = calloc(d->ninputs ? d->ninputs : 1, sizeof *p->input_written);
+  if (!p->devices || !p->input_written)
     return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  for (size_t i = 0; i < p->ndevices; i++) p->devices[i] = devices[i];
+  count_steps(p, &d->steps);
+  p->threads = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *p->threads);
+  if (!p->threads) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  return RIG_OK;
+}
+
+/* ---- a program of this machine ---------------------------------------------- */
+
+/* Numbers the steps in pre-order and notes what runs pass to devices. */
+static void number_steps(rig_program *p, const rig_desc_steps *steps, size_t *i, size_t *submits) {
+  plocal *l = p->local;
+  for (size_t j = 0; j < steps->n; j++) {
+    const rig_desc_step *s = &steps->items[j];
+    pstep *ps = &l->steps[*i];
+    ps->d = s;
+    ps->number = (int64_t)*i;
+    (*i)++;
+    if (s->tag == RIG_STEP_SUBMIT) {
+      ps->submit_index = (*submits)++;
+      ps->device = (size_t)s->u.submit.device;
+      for (size_t k = 0; k < s->u.submit.nslots; k++) {
+        const rig_desc_slot *slot = &s->u.submit.slots[k];
+        if (slot->tag == RIG_SLOT_INTS) l->ints_named = true;
+        if (slot->tag == RIG_SLOT_INPUT)
+          l->input_named[(size_t)slot->u.input * p->ndevices + ps->device] = true;
+      }
+    } else if (s->tag == RIG_STEP_MOVE) {
+      if (s->u.move.src.tag == RIG_SLOT_INTS || s->u.move.dst.tag == RIG_SLOT_INTS)
+        l->ints_named = true;
+      size_t n = s->u.move.src_offset.n > s->u.move.dst_offset.n ? s->u.move.src_offset.n
+                                                                 : s->u.move.dst_offset.n;
+      if (n + 1 > l->scratch_n) l->scratch_n = n + 1; /* made in make_local() */
+    } else {
+      number_steps(p, &s->u.loop.body, i, submits);
+    }
+    ps->end = *i;
+  }
+}
+
+/* The local part's arrays, and the steps numbered. */
+static rig_status make_local(rig_program *p, rig_error *err) {
+  const rig_desc *d = p->desc;
+  plocal *l = calloc(1, sizeof *l);
+  if (!l) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  p->local = l;
+  size_t nd = p->ndevices ? p->ndevices : 1, ni = d->ninputs ? d->ninputs : 1;
+  l->nmem = d->nmemory;
+  l->mem = calloc(d->nmemory ? d->nmemory : 1, sizeof *l->mem);
+  l->images = calloc(d->nimages ? d->nimages : 1, sizeof *l->images);
+  l->borrows = calloc((d->nmemory + 1) * 2 * nd, sizeof *l->borrows);
+  l->last = calloc(nd, sizeof *l->last);
+  l->ran = calloc(nd, sizeof *l->ran);
+  l->snap = calloc(ni, sizeof *l->snap);
+  l->in_borrow = calloc(ni * nd, sizeof *l->in_borrow);
+  l->in_borrow_of = calloc(ni * nd, sizeof *l->in_borrow_of);
+  l->input_named = calloc(ni * nd, sizeof *l->input_named);
+  l->nsteps = rig_desc_count_steps(d);
+  l->steps = calloc(l->nsteps ? l->nsteps : 1, sizeof *l->steps);
+  if (!l->mem || !l->images || !l->borrows || !l->last || !l->ran || !l->snap || !l->in_borrow ||
+      !l->in_borrow_of || !l->input_named || !l->steps)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  size_t i = 0, submits = 0;
+  number_steps(p, &d->steps, &i, &submits);
+  /* Room for the terms of the moves' offsets; steps grow it as prepared. */
+  l->scratch = calloc(l->scratch_n ? l->scratch_n : 1, sizeof *l->scratch);
+  if (!l->scratch) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
   return RIG_OK;
 }
 
@@ -145,16 +229,14 @@ static rig_status make_memory(rig_program *p, const rig_rails *rails, rig_error 
   const rig_desc *d = p->desc;
   for (size_t m = 0; m < d->nmemory; m++) {
     const rig_desc_memory *mem = &d->memory[m];
-    pmem *pm = &p->mem[m];
+    pmem *pm = &p->local->mem[m];
     if (mem->tag == RIG_MEMORY_RAIL) {
       rig_buffer *area = area_of(rails->lookup(rails->ctx, mem->u.rail.rail), mem->u.rail.area);
       pm->copy[0] = rig_buffer_retain(area);
       pm->ncopies = 1;
-      pm->size = (int64_t)rig_buffer_length(area);
       continue;
     }
     pm->ncopies = mem->u.alloc.copies == RIG_COPIES_TWO ? 2 : 1;
-    pm->size = mem->u.alloc.bytes;
     for (int k = 0; k < pm->ncopies; k++) {
       rig_status st = rig_buffer_create(p->devices[mem->u.alloc.device], mem->u.alloc.kind,
                                         (uint64_t)mem->u.alloc.bytes, &pm->copy[k], err);
@@ -191,34 +273,15 @@ static rig_status load_images(rig_program *p, rig_error *err) {
     char what[32];
     snprintf(what, sizeof what, "image %zu", i);
     rig_status st = fill_leaf_data(p, &im->binary, 0, bytes, what, err);
-    if (st == RIG_OK) st = rig_image_load(p->devices[im->device], bytes, len, &p->images[i], err);
+    if (st == RIG_OK)
+      st = rig_image_load(p->devices[im->device], bytes, len, &p->local->images[i], err);
     free(bytes);
     if (st != RIG_OK) return st;
   }
   return RIG_OK;
 }
 
-/* Writes memory m's copy k from host bytes, after its earlier uses. */
-static rig_status write_memory(rig_program *p, size_t m, int k, const unsigned char *bytes,
-                               size_t len, rig_error *err) {
-  rig_buffer *b = p->mem[m].copy[k];
-  rig_status st = rig_buffer_wait(b, RIG_ACCESS_READ_WRITE, err);
-  if (st != RIG_OK) return st;
-  if (rig_buffer_host(b)) {
-    memcpy(rig_buffer_host(b), bytes, len);
-    return RIG_OK;
-  }
-  rig_buffer *stage;
-  st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, len, &stage, err);
-  if (st != RIG_OK) return st;
-  memcpy(rig_buffer_host(stage), bytes, len);
-  rig_point done;
-  st = rig_buffer_copy_submit(stage, 0, b, 0, len, NULL, 0, &done, err);
-  if (st == RIG_OK) st = rig_point_wait(done, err);
-  rig_buffer_release(stage);
-  return st;
-}
-
+/* Each init written to every copy of its memory, after their earlier uses. */
 static rig_status write_inits(rig_program *p, rig_error *err) {
   const rig_desc *d = p->desc;
   for (size_t m = 0; m < d->nmemory; m++) {
@@ -229,10 +292,11 @@ static rig_status write_inits(rig_program *p, rig_error *err) {
     if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory writing memory %zu", m);
     char what[32];
     snprintf(what, sizeof what, "memory %zu", m);
+    const pmem *pm = &p->local->mem[m];
     rig_status st = RIG_OK;
-    for (int k = 0; st == RIG_OK && k < p->mem[m].ncopies; k++) {
+    for (int k = 0; st == RIG_OK && k < pm->ncopies; k++) {
       st = fill_leaf_data(p, init, k, bytes, what, err);
-      if (st == RIG_OK) st = write_memory(p, m, k, bytes, init->bytes.len, err);
+      if (st == RIG_OK) st = rig_buffer_write(pm->copy[k], 0, bytes, init->bytes.len, err);
     }
     free(bytes);
     if (st != RIG_OK) return st;
@@ -240,92 +304,23 @@ static rig_status write_inits(rig_program *p, rig_error *err) {
   return RIG_OK;
 }
 
-/* Numbers the steps in pre-order and notes what runs need to know. */
-static void walk_steps(rig_program *p, const rig_desc_steps *steps, size_t *i) {
-  for (size_t j = 0; j < steps->n; j++) {
-    const rig_desc_step *s = &steps->items[j];
-    pstep *ps = &p->steps[*i];
-    ps->d = s;
-    ps->number = (int64_t)*i;
-    (*i)++;
-    if (s->tag == RIG_STEP_SUBMIT) {
-      ps->submit_index = p->nsubmits++;
-      ps->device = (size_t)s->u.submit.device;
-      for (size_t k = 0; k < s->u.submit.nslots; k++) {
-        const rig_desc_slot *slot = &s->u.submit.slots[k];
-        if (slot->tag == RIG_SLOT_INTS) p->ints_named = true;
-        if (slot->tag == RIG_SLOT_INPUT)
-          p->input_named[(size_t)slot->u.input * p->ndevices + ps->device] = true;
-      }
-      for (size_t k = 0; k < s->u.submit.nparts; k++) {
-        const rig_desc_part *part = &s->u.submit.parts[k];
-        const rig_desc_ref *refs = part->tag == RIG_PART_FILL     ? part->u.fill.refs
-                                   : part->tag == RIG_PART_LAUNCH ? part->u.launch.refs
-                                                                  : NULL;
-        size_t nrefs = part->tag == RIG_PART_FILL     ? part->u.fill.nrefs
-                       : part->tag == RIG_PART_LAUNCH ? part->u.launch.nrefs
-                                                      : 0;
-        for (size_t r = 0; r < nrefs; r++) {
-          const rig_desc_slot *slot = &s->u.submit.slots[refs[r].slot];
-          if (slot->tag == RIG_SLOT_INPUT && refs[r].use != RIG_USE_READ)
-            p->input_written[slot->u.input] = true;
-        }
-        if (part->tag == RIG_PART_COPY) {
-          const rig_desc_slot *dst = &s->u.submit.slots[part->u.copy.dst];
-          if (dst->tag == RIG_SLOT_INPUT) p->input_written[dst->u.input] = true;
-        }
-        if (part->tag == RIG_PART_LAUNCH) p->nlaunches++;
-      }
-    } else if (s->tag == RIG_STEP_MOVE) {
-      if (s->u.move.dst.tag == RIG_SLOT_INPUT) p->input_written[s->u.move.dst.u.input] = true;
-      if (s->u.move.src.tag == RIG_SLOT_INTS || s->u.move.dst.tag == RIG_SLOT_INTS)
-        p->ints_named = true;
-      size_t n = s->u.move.src_offset.n > s->u.move.dst_offset.n ? s->u.move.src_offset.n
-                                                                 : s->u.move.dst_offset.n;
-      if (n + 1 > p->scratch_n) p->scratch_n = n + 1; /* made in common() */
-    } else {
-      walk_steps(p, &s->u.loop.body, i);
-    }
-    ps->end = *i;
-  }
-}
-
-/* What local and remote programs share: the state, the devices, the
- * steps numbered. */
-static rig_status common(rig_program *p, rig_device *const *devices, rig_error *err) {
-  rig_status st = alloc_state(p, err);
+static rig_status load_local(rig_program *p, const rig_rails *rails, rig_error *err) {
+  rig_status st = make_local(p, err);
   if (st != RIG_OK) return st;
-  for (size_t i = 0; i < p->ndevices; i++) p->devices[i] = devices[i];
-  p->nsteps = rig_desc_count_steps(p->desc);
-  p->steps = calloc(p->nsteps ? p->nsteps : 1, sizeof *p->steps);
-  if (!p->steps) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  size_t i = 0;
-  walk_steps(p, &p->desc->steps, &i);
-  /* Room for the terms of the moves' offsets; steps grow it as prepared. */
-  p->scratch = calloc(p->scratch_n ? p->scratch_n : 1, sizeof *p->scratch);
-  if (!p->scratch) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  p->threads = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *p->threads);
-  p->recv_points = calloc(p->nsubmits ? p->nsubmits : 1, sizeof *p->recv_points);
-  if (!p->threads || !p->recv_points)
-    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  return RIG_OK;
-}
-
-static rig_status load(rig_program *p, const rig_rails *rails, rig_error *err) {
-  const rig_desc *d = p->desc;
-  rig_status st;
+  plocal *l = p->local;
+  if (rails) l->rails = *rails;
   for (int k = 0; k < 2; k++) {
-    uint64_t bytes = (uint64_t)d->ints * 8;
-    st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, bytes ? bytes : 8, &p->ints[k], err);
+    uint64_t bytes = (uint64_t)p->desc->ints * 8;
+    st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, bytes ? bytes : 8, &l->ints[k], err);
     if (st != RIG_OK) return st;
   }
-  st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, 8, &p->stage, err);
+  st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, 8, &l->stage, err);
   if (st != RIG_OK) return st;
   if ((st = make_memory(p, rails, err)) != RIG_OK) return st;
   if ((st = load_images(p, err)) != RIG_OK) return st;
   p->nlaunches = 0; /* counted again as the launches are prepared */
-  for (size_t i = 0; i < p->nsteps; i++)
-    if (p->steps[i].d->tag == RIG_STEP_SUBMIT && (st = rig_program_prepare(p, i, err)) != RIG_OK)
+  for (size_t i = 0; i < l->nsteps; i++)
+    if (l->steps[i].d->tag == RIG_STEP_SUBMIT && (st = rig_program_prepare(p, i, err)) != RIG_OK)
       return st;
   return write_inits(p, err);
 }
@@ -346,10 +341,6 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
   if (st != RIG_OK) return st;
   rig_program *p = calloc(1, sizeof *p);
   if (!p) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  pthread_mutex_init(&p->run_lock, NULL);
-  pthread_mutex_init(&p->recv_lock, NULL);
-  p->ndevices = ndevices;
-  if (rails) p->rails = *rails;
   p->desc = rig_desc_copy(desc);
   if (!p->desc) {
     uint8_t *bytes = NULL;
@@ -360,8 +351,12 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
     free(p);
     return st;
   }
-  st = common(p, devices, err);
-  if (st == RIG_OK) st = remote ? rig_program_load_remote(p, err) : load(p, rails, err);
+  pthread_mutex_init(&p->run_lock, NULL);
+  pthread_mutex_init(&p->recv_lock, NULL);
+  p->kind = remote ? PKIND_REMOTE : PKIND_LOCAL;
+  p->ndevices = ndevices;
+  st = make_head(p, devices, err);
+  if (st == RIG_OK) st = remote ? rig_program_load_remote(p, err) : load_local(p, rails, err);
   if (st == RIG_OK) {
     *out = p;
     return RIG_OK;
@@ -370,12 +365,10 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
   return st;
 }
 
-/* Called with the devices only after alloc_state made room for them. */
-void rig_program_free(rig_program *p) {
-  rig_program_free_remote_inputs(p);
-  rig_program_free_remote(p->remote);
-  for (size_t i = 0; p->steps && i < p->nsteps; i++) {
-    pstep *s = &p->steps[i];
+static void free_local(plocal *l, const rig_desc *d, size_t ndevices) {
+  if (!l) return;
+  for (size_t i = 0; l->steps && i < l->nsteps; i++) {
+    pstep *s = &l->steps[i];
     for (int k = 0; k < s->nprep; k++) {
       pprep *pp = &s->prep[k];
       rig_submission_release(pp->sub);
@@ -390,43 +383,43 @@ void rig_program_free(rig_program *p) {
     free(s->geoms);
     free(s->copies);
   }
-  size_t ni = p->desc ? p->desc->ninputs : 0;
-  for (size_t i = 0; p->in_borrow && i < ni * p->ndevices; i++) {
-    rig_buffer_release(p->in_borrow[i]);
-    rig_buffer_release(p->in_borrow_of[i]);
+  for (size_t i = 0; l->in_borrow && l->in_borrow_of && i < d->ninputs * ndevices; i++) {
+    rig_buffer_release(l->in_borrow[i]);
+    rig_buffer_release(l->in_borrow_of[i]);
   }
-  for (size_t i = 0; p->recv_views && i < ni; i++) {
-    rig_buffer_release(p->recv_views[i]);
-    rig_buffer_release(p->recv_region[i]);
-  }
-  size_t nm = p->desc ? p->desc->nmemory : 0;
-  for (size_t i = 0; p->borrows && i < (nm + 1) * 2 * p->ndevices; i++)
-    rig_buffer_release(p->borrows[i]);
-  for (size_t m = 0; p->mem && m < nm; m++)
-    for (int k = 0; k < 2; k++) rig_buffer_release(p->mem[m].copy[k]);
-  for (size_t i = 0; p->images && p->desc && i < p->desc->nimages; i++)
-    rig_image_release(p->images[i]);
-  for (int k = 0; k < 2; k++) rig_buffer_release(p->ints[k]);
-  rig_buffer_release(p->stage);
-  free(p->steps);
-  free(p->scratch);
-  free(p->threads);
+  for (size_t i = 0; l->borrows && i < (d->nmemory + 1) * 2 * ndevices; i++)
+    rig_buffer_release(l->borrows[i]);
+  for (size_t m = 0; l->mem && m < d->nmemory; m++)
+    for (int k = 0; k < 2; k++) rig_buffer_release(l->mem[m].copy[k]);
+  for (size_t i = 0; l->images && i < d->nimages; i++) rig_image_release(l->images[i]);
+  for (int k = 0; k < 2; k++) rig_buffer_release(l->ints[k]);
+  rig_buffer_release(l->stage);
+  free(l->steps);
+  free(l->scratch);
+  free(l->mem);
+  free(l->images);
+  free(l->borrows);
+  free(l->last);
+  free(l->ran);
+  free(l->snap);
+  free(l->in_borrow);
+  free(l->in_borrow_of);
+  free(l->input_named);
+  free(l);
+}
+
+/* Called only once the description is the program's: the parts' sizes are
+ * its. */
+void rig_program_free(rig_program *p) {
+  size_t ni = p->desc->ninputs;
+  rig_program_free_received(p->received, ni);
+  if (p->kind == PKIND_REMOTE)
+    rig_program_free_remote(p->remote, ni);
+  else
+    free_local(p->local, p->desc, p->ndevices);
   free(p->devices);
-  free(p->mem);
-  free(p->images);
-  free(p->borrows);
-  free(p->last);
-  free(p->ran);
-  free(p->snap);
-  free(p->in_borrow);
-  free(p->in_borrow_of);
+  free(p->threads);
   free(p->input_written);
-  free(p->input_named);
-  free(p->recv_points);
-  free(p->recv_views);
-  free(p->recv_region);
-  free(p->recv_range);
-  free(p->recv_ints);
   rig_desc_free(p->desc);
   pthread_mutex_destroy(&p->run_lock);
   pthread_mutex_destroy(&p->recv_lock);

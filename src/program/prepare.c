@@ -10,63 +10,51 @@
 
 #include "program_internal.h"
 
-static bool leaf_of_two(const rig_program *p, const rig_desc_value *v) {
+static bool leaf_of_two(const plocal *l, const rig_desc_value *v) {
   if (v->tag != RIG_VALUE_LEAF) return false;
-  const rig_desc_leaf *l = &v->u.leaf;
-  int64_t m = l->tag == RIG_LEAF_ADDRESS  ? l->u.address.memory
-              : l->tag == RIG_LEAF_HANDLE ? l->u.handle
-                                          : -1;
-  return m >= 0 && p->mem[m].ncopies == 2;
+  const rig_desc_leaf *leaf = &v->u.leaf;
+  int64_t m = leaf->tag == RIG_LEAF_ADDRESS  ? leaf->u.address.memory
+              : leaf->tag == RIG_LEAF_HANDLE ? leaf->u.handle
+                                             : -1;
+  return m >= 0 && l->mem[m].ncopies == 2;
 }
 
-static bool data_of_two(const rig_program *p, const rig_desc_data *data) {
+static bool data_of_two(const plocal *l, const rig_desc_data *data) {
   for (size_t h = 0; h < data->nholes; h++)
     for (size_t t = 0; t < data->holes[h].terms.n; t++)
-      if (leaf_of_two(p, &data->holes[h].terms.items[t].value)) return true;
+      if (leaf_of_two(l, &data->holes[h].terms.items[t].value)) return true;
   return false;
 }
 
-static bool needs_two(const rig_program *p, const rig_desc_submit *sub) {
+static bool needs_two(const plocal *l, const rig_desc_submit *sub) {
   for (size_t i = 0; i < sub->nslots; i++) {
     const rig_desc_slot *s = &sub->slots[i];
     if (s->tag == RIG_SLOT_INTS) return true;
-    if (s->tag == RIG_SLOT_MEMORY && p->mem[s->u.memory.memory].ncopies == 2) return true;
+    if (s->tag == RIG_SLOT_MEMORY && l->mem[s->u.memory.memory].ncopies == 2) return true;
   }
   for (size_t i = 0; i < sub->nfixed; i++)
-    if (p->mem[sub->fixed[i].view.memory].ncopies == 2) return true;
+    if (l->mem[sub->fixed[i].view.memory].ncopies == 2) return true;
   for (size_t i = 0; i < sub->nparts; i++) {
     const rig_desc_part *part = &sub->parts[i];
-    if (part->tag == RIG_PART_WORDS && p->mem[part->u.words.memory].ncopies == 2) return true;
-    if (part->tag == RIG_PART_FILL && data_of_two(p, &part->u.fill.params)) return true;
+    if (part->tag == RIG_PART_WORDS && l->mem[part->u.words.memory].ncopies == 2) return true;
+    const rig_desc_data *params = rig_program_part_params(part);
+    if (params && data_of_two(l, params)) return true;
     if (part->tag == RIG_PART_LAUNCH) {
-      if (data_of_two(p, &part->u.launch.params)) return true;
       for (int g = 0; g < 3; g++)
-        if (leaf_of_two(p, &part->u.launch.groups[g]) || leaf_of_two(p, &part->u.launch.threads[g]))
+        if (leaf_of_two(l, &part->u.launch.groups[g]) || leaf_of_two(l, &part->u.launch.threads[g]))
           return true;
-      if (leaf_of_two(p, &part->u.launch.shared)) return true;
+      if (leaf_of_two(l, &part->u.launch.shared)) return true;
     }
   }
   return false;
 }
 
-static bool reads_int(const rig_desc_hole *h) {
-  for (size_t t = 0; t < h->terms.n; t++)
-    if (h->terms.items[t].value.tag == RIG_VALUE_INT) return true;
-  return false;
-}
-
-static bool terms_read_int(const rig_desc_terms *t) {
-  for (size_t i = 0; i < t->n; i++)
-    if (t->items[i].value.tag == RIG_VALUE_INT) return true;
-  return false;
-}
-
-static rig_status grow_scratch(rig_program *p, size_t n, rig_error *err) {
-  if (n <= p->scratch_n) return RIG_OK;
-  uint64_t *s = realloc(p->scratch, n * sizeof *s);
+static rig_status grow_scratch(plocal *l, size_t n, rig_error *err) {
+  if (n <= l->scratch_n) return RIG_OK;
+  uint64_t *s = realloc(l->scratch, n * sizeof *s);
   if (!s) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  p->scratch = s;
-  p->scratch_n = n;
+  l->scratch = s;
+  l->scratch_n = n;
   return RIG_OK;
 }
 
@@ -74,7 +62,7 @@ static rig_status grow_scratch(rig_program *p, size_t n, rig_error *err) {
 static rig_status view_on(rig_program *p, const rig_desc_view *v, int k, size_t d, rig_buffer **out,
                           rig_error *err) {
   rig_buffer *b;
-  rig_status st = rig_program_borrow(p, v->memory, pmem_copy(p, v->memory, k), d, &b, err);
+  rig_status st = rig_program_borrow(p, v->memory, pmem_copy(p->local, v->memory, k), d, &b, err);
   if (st != RIG_OK) return st;
   return rig_buffer_view(b, (uint64_t)v->offset, (uint64_t)v->length, out, err);
 }
@@ -95,20 +83,21 @@ static rig_status load_params(rig_program *p, pstep *s, size_t part, const rig_d
                               int k, unsigned char *bytes, rig_error *err) {
   char what[48];
   snprintf(what, sizeof what, "step %lld's parameters", (long long)s->number);
+  plocal *l = p->local;
   memcpy(bytes, params->bytes.bytes, params->bytes.len);
   for (size_t h = 0; h < params->nholes; h++) {
     const rig_desc_hole *hole = &params->holes[h];
-    rig_status st = grow_scratch(p, hole->terms.n + 1, err);
+    rig_status st = grow_scratch(l, hole->terms.n + 1, err);
     if (st != RIG_OK) return st;
-    if (reads_int(hole)) {
+    if (rig_program_terms_read_int(&hole->terms)) {
       if (k == 0) s->holes[s->nholes++] = (phole){part, hole};
       continue;
     }
     for (size_t t = 0; t < hole->terms.n; t++) {
-      if ((st = load_value(p, &hole->terms.items[t].value, k, &p->scratch[t], err)) != RIG_OK)
+      if ((st = load_value(p, &hole->terms.items[t].value, k, &l->scratch[t], err)) != RIG_OK)
         return st;
     }
-    st = rig_program_fill_hole(bytes, params->bytes.bytes, hole, p->scratch, what, err);
+    st = rig_program_fill_hole(bytes, params->bytes.bytes, hole, l->scratch, what, err);
     if (st != RIG_OK) return st;
   }
   return RIG_OK;
@@ -117,29 +106,23 @@ static rig_status load_params(rig_program *p, pstep *s, size_t part, const rig_d
 static size_t count_holes(const rig_desc_submit *sub) {
   size_t n = 0;
   for (size_t i = 0; i < sub->nparts; i++) {
-    if (sub->parts[i].tag == RIG_PART_FILL) n += sub->parts[i].u.fill.params.nholes;
-    if (sub->parts[i].tag == RIG_PART_LAUNCH) n += sub->parts[i].u.launch.params.nholes;
+    const rig_desc_data *params = rig_program_part_params(&sub->parts[i]);
+    if (params) n += params->nholes;
   }
   return n;
 }
 
-static const char *const geometry_names[7] = {"groups",  "groups",  "groups",       "threads",
-                                              "threads", "threads", "shared memory"};
-
 static rig_status launch_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *dp, int k,
                               rig_part *part, unsigned char *params, rig_error *err) {
-  const rig_device *dev = p->devices[s->device];
   int64_t img = dp->u.launch.image;
+  rig_image *image = p->local->images[img];
   part->kind = RIG_WORK_LAUNCH;
-  part->u.launch.image = p->images[img];
-  if (rig_image_entry(p->images[img], (const char *)dp->u.launch.name.bytes, dp->u.launch.name.len,
-                      &part->u.launch.entry, err) != RIG_OK)
-    return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
-                         rig_device_name(dev), (long long)img,
-                         (int)(dp->u.launch.name.len > 200 ? 200 : dp->u.launch.name.len),
-                         (const char *)dp->u.launch.name.bytes);
+  part->u.launch.image = image;
+  rig_status st = rig_program_entry(p, img, &dp->u.launch.name, p->devices[s->device],
+                                    &part->u.launch.entry, err);
+  if (st != RIG_OK) return st;
   if (k == 0) p->threads[p->nlaunches++] = part->u.launch.entry.max_threads;
-  rig_status st = load_params(p, s, i, &dp->u.launch.params, k, params, err);
+  st = load_params(p, s, i, &dp->u.launch.params, k, params, err);
   if (st != RIG_OK) return st;
   part->u.launch.params = params;
   part->u.launch.params_bytes = (uint32_t)dp->u.launch.params.bytes.len;
@@ -156,9 +139,7 @@ static rig_status launch_part(rig_program *p, pstep *s, size_t i, const rig_desc
     } else if ((st = load_value(p, geo[w], k, &v, err)) != RIG_OK) {
       return st;
     }
-    if (v > UINT32_MAX)
-      return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
-                           (long long)s->number, geometry_names[w], (long long)v, UINT32_MAX);
+    if ((st = rig_program_geometry(s, w, v, err)) != RIG_OK) return st;
     g[w] = (uint32_t)v;
   }
   memcpy(part->u.launch.groups, g, 3 * sizeof *g);
@@ -172,7 +153,7 @@ static rig_status fill_part(rig_program *p, pstep *s, size_t i, const rig_desc_p
   part->kind = RIG_WORK_FILL;
   part->u.fill.ready = dp->u.fill.fill.tag == RIG_LEAF_READY;
   if (dp->u.fill.fill.tag == RIG_LEAF_ENTRY)
-    part->u.fill.image = p->images[dp->u.fill.fill.u.entry.image];
+    part->u.fill.image = p->local->images[dp->u.fill.fill.u.entry.image];
   rig_status st = rig_program_leaf(p, &dp->u.fill.fill, k, &part->u.fill.fn, err);
   if (st != RIG_OK) return st;
   if ((st = load_params(p, s, i, &dp->u.fill.params, k, params, err)) != RIG_OK) return st;
@@ -181,13 +162,13 @@ static rig_status fill_part(rig_program *p, pstep *s, size_t i, const rig_desc_p
   return RIG_OK;
 }
 
-static void copy_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *dp, int k,
-                      rig_part *part) {
+static void copy_part(pstep *s, size_t i, const rig_desc_part *dp, int k, rig_part *part) {
   part->kind = RIG_WORK_COPY;
   part->u.copy.src = (rig_side){(int32_t)dp->u.copy.src, -1};
   part->u.copy.dst = (rig_side){(int32_t)dp->u.copy.dst, -1};
   part->u.copy.length = (uint64_t)dp->u.copy.length;
-  bool runs = terms_read_int(&dp->u.copy.src_offset) || terms_read_int(&dp->u.copy.dst_offset);
+  bool runs = rig_program_terms_read_int(&dp->u.copy.src_offset) ||
+              rig_program_terms_read_int(&dp->u.copy.dst_offset);
   if (runs) {
     if (k == 0) s->copies[s->ncopies++] = i;
     return; /* offsets come with each run */
@@ -203,7 +184,6 @@ static void copy_part(rig_program *p, pstep *s, size_t i, const rig_desc_part *d
   }
   part->u.copy.src_offset = off[0];
   part->u.copy.dst_offset = off[1];
-  (void)p;
 }
 
 static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) {
@@ -228,14 +208,13 @@ static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) 
     if (slot->tag == RIG_SLOT_MEMORY)
       st = view_on(p, &slot->u.memory, k, dev, &pp->slots[i], err);
     else if (slot->tag == RIG_SLOT_INTS)
-      st = rig_program_borrow(p, (int64_t)p->nmem, k, dev, &pp->slots[i], err);
+      st = rig_program_borrow(p, (int64_t)p->local->nmem, k, dev, &pp->slots[i], err);
   }
   size_t words = sub->nfixed;
   for (size_t i = 0; st == RIG_OK && i < sub->nparts; i++) {
     const rig_desc_part *dp = &sub->parts[i];
-    size_t plen = dp->tag == RIG_PART_FILL     ? dp->u.fill.params.bytes.len
-                  : dp->tag == RIG_PART_LAUNCH ? dp->u.launch.params.bytes.len
-                                               : 0;
+    const rig_desc_data *dparams = rig_program_part_params(dp);
+    size_t plen = dparams ? dparams->bytes.len : 0;
     params[i] = malloc(plen ? plen : 1);
     if (!params[i]) {
       st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
@@ -253,16 +232,16 @@ static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) 
         st = fill_part(p, s, i, dp, k, &parts[i], params[i], err);
         break;
       case RIG_PART_COPY:
-        copy_part(p, s, i, dp, k, &parts[i]);
+        copy_part(s, i, dp, k, &parts[i]);
         break;
       case RIG_PART_LAUNCH:
         st = launch_part(p, s, i, dp, k, &parts[i], params[i], err);
         break;
     }
-    if (dp->tag == RIG_PART_FILL || dp->tag == RIG_PART_LAUNCH) {
+    if (dparams) {
       /* The description's refs are the core's, field for field. */
-      const rig_desc_ref *refs = dp->tag == RIG_PART_FILL ? dp->u.fill.refs : dp->u.launch.refs;
-      size_t nrefs = dp->tag == RIG_PART_FILL ? dp->u.fill.nrefs : dp->u.launch.nrefs;
+      size_t nrefs;
+      const rig_desc_ref *refs = rig_program_part_refs(dp, &nrefs);
       rig_ref *cr = malloc((nrefs ? nrefs : 1) * sizeof *cr);
       if (!cr) {
         st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
@@ -283,8 +262,10 @@ static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) 
     st = rig_submission_make(p->devices[dev], parts, sub->nparts, sub->nslots, fixed, nfixed,
                              &pp->sub, err);
     if (st != RIG_OK && st != RIG_ENOMEM && st != RIG_ELOST) {
+      /* A submission the device will not make is its refusal, whatever
+       * code the core gave. */
       rig_error_prefix(err, "step %lld", (long long)s->number);
-      st = err ? (err->code = RIG_EREFUSED) : RIG_EREFUSED;
+      st = rig_program_refused(err);
     }
   }
   if (st == RIG_OK) {
@@ -311,7 +292,8 @@ static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) 
 }
 
 rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err) {
-  pstep *s = &p->steps[i];
+  plocal *l = p->local;
+  pstep *s = &l->steps[i];
   const rig_desc_submit *sub = &s->d->u.submit;
   size_t nparts = sub->nparts ? sub->nparts : 1;
   s->holes = calloc(count_holes(sub) + 1, sizeof *s->holes);
@@ -322,11 +304,11 @@ rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err) {
   for (size_t j = 0; j < sub->nparts; j++) {
     const rig_desc_part *dp = &sub->parts[j];
     if (dp->tag == RIG_PART_COPY) {
-      rig_status st = grow_scratch(p, dp->u.copy.src_offset.n + dp->u.copy.dst_offset.n + 1, err);
+      rig_status st = grow_scratch(l, dp->u.copy.src_offset.n + dp->u.copy.dst_offset.n + 1, err);
       if (st != RIG_OK) return st;
     }
   }
-  int n = needs_two(p, sub) ? 2 : 1;
+  int n = needs_two(l, sub) ? 2 : 1;
   for (int k = 0; k < n; k++) {
     s->nprep = k + 1; /* so that a failure releases what was made */
     rig_status st = prepare_copy(p, s, k, err);

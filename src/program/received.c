@@ -45,21 +45,63 @@ rig_status rig_program_remote_binary(const rig_desc *desc, const int64_t *ids, s
 
 /* An INT of the remote binary's header, as the description's decoder reads
  * them. */
-static bool get_int(const uint8_t *b, size_t len, size_t *pos, int64_t *out, rig_error *err) {
-  if (len - *pos < 8) {
-    rig_error_set(err, RIG_EREFUSED, "a malformed program at byte %zu: an integer past the end",
-                  *pos);
-    return false;
-  }
+static rig_status get_int(const uint8_t *b, size_t len, size_t *pos, int64_t *out, rig_error *err) {
+  if (len - *pos < 8)
+    return rig_error_set(err, RIG_EREFUSED,
+                         "a malformed program at byte %zu: an integer past the end", *pos);
   int64_t v = (int64_t)get64(b + *pos);
-  if (!rig_int_fits(v)) {
-    rig_error_set(err, RIG_EREFUSED,
-                  "a malformed program at byte %zu: an integer of more than 63 bits", *pos);
-    return false;
-  }
+  if (!rig_int_fits(v))
+    return rig_error_set(err, RIG_EREFUSED,
+                         "a malformed program at byte %zu: an integer of more than 63 bits", *pos);
   *pos += 8;
   *out = v;
-  return true;
+  return RIG_OK;
+}
+
+/* What a program keeps to run words received from another process. */
+struct preceived {
+  rig_point *points;   /* the frames' step points */
+  rig_buffer **views;  /* per input: the view of the last run */
+  rig_buffer **region; /* per input: what that view is of (retained) */
+  uint64_t *range;     /* per input: that view's offset and length */
+  int64_t *ints;       /* the frames' ints */
+};
+
+void rig_program_free_received(preceived *r, size_t ninputs) {
+  if (!r) return;
+  for (size_t i = 0; r->views && r->region && i < ninputs; i++) {
+    rig_buffer_release(r->views[i]);
+    rig_buffer_release(r->region[i]);
+  }
+  free(r->points);
+  free(r->views);
+  free(r->region);
+  free(r->range);
+  free(r->ints);
+  free(r);
+}
+
+/* p's received part, made at its first use; under p->recv_lock. */
+static rig_status received_part(rig_program *p, preceived **out, rig_error *err) {
+  if (!p->received) {
+    const rig_desc *d = p->desc;
+    size_t ni = d->ninputs ? d->ninputs : 1;
+    preceived *r = calloc(1, sizeof *r);
+    if (r) {
+      r->points = calloc(p->nsubmits ? p->nsubmits : 1, sizeof *r->points);
+      r->views = calloc(ni, sizeof *r->views);
+      r->region = calloc(ni, sizeof *r->region);
+      r->range = calloc(ni * 2, sizeof *r->range);
+      r->ints = calloc(d->ints ? (size_t)d->ints : 1, sizeof *r->ints);
+    }
+    if (!r || !r->points || !r->views || !r->region || !r->range || !r->ints) {
+      rig_program_free_received(r, 0);
+      return rig_error_set(err, RIG_ENOMEM, "out of memory for a received program");
+    }
+    p->received = r;
+  }
+  *out = p->received;
+  return RIG_OK;
 }
 
 rig_status rig_program_load_received(const void *bytes, size_t len,
@@ -70,25 +112,36 @@ rig_status rig_program_load_received(const void *bytes, size_t len,
     return rig_error_set(err, RIG_EREFUSED, "not a program another process loads");
   size_t pos = REMOTE_MAGIC_LEN;
   int64_t n;
-  if (!get_int(b, len, &pos, &n, err)) return RIG_EREFUSED;
+  rig_status st = get_int(b, len, &pos, &n, err);
+  if (st != RIG_OK) return st;
   if (n < 0 || (uint64_t)n > (len - pos) / 8)
     return rig_error_set(err, RIG_EREFUSED, "a malformed program at byte %zu: a count of %lld", pos,
                          (long long)n);
   rig_device **devs = calloc(n ? (size_t)n : 1, sizeof *devs);
   int64_t *ids = calloc(n ? (size_t)n : 1, sizeof *ids);
-  rig_status st = devs && ids ? RIG_OK : rig_error_set(err, RIG_ENOMEM, "out of memory");
-  for (int64_t i = 0; st == RIG_OK && i < n; i++)
-    if (!get_int(b, len, &pos, &ids[i], err)) st = RIG_EREFUSED;
+  st = devs && ids ? RIG_OK : rig_error_set(err, RIG_ENOMEM, "out of memory");
+  for (int64_t i = 0; st == RIG_OK && i < n; i++) st = get_int(b, len, &pos, &ids[i], err);
   rig_desc *d = NULL;
+  /* Another process made the bytes: what the decoder finds malformed, or a
+   * rule they break, is a refusal. */
   if (st == RIG_OK && (st = rig_desc_of_bytes(b + pos, len - pos, &d, err)) != RIG_OK)
-    st = err ? (err->code = RIG_EREFUSED) : RIG_EREFUSED;
+    st = rig_program_refused(err);
   for (int64_t i = 0; st == RIG_OK && i < n; i++)
     if (!(devs[i] = device(device_ctx, ids[i])))
       st = rig_error_set(err, RIG_EREFUSED, "no device %lld on this machine", (long long)ids[i]);
   if (st == RIG_OK) {
     st = rig_program_load(d, devs, (size_t)n, rails, out, err);
-    /* Another process made the bytes: a rule they break is a refusal. */
-    if (st == RIG_EINVAL) st = err ? (err->code = RIG_EREFUSED) : RIG_EREFUSED;
+    if (st == RIG_EINVAL) st = rig_program_refused(err);
+  }
+  if (st == RIG_OK) {
+    preceived *r;
+    pthread_mutex_lock(&(*out)->recv_lock);
+    st = received_part(*out, &r, err);
+    pthread_mutex_unlock(&(*out)->recv_lock);
+    if (st != RIG_OK) {
+      rig_program_release(*out);
+      *out = NULL;
+    }
   }
   rig_desc_free(d);
   free(devs);
@@ -119,30 +172,28 @@ typedef struct words {
   size_t len, pos;
 } words;
 
-static bool next_word(words *w, uint64_t *out, rig_error *err) {
-  if (w->len - w->pos < 8) {
-    rig_error_set(err, RIG_EREFUSED, "a malformed run at byte %zu: a word past the end", w->pos);
-    return false;
-  }
+static rig_status next_word(words *w, uint64_t *out, rig_error *err) {
+  if (w->len - w->pos < 8)
+    return rig_error_set(err, RIG_EREFUSED, "a malformed run at byte %zu: a word past the end",
+                         w->pos);
   *out = get64(w->b + w->pos);
   w->pos += 8;
-  return true;
+  return RIG_OK;
 }
 
 /* The view of the run's input i, made again only when it changed. */
-static rig_status input_view(rig_program *p, size_t i, rig_buffer *region, uint64_t off,
-                             uint64_t len, rig_error *err) {
-  if (p->recv_region[i] == region && p->recv_range[2 * i] == off && p->recv_range[2 * i + 1] == len)
-    return RIG_OK;
+static rig_status input_view(preceived *r, size_t i, rig_buffer *region, uint64_t off, uint64_t len,
+                             rig_error *err) {
+  if (r->region[i] == region && r->range[2 * i] == off && r->range[2 * i + 1] == len) return RIG_OK;
   rig_buffer *v;
   rig_status st = rig_buffer_view(region, off, len, &v, err);
   if (st != RIG_OK) return st;
-  rig_buffer_release(p->recv_views[i]);
-  rig_buffer_release(p->recv_region[i]);
-  p->recv_views[i] = v;
-  p->recv_region[i] = rig_buffer_retain(region);
-  p->recv_range[2 * i] = off;
-  p->recv_range[2 * i + 1] = len;
+  rig_buffer_release(r->views[i]);
+  rig_buffer_release(r->region[i]);
+  r->views[i] = v;
+  r->region[i] = rig_buffer_retain(region);
+  r->range[2 * i] = off;
+  r->range[2 * i + 1] = len;
   return RIG_OK;
 }
 
@@ -154,48 +205,46 @@ rig_status rig_program_run_received(const void *bytes, size_t len,
   *nends = 0;
   words w = {bytes, len, 0};
   uint64_t id;
-  if (!next_word(&w, &id, err)) return RIG_EREFUSED;
+  rig_status st = next_word(&w, &id, err);
+  if (st != RIG_OK) return st;
   rig_program *p = program(ctx, id);
   if (!p) return rig_error_set(err, RIG_EREFUSED, "no program of this entry");
   const rig_desc *d = p->desc;
   pthread_mutex_lock(&p->recv_lock);
-  rig_status st = RIG_OK;
+  preceived *r;
+  st = received_part(p, &r, err);
   for (size_t i = 0; st == RIG_OK && i < d->ninputs; i++) {
     uint64_t mid, off, n;
-    if (!next_word(&w, &mid, err) || !next_word(&w, &off, err) || !next_word(&w, &n, err)) {
-      st = RIG_EREFUSED;
+    if ((st = next_word(&w, &mid, err)) != RIG_OK || (st = next_word(&w, &off, err)) != RIG_OK ||
+        (st = next_word(&w, &n, err)) != RIG_OK)
       break;
-    }
-    rig_buffer *r = region(ctx, mid);
-    if (!r) {
+    rig_buffer *mem = region(ctx, mid);
+    if (!mem) {
       st = rig_error_set(err, RIG_EREFUSED, "no memory %llu", (unsigned long long)mid);
       break;
     }
-    uint64_t rlen = rig_buffer_length(r);
+    uint64_t rlen = rig_buffer_length(mem);
     if (off > rlen || n > rlen - off) {
       st = rig_error_set(err, RIG_EREFUSED, "%llu bytes at %llu past memory %llu",
                          (unsigned long long)n, (unsigned long long)off, (unsigned long long)mid);
       break;
     }
-    st = input_view(p, i, r, off, n, err);
+    st = input_view(r, i, mem, off, n, err);
   }
   uint64_t m = 0;
-  if (st == RIG_OK && !next_word(&w, &m, err)) st = RIG_EREFUSED;
+  if (st == RIG_OK) st = next_word(&w, &m, err);
   if (st == RIG_OK && m > (uint64_t)d->ints)
     st = rig_error_set(err, RIG_EREFUSED, "%llu ints for a program of %lld", (unsigned long long)m,
                        (long long)d->ints);
   for (int64_t j = 0; st == RIG_OK && j < d->ints; j++) {
     uint64_t v;
-    if (!next_word(&w, &v, err))
-      st = RIG_EREFUSED;
-    else if ((uint64_t)j < m)
-      p->recv_ints[j] = (int64_t)v;
+    if ((st = next_word(&w, &v, err)) == RIG_OK && (uint64_t)j < m) r->ints[j] = (int64_t)v;
   }
   if (st == RIG_OK && w.pos != len)
     st = rig_error_set(err, RIG_EREFUSED, "a malformed run at byte %zu: %zu bytes after the run",
                        w.pos, len - w.pos);
   if (st == RIG_OK) {
-    rig_frame f = {p->recv_views, d->ninputs, p->recv_ints, (size_t)m, p->recv_points, p->nsubmits};
+    rig_frame f = {r->views, d->ninputs, r->ints, (size_t)m, r->points, p->nsubmits};
     st = rig_program_run(p, &f, waits, nwaits, ends, nends, err);
   }
   pthread_mutex_unlock(&p->recv_lock);

@@ -9,10 +9,10 @@
 
 #include "program_internal.h"
 
+/* A launch's step and threads; its function's most is the head's threads. */
 typedef struct rlaunch {
   int64_t step;
   const rig_desc_value *threads[3];
-  uint32_t max;
 } rlaunch;
 
 struct premote {
@@ -31,26 +31,21 @@ struct premote {
 
 /* What the threads check needs: the launches' threads, and which ints a
  * step may change. */
-static void scan(rig_program *p, premote *r, const rig_desc_steps *steps, int64_t *number,
-                 size_t *nl) {
+static void scan(premote *r, const rig_desc_steps *steps, int64_t *number, size_t *nl) {
   for (size_t i = 0; i < steps->n; i++) {
     const rig_desc_step *s = &steps->items[i];
     int64_t me = (*number)++;
     if (s->tag == RIG_STEP_LOOP) {
       if (s->u.loop.has_trip) r->trip_word[s->u.loop.trip] = true;
-      scan(p, r, &s->u.loop.body, number, nl);
+      scan(r, &s->u.loop.body, number, nl);
     } else if (s->tag == RIG_STEP_MOVE) {
       if (s->u.move.dst.tag == RIG_SLOT_INTS) r->ints_written = true;
     } else {
       const rig_desc_submit *sub = &s->u.submit;
       for (size_t j = 0; j < sub->nparts; j++) {
         const rig_desc_part *part = &sub->parts[j];
-        const rig_desc_ref *refs = part->tag == RIG_PART_FILL     ? part->u.fill.refs
-                                   : part->tag == RIG_PART_LAUNCH ? part->u.launch.refs
-                                                                  : NULL;
-        size_t nrefs = part->tag == RIG_PART_FILL     ? part->u.fill.nrefs
-                       : part->tag == RIG_PART_LAUNCH ? part->u.launch.nrefs
-                                                      : 0;
+        size_t nrefs;
+        const rig_desc_ref *refs = rig_program_part_refs(part, &nrefs);
         for (size_t k = 0; k < nrefs; k++)
           if (sub->slots[refs[k].slot].tag == RIG_SLOT_INTS && refs[k].use != RIG_USE_READ)
             r->ints_written = true;
@@ -104,12 +99,11 @@ rig_status rig_program_load_remote(rig_program *p, rig_error *err) {
     return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
   int64_t number = 0;
   size_t nl = 0;
-  scan(p, r, &d->steps, &number, &nl);
+  scan(r, &d->steps, &number, &nl);
   for (size_t i = 0; i < nl; i++) {
     char name[32];
     snprintf(name, sizeof name, "launch:%zu", i);
     if ((st = entry(r, name, &e, err)) != RIG_OK) return st;
-    r->launches[i].max = e.max_threads;
     p->threads[i] = e.max_threads;
   }
 
@@ -132,8 +126,12 @@ rig_status rig_program_load_remote(rig_program *p, rig_error *err) {
   return st;
 }
 
-void rig_program_free_remote(premote *r) {
+void rig_program_free_remote(premote *r, size_t ninputs) {
   if (!r) return;
+  for (size_t i = 0; r->slots && r->slot_of && i < ninputs; i++) {
+    rig_buffer_release(r->slots[i]);
+    rig_buffer_release(r->slot_of[i]);
+  }
   rig_submission_release(r->sub);
   rig_buffer_release(r->words_on);
   rig_buffer_release(r->words);
@@ -146,21 +144,14 @@ void rig_program_free_remote(premote *r) {
   free(r);
 }
 
-void rig_program_free_remote_inputs(rig_program *p) {
-  premote *r = p->remote;
-  for (size_t i = 0; r && r->slots && i < p->desc->ninputs; i++) {
-    rig_buffer_release(r->slots[i]);
-    rig_buffer_release(r->slot_of[i]);
-  }
-}
-
 /* The launches whose threads are known here: each size a constant or a
  * frame int no step may change, one at least such an int. */
 static rig_status check_threads(rig_program *p, const rig_frame *f, rig_error *err) {
   premote *r = p->remote;
   for (size_t i = 0; i < p->nlaunches; i++) {
     const rlaunch *l = &r->launches[i];
-    if (!l->max) continue;
+    uint32_t max = p->threads[i];
+    if (!max) continue;
     bool known = true, any_int = false;
     uint64_t t[3];
     for (int k = 0; k < 3 && known; k++) {
@@ -178,12 +169,12 @@ static rig_status check_threads(rig_program *p, const rig_frame *f, rig_error *e
     if (!known || !any_int) continue;
     /* Sizes past 32 bits are the agent's to refuse; here only the product. */
     unsigned __int128 n = (unsigned __int128)t[0] * t[1] * t[2];
-    if (n > l->max)
+    if (n > max)
       return rig_error_set(err, RIG_EINVAL,
                            "step %lld: a launch of (%llu, %llu, %llu) threads per group, more "
                            "than its function's %u",
                            (long long)l->step, (unsigned long long)t[0], (unsigned long long)t[1],
-                           (unsigned long long)t[2], l->max);
+                           (unsigned long long)t[2], max);
   }
   return RIG_OK;
 }
@@ -210,7 +201,6 @@ rig_status rig_program_run_remote(rig_program *p, const rig_frame *f, const rig_
         (rig_remote_input){rig_buffer_handle(in), rig_buffer_offset(in), rig_buffer_length(in)};
   }
   if ((st = check_threads(p, f, err)) != RIG_OK) return st;
-  p->runs++;
   /* The hand-over carries the words' bytes: the buffer is free again once
    * rig_submit returns, and runs take turns. */
   rig_program_run_words(r->id, r->in, d->ninputs, f->ints, f->nints, (size_t)d->ints,

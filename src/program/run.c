@@ -10,27 +10,28 @@
 
 typedef struct run {
   rig_program *p;
+  plocal *l;
   int k;
   const rig_point *waits;
   size_t nwaits;
   rig_point *step_points;
-  int64_t *ints;        /* copy k of the ints, host memory */
-  bool ints_read_ready; /* the ints' writers were waited for since the last device write */
+  int64_t *ints; /* copy k of the ints, host memory */
 } run;
 
 /* ---- the frame ------------------------------------------------------------ */
 
 static rig_status borrow_input(rig_program *p, size_t i, size_t d, rig_buffer *in, rig_error *err) {
+  plocal *l = p->local;
   size_t at = i * p->ndevices + d;
-  if (p->in_borrow_of[at] == in) return RIG_OK;
+  if (l->in_borrow_of[at] == in) return RIG_OK;
   rig_buffer *b;
   if (rig_buffer_borrow(p->devices[d], in, &b, err) != RIG_OK)
     return rig_error_set(err, RIG_EINVAL, "input %zu: %s cannot borrow it", i,
                          rig_device_name(p->devices[d]));
-  rig_buffer_release(p->in_borrow[at]);
-  rig_buffer_release(p->in_borrow_of[at]);
-  p->in_borrow[at] = b;
-  p->in_borrow_of[at] = rig_buffer_retain(in);
+  rig_buffer_release(l->in_borrow[at]);
+  rig_buffer_release(l->in_borrow_of[at]);
+  l->in_borrow[at] = b;
+  l->in_borrow_of[at] = rig_buffer_retain(in);
   return RIG_OK;
 }
 
@@ -64,10 +65,11 @@ rig_status rig_program_check_frame(const rig_program *p, const rig_frame *f, rig
 
 /* The frame, and each input's borrow on every device that names it. */
 static rig_status check_frame(rig_program *p, const rig_frame *f, rig_error *err) {
+  const plocal *l = p->local;
   rig_status st = rig_program_check_frame(p, f, err);
   for (size_t i = 0; st == RIG_OK && i < p->desc->ninputs; i++)
     for (size_t dev = 0; st == RIG_OK && dev < p->ndevices; dev++)
-      if (p->input_named[i * p->ndevices + dev]) st = borrow_input(p, i, dev, f->inputs[i], err);
+      if (l->input_named[i * p->ndevices + dev]) st = borrow_input(p, i, dev, f->inputs[i], err);
   return st;
 }
 
@@ -75,7 +77,7 @@ static rig_status check_frame(rig_program *p, const rig_frame *f, rig_error *err
 
 /* Reading the ints waits for the device work that wrote them. */
 static rig_status ints_for_reading(run *r, rig_error *err) {
-  return rig_buffer_wait(r->p->ints[r->k], RIG_ACCESS_READ, err);
+  return rig_buffer_wait(r->l->ints[r->k], RIG_ACCESS_READ, err);
 }
 
 static rig_status run_value(run *r, const rig_desc_value *v, uint64_t *out, rig_error *err) {
@@ -94,7 +96,7 @@ static rig_status run_value(run *r, const rig_desc_value *v, uint64_t *out, rig_
 
 static rig_status terms_values(run *r, const rig_desc_terms *t, rig_error *err) {
   for (size_t i = 0; i < t->n; i++) {
-    rig_status st = run_value(r, &t->items[i].value, &r->p->scratch[i], err);
+    rig_status st = run_value(r, &t->items[i].value, &r->l->scratch[i], err);
     if (st != RIG_OK) return st;
   }
   return RIG_OK;
@@ -107,7 +109,7 @@ static rig_status run_offset(run *r, const pstep *s, const rig_desc_terms *t, in
   rig_status st = terms_values(r, t, err);
   if (st != RIG_OK) return st;
   int64_t o;
-  if (!rig_program_offset(t, (const int64_t *)r->p->scratch, &o))
+  if (!rig_program_offset(t, (const int64_t *)r->l->scratch, &o))
     return rig_error_set(err, RIG_EINVAL, "step %lld: %s's %s offset past an int",
                          (long long)s->number, kind, end);
   if (o < 0 || (uint64_t)o > len || (uint64_t)length > len - (uint64_t)o)
@@ -121,12 +123,13 @@ static rig_status run_offset(run *r, const pstep *s, const rig_desc_terms *t, in
 /* ---- steps ------------------------------------------------------------------- */
 
 static void ran_on(run *r, size_t d, rig_point pt) {
-  r->p->last[d] = pt;
-  r->p->ran[d] = true;
+  r->l->last[d] = pt;
+  r->l->ran[d] = true;
 }
 
 static rig_status run_submit(run *r, pstep *s, rig_error *err) {
   rig_program *p = r->p;
+  plocal *l = r->l;
   const rig_desc_submit *sub = &s->d->u.submit;
   pprep *pp = &s->prep[s->nprep == 2 ? r->k : 0];
   rig_status st;
@@ -140,27 +143,22 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
     size_t n = hole->width == RIG_W32 ? 4 : 8;
     memcpy(bytes + hole->at, base + hole->at, n); /* last run's value out */
     for (size_t t = 0; t < hole->terms.n; t++)
-      if ((st = run_value(r, &hole->terms.items[t].value, &p->scratch[t], err)) != RIG_OK)
+      if ((st = run_value(r, &hole->terms.items[t].value, &l->scratch[t], err)) != RIG_OK)
         return st;
-    if (rig_program_fill_hole(bytes, base, hole, p->scratch, what, NULL) != RIG_OK) {
+    if (rig_program_fill_hole(bytes, base, hole, l->scratch, what, NULL) != RIG_OK) {
       snprintf(what, sizeof what, "step %lld's parameters", (long long)s->number);
-      return rig_program_fill_hole(bytes, base, hole, p->scratch, what, err);
+      return rig_program_fill_hole(bytes, base, hole, l->scratch, what, err);
     }
   }
   for (size_t g = 0; g < s->ngeoms; g++) {
     uint64_t v;
     if ((st = run_value(r, s->geoms[g].value, &v, err)) != RIG_OK) return st;
-    static const char *const names[7] = {"groups",  "groups",  "groups",       "threads",
-                                         "threads", "threads", "shared memory"};
-    if (v > UINT32_MAX)
-      return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
-                           (long long)s->number, names[s->geoms[g].which], (long long)v,
-                           UINT32_MAX);
+    if ((st = rig_program_geometry(s, s->geoms[g].which, v, err)) != RIG_OK) return st;
     rig_block_geometry(pp->sub, pp->block, s->geoms[g].part)[s->geoms[g].which] = (uint32_t)v;
   }
   for (size_t i = 0; i < sub->nslots; i++)
     if (sub->slots[i].tag == RIG_SLOT_INPUT)
-      pp->slots[i] = p->in_borrow[(size_t)sub->slots[i].u.input * p->ndevices + s->device];
+      pp->slots[i] = l->in_borrow[(size_t)sub->slots[i].u.input * p->ndevices + s->device];
   for (size_t c = 0; c < s->ncopies; c++) {
     const rig_desc_part *dp = &sub->parts[s->copies[c]];
     uint64_t *o = rig_block_offsets(pp->sub, pp->block, s->copies[c]);
@@ -173,7 +171,7 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
       return st;
   }
   /* A device's first submission in the run follows `waits`. */
-  bool first = !p->ran[s->device];
+  bool first = !l->ran[s->device];
   rig_point pt;
   st = rig_submit(pp->sub, pp->block, pp->slots, first ? r->waits : NULL, first ? r->nwaits : 0,
                   &pt, err);
@@ -186,18 +184,19 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
 /* The buffer of a slot in this run, and where the slot starts in it. */
 static rig_buffer *slot_buffer(run *r, const rig_desc_slot *slot, uint64_t *base, uint64_t *len) {
   rig_program *p = r->p;
+  plocal *l = r->l;
   rig_buffer *b;
   switch (slot->tag) {
     case RIG_SLOT_MEMORY:
-      b = p->mem[slot->u.memory.memory].copy[pmem_copy(p, slot->u.memory.memory, r->k)];
+      b = l->mem[slot->u.memory.memory].copy[pmem_copy(l, slot->u.memory.memory, r->k)];
       *base = (uint64_t)slot->u.memory.offset;
       *len = (uint64_t)slot->u.memory.length;
       return b;
     case RIG_SLOT_INPUT:
-      b = p->snap[slot->u.input];
+      b = l->snap[slot->u.input];
       break;
     default:
-      b = p->ints[r->k];
+      b = l->ints[r->k];
       *base = 0;
       *len = (uint64_t)p->desc->ints * 8;
       return b;
@@ -207,17 +206,12 @@ static rig_buffer *slot_buffer(run *r, const rig_desc_slot *slot, uint64_t *base
   return b;
 }
 
-static bool terms_read_int(const rig_desc_terms *t) {
-  for (size_t i = 0; i < t->n; i++)
-    if (t->items[i].value.tag == RIG_VALUE_INT) return true;
-  return false;
-}
-
 static rig_status run_move(run *r, pstep *s, rig_error *err) {
   rig_program *p = r->p;
   const rig_desc_step *d = s->d;
   rig_status st;
-  if ((terms_read_int(&d->u.move.src_offset) || terms_read_int(&d->u.move.dst_offset)) &&
+  if ((rig_program_terms_read_int(&d->u.move.src_offset) ||
+       rig_program_terms_read_int(&d->u.move.dst_offset)) &&
       (st = ints_for_reading(r, err)) != RIG_OK)
     return st;
   uint64_t sbase, slen, dbase, dlen, so, doff;
@@ -253,23 +247,24 @@ static rig_status read_flag(run *r, pstep *s, unsigned char *flag, rig_error *er
   if (at < 0 || (uint64_t)at >= len)
     return rig_error_set(err, RIG_EINVAL, "step %lld: a flag at %lld outside its %llu bytes",
                          (long long)s->number, (long long)at, (unsigned long long)len);
-  rig_status st = rig_buffer_wait(b, RIG_ACCESS_READ, err);
-  if (st != RIG_OK) return rig_error_prefix(err, "step %lld", (long long)s->number);
-  unsigned char *host = rig_buffer_host(b);
-  if (host) {
-    *flag = ((volatile unsigned char *)host)[base + (uint64_t)at];
-    return RIG_OK;
+  rig_status st;
+  if (rig_buffer_host(b)) {
+    st = rig_buffer_read(b, base + (uint64_t)at, flag, 1, err);
+  } else {
+    /* rig_buffer_read would make a staging buffer for each read, and a run
+     * allocates nothing: the byte comes through the stage made at load. */
+    rig_point pt;
+    st = rig_buffer_wait(b, RIG_ACCESS_READ, err);
+    if (st == RIG_OK)
+      st = rig_buffer_copy_submit(b, base + (uint64_t)at, r->l->stage, 0, 1, NULL, 0, &pt, err);
+    if (st == RIG_OK) st = rig_point_wait(pt, err);
+    if (st == RIG_OK) *flag = *(unsigned char *)rig_buffer_host(r->l->stage);
   }
-  rig_point pt;
-  st = rig_buffer_copy_submit(b, base + (uint64_t)at, r->p->stage, 0, 1, NULL, 0, &pt, err);
-  if (st == RIG_OK) st = rig_point_wait(pt, err);
-  if (st != RIG_OK) return rig_error_prefix(err, "step %lld", (long long)s->number);
-  *flag = *(unsigned char *)rig_buffer_host(r->p->stage);
-  return RIG_OK;
+  return st == RIG_OK ? RIG_OK : rig_error_prefix(err, "step %lld", (long long)s->number);
 }
 
 static rig_status run_loop(run *r, size_t i, rig_error *err) {
-  pstep *s = &r->p->steps[i];
+  pstep *s = &r->l->steps[i];
   const rig_desc_step *d = s->d;
   rig_status st;
   uint64_t trips;
@@ -283,7 +278,7 @@ static rig_status run_loop(run *r, size_t i, rig_error *err) {
     }
     if (d->u.loop.has_trip) {
       /* Stored once the run's earlier work that uses the ints is done. */
-      st = rig_buffer_wait(r->p->ints[r->k], RIG_ACCESS_READ_WRITE, err);
+      st = rig_buffer_wait(r->l->ints[r->k], RIG_ACCESS_READ_WRITE, err);
       if (st != RIG_OK) return rig_error_prefix(err, "step %lld", (long long)s->number);
       r->ints[d->u.loop.trip] = t;
     }
@@ -294,7 +289,7 @@ static rig_status run_loop(run *r, size_t i, rig_error *err) {
 
 static rig_status run_steps(run *r, size_t from, size_t to, rig_error *err) {
   for (size_t i = from; i < to;) {
-    pstep *s = &r->p->steps[i];
+    pstep *s = &r->l->steps[i];
     rig_status st = RIG_OK;
     switch (s->d->tag) {
       case RIG_STEP_SUBMIT:
@@ -319,30 +314,31 @@ static rig_status run_steps(run *r, size_t from, size_t to, rig_error *err) {
 
 static rig_status run_locked(rig_program *p, const rig_frame *f, const rig_point *waits,
                              size_t nwaits, rig_point *ends, size_t *nends, rig_error *err) {
+  plocal *l = p->local;
   rig_status st = check_frame(p, f, err);
   if (st != RIG_OK) return st;
-  int k = (int)(p->runs++ % 2);
+  int k = (int)(l->runs++ % 2);
   /* Run n - 2's work on this copy is done first. */
-  for (size_t m = 0; m < p->nmem; m++)
-    if (p->mem[m].ncopies == 2 &&
-        (st = rig_buffer_wait(p->mem[m].copy[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK)
+  for (size_t m = 0; m < l->nmem; m++)
+    if (l->mem[m].ncopies == 2 &&
+        (st = rig_buffer_wait(l->mem[m].copy[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK)
       return st;
   /* The ints are stamped only by steps that pass them to a device. */
-  if (p->ints_named && (st = rig_buffer_wait(p->ints[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK)
+  if (l->ints_named && (st = rig_buffer_wait(l->ints[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK)
     return st;
-  run r = {p, k, waits, nwaits, f->step_points, rig_buffer_host(p->ints[k]), false};
+  run r = {p, l, k, waits, nwaits, f->step_points, rig_buffer_host(l->ints[k])};
   if (f->nints) memcpy(r.ints, f->ints, f->nints * sizeof *f->ints);
-  for (size_t i = 0; i < f->ninputs; i++) p->snap[i] = rig_buffer_retain(f->inputs[i]);
+  for (size_t i = 0; i < f->ninputs; i++) l->snap[i] = rig_buffer_retain(f->inputs[i]);
   for (size_t i = 0; i < f->nstep_points; i++) f->step_points[i] = RIG_POINT_REACHED;
-  for (size_t d = 0; d < p->ndevices; d++) p->ran[d] = false;
-  st = run_steps(&r, 0, p->nsteps, err);
+  for (size_t d = 0; d < p->ndevices; d++) l->ran[d] = false;
+  st = run_steps(&r, 0, l->nsteps, err);
   size_t n = 0;
   for (size_t d = 0; d < p->ndevices; d++)
-    if (p->ran[d]) ends[n++] = p->last[d];
+    if (l->ran[d]) ends[n++] = l->last[d];
   *nends = n;
   for (size_t i = 0; i < f->ninputs; i++) {
-    rig_buffer_release(p->snap[i]);
-    p->snap[i] = NULL;
+    rig_buffer_release(l->snap[i]);
+    l->snap[i] = NULL;
   }
   return st;
 }
@@ -359,8 +355,9 @@ rig_status rig_program_run(rig_program *p, const rig_frame *f, const rig_point *
   p->runner = pthread_self();
   /* Relaxed: only this thread compares runner with itself. */
   atomic_store_explicit(&p->active, true, memory_order_relaxed);
-  rig_status st = p->remote ? rig_program_run_remote(p, f, waits, nwaits, ends, nends, err)
-                            : run_locked(p, f, waits, nwaits, ends, nends, err);
+  rig_status st = p->kind == PKIND_REMOTE
+                      ? rig_program_run_remote(p, f, waits, nwaits, ends, nends, err)
+                      : run_locked(p, f, waits, nwaits, ends, nends, err);
   atomic_store_explicit(&p->active, false, memory_order_relaxed);
   pthread_mutex_unlock(&p->run_lock);
   return st;

@@ -1,19 +1,20 @@
 /* What load and run share: borrows of a program's memory on its devices
  * (made once, cached per memory, copy and device), the values of leaves,
  * holes (a sum wrapping modulo 2^63, shifted, ORed into its bytes), and
- * exact offsets. */
+ * exact offsets; the check of a launch's geometry; refusals made of other errors. */
 #include <string.h>
 
 #include "program_internal.h"
 
 rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_buffer **out,
                               rig_error *err) {
-  rig_buffer **slot = &p->borrows[((size_t)m * 2 + (size_t)k) * p->ndevices + d];
+  plocal *l = p->local;
+  rig_buffer **slot = &l->borrows[((size_t)m * 2 + (size_t)k) * p->ndevices + d];
   if (!*slot) {
-    rig_buffer *src = (size_t)m == p->nmem ? p->ints[k] : p->mem[m].copy[k];
+    rig_buffer *src = (size_t)m == l->nmem ? l->ints[k] : l->mem[m].copy[k];
     rig_status st = rig_buffer_borrow(p->devices[d], src, slot, err);
     if (st != RIG_OK) {
-      if ((size_t)m == p->nmem)
+      if ((size_t)m == l->nmem)
         return rig_error_set(err, RIG_EREFUSED, "the ints: %s cannot borrow them",
                              rig_device_name(p->devices[d]));
       return rig_error_set(err, RIG_EREFUSED, "memory %lld: %s cannot borrow it", (long long)m,
@@ -24,38 +25,44 @@ rig_status rig_program_borrow(rig_program *p, int64_t m, int k, size_t d, rig_bu
   return RIG_OK;
 }
 
-/* The device index of the program for a description's device index. */
+rig_status rig_program_entry(rig_program *p, int64_t image, const rig_desc_string *name,
+                             const rig_device *dev, rig_entry *e, rig_error *err) {
+  if (rig_image_entry(p->local->images[image], (const char *)name->bytes, name->len, e, err) !=
+      RIG_OK)
+    return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
+                         rig_device_name(dev), (long long)image,
+                         (int)(name->len > 200 ? 200 : name->len), (const char *)name->bytes);
+  return RIG_OK;
+}
+
 rig_status rig_program_leaf(rig_program *p, const rig_desc_leaf *l, int k, uint64_t *out,
                             rig_error *err) {
+  plocal *loc = p->local;
   switch (l->tag) {
     case RIG_LEAF_ADDRESS: {
       rig_buffer *b;
       int64_t m = l->u.address.memory;
       rig_status st =
-          rig_program_borrow(p, m, pmem_copy(p, m, k), (size_t)l->u.address.on, &b, err);
+          rig_program_borrow(p, m, pmem_copy(loc, m, k), (size_t)l->u.address.on, &b, err);
       if (st != RIG_OK) return st;
       *out = rig_buffer_address(b);
       return RIG_OK;
     }
     case RIG_LEAF_HANDLE: {
       int64_t m = l->u.handle;
-      *out = rig_buffer_handle(p->mem[m].copy[pmem_copy(p, m, k)]);
+      *out = rig_buffer_handle(loc->mem[m].copy[pmem_copy(loc, m, k)]);
       return RIG_OK;
     }
     case RIG_LEAF_ENTRY: {
       int64_t i = l->u.entry.image;
       rig_entry e;
-      if (rig_image_entry(p->images[i], (const char *)l->u.entry.name.bytes, l->u.entry.name.len,
-                          &e, err) != RIG_OK)
-        return rig_error_set(err, RIG_EREFUSED, "%s: image %lld has no function \"%.*s\"",
-                             rig_device_name(rig_image_device(p->images[i])), (long long)i,
-                             (int)(l->u.entry.name.len > 200 ? 200 : l->u.entry.name.len),
-                             (const char *)l->u.entry.name.bytes);
-      *out = e.value;
-      return RIG_OK;
+      rig_status st =
+          rig_program_entry(p, i, &l->u.entry.name, rig_image_device(loc->images[i]), &e, err);
+      if (st == RIG_OK) *out = e.value;
+      return st;
     }
     case RIG_LEAF_READY: {
-      const rig_rail_end *end = p->rails.lookup(p->rails.ctx, l->u.ready);
+      const rig_rail_end *end = loc->rails.lookup(loc->rails.ctx, l->u.ready);
       *out = (uint64_t)(uintptr_t)end->ready;
       return RIG_OK;
     }
@@ -95,4 +102,22 @@ bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *s
   }
   *sum = s;
   return true;
+}
+
+rig_status rig_program_geometry(const pstep *s, int which, uint64_t v, rig_error *err) {
+  static const char *const names[7] = {"groups",  "groups",  "groups",       "threads",
+                                       "threads", "threads", "shared memory"};
+  if (v > UINT32_MAX)
+    return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
+                         (long long)s->number, names[which], (long long)v, UINT32_MAX);
+  return RIG_OK;
+}
+
+rig_status rig_program_refused(rig_error *err) {
+  if (!err) return RIG_EREFUSED;
+  /* Set again from a copy: the message is both the format's argument and
+   * what the set overwrites. */
+  char message[RIG_ERROR_MESSAGE_MAX];
+  memcpy(message, err->message, sizeof message);
+  return rig_error_set(err, RIG_EREFUSED, "%s", message);
 }
