@@ -80,9 +80,7 @@ typedef struct proxy {
 } proxy;
 
 typedef struct proxy_image {
-  uint64_t id;
-  uint32_t *threads; /* a program's launches, as the agent stated */
-  size_t nthreads;
+  uint64_t id; /* the agent's */
 } proxy_image;
 
 /* Makes the proxies of machine m's devices. */
@@ -128,7 +126,6 @@ struct rig_job {
   /* Controller: requests in flight. */
   request *requests;
   _Atomic uint64_t next_request;
-  int closing; /* agents that have not answered CLOSE yet */
   proxy_link *link;
   /* Agent. */
   agent *agent;

@@ -12,7 +12,7 @@
 typedef enum frame_kind {
   /* Controller to agent: requests, each answered by a REPLY of its id. */
   F_ALLOC = 1, /* device, a = kind, b = bytes -> value = memory id */
-  F_IMAGE,     /* device, payload = bytes -> value = image id, payload = threads (u32s) */
+  F_IMAGE,     /* device, payload = bytes -> value = image id */
   F_ENTRY,     /* a = image id, payload = name -> value = entry value, a = max threads */
   F_CLOSE,     /* -> after all earlier work */
   /* Controller to agent: releases, unanswered. */

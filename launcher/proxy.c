@@ -125,7 +125,6 @@ static void proxy_image_unload(void *st, void *image) {
     frame_header h = {.kind = F_UNLOAD, .device = px->index, .a = im->id};
     rig_ctl_send(job, px->machine, &h, NULL, 0);
   }
-  free(im->threads);
   free(im);
 }
 
