@@ -6,6 +6,7 @@
  * sleeps on a futex the queue wakes, up to a millisecond at a time, so an
  * idle job does not burn a core. */
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,24 +28,29 @@ double rig_job_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *payload, size_t n) {
+void rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n) {
   ctl *c = &job->c;
   outmsg *m = malloc(sizeof *m);
-  unsigned char *buf = malloc(sizeof *h + n);
+  unsigned char *buf = malloc(sizeof *f + n);
   if (!m || !buf) {
     free(m);
     free(buf);
     rig_job_fail_with(job, false, "out of memory queueing a frame");
     return;
   }
-  frame_header hh = *h;
-  hh.job = c->job_id;
-  hh.payload = (uint32_t)n;
-  memcpy(buf, &hh, sizeof hh);
-  if (n) memcpy(buf + sizeof hh, payload, n);
+  /* Only the kind's body is copied: the rest of the union goes as 0s. */
+  frame out;
+  memset(&out, 0, sizeof out);
+  out.h = f->h;
+  out.h.job = c->job_id;
+  out.h.payload = (uint32_t)n;
+  size_t body = offsetof(frame, alloc);
+  memcpy((unsigned char *)&out + body, (const unsigned char *)f + body, frame_body_size(f->h.kind));
+  memcpy(buf, &out, sizeof out);
+  if (n) memcpy(buf + sizeof out, payload, n);
   m->next = NULL;
   m->dest = dest;
-  m->len = sizeof hh + n;
+  m->len = sizeof out + n;
   m->buf = buf;
   pthread_mutex_lock(&c->lock);
   if (c->tail)
@@ -97,7 +103,7 @@ static bool send_queued(rig_job *job) {
     MPI_Request req;
     if (trace) {
       frame_header th;
-      memcpy(&th, m->buf, sizeof th);
+      memcpy(&th, m->buf, sizeof th); /* the header leads the frame */
       if (th.kind != F_BEAT)
         fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", c->rank, th.kind,
                 (unsigned long long)th.request, m->dest);
@@ -136,7 +142,8 @@ static bool complete_sends(rig_job *job) {
   return any;
 }
 
-static void dispatch(rig_job *job, int src, const frame_header *h, const unsigned char *payload) {
+static void dispatch(rig_job *job, int src, const frame *f, const unsigned char *payload) {
+  const frame_header *h = &f->h;
   if (h->kind == F_BYE) {
     job->c.byes++;
     return;
@@ -151,9 +158,9 @@ static void dispatch(rig_job *job, int src, const frame_header *h, const unsigne
     return;
   }
   if (job->rank != 0) {
-    rig_agent_frame(job->agent, h, payload);
+    rig_agent_frame(job->agent, f, payload);
   } else if (h->kind == F_REPLY) {
-    rig_request_answer(job, h, payload);
+    rig_request_answer(job, f, payload);
   } else if (h->kind == F_DONE) {
     rig_proxy_done(job, src, h->device, h->value);
   }
@@ -182,15 +189,16 @@ static bool receive(rig_job *job) {
       break;
     }
     c->heard[st.MPI_SOURCE] = rig_job_now();
-    frame_header h;
-    if ((size_t)n >= sizeof h) {
-      memcpy(&h, buf, sizeof h);
-      if (trace && h.kind != F_BEAT)
+    frame f;
+    if ((size_t)n >= sizeof f) {
+      memcpy(&f, buf, sizeof f);
+      const frame_header *h = &f.h;
+      if (trace && h->kind != F_BEAT)
         fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", c->rank,
-                (unsigned long long)c->job_id, h.kind, (unsigned long long)h.request,
-                (unsigned long long)h.job, st.MPI_SOURCE);
-      if (sizeof h + h.payload == (size_t)n && h.job == c->job_id)
-        dispatch(job, st.MPI_SOURCE, &h, buf + sizeof h);
+                (unsigned long long)c->job_id, h->kind, (unsigned long long)h->request,
+                (unsigned long long)h->job, st.MPI_SOURCE);
+      if (sizeof f + h->payload == (size_t)n && h->job == c->job_id)
+        dispatch(job, st.MPI_SOURCE, &f, buf + sizeof f);
     }
     free(buf);
     any = true;
@@ -205,8 +213,8 @@ static void watch(rig_job *job, double now) {
   for (int r = 0; r < c->size; r++) {
     if (r == c->rank || (c->rank != 0 && r != 0)) continue;
     if (now - c->sent[r] > BEAT_EVERY) {
-      frame_header h = {.kind = F_BEAT};
-      rig_ctl_send(job, r, &h, NULL, 0);
+      frame beat = {.h.kind = F_BEAT};
+      rig_ctl_send(job, r, &beat, NULL, 0);
     }
     double silence_bound = rig_env_get()->job_silence;
     if (!atomic_load(&job->failed) && now - c->heard[r] > silence_bound) {
@@ -284,7 +292,7 @@ rig_status rig_ctl_start(rig_job *job, rig_error *err) {
 bool rig_ctl_stop(rig_job *job) {
   ctl *c = &job->c;
   if (!c->started) return false;
-  frame_header bye = {.kind = F_BYE};
+  frame bye = {.h.kind = F_BYE};
   for (int r = 0; r < c->size; r++)
     if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0);
   atomic_store(&c->stop, true);

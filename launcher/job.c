@@ -38,10 +38,10 @@ void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
   if (tell) {
-    frame_header h = {.kind = F_FAIL};
+    frame fail = {.h.kind = F_FAIL};
     for (int r = 0; r < job->size; r++)
       if (r != job->rank && (job->rank == 0 || r == 0))
-        rig_ctl_send(job, r, &h, job->cause, strlen(job->cause));
+        rig_ctl_send(job, r, &fail, job->cause, strlen(job->cause));
   }
   pthread_mutex_lock(&job->lock);
   atomic_store(&job->failed, true);
@@ -108,7 +108,8 @@ void rig_request_free(request *r) {
   free(r);
 }
 
-void rig_request_answer(rig_job *job, const frame_header *h, const unsigned char *payload) {
+void rig_request_answer(rig_job *job, const frame *f, const unsigned char *payload) {
+  const frame_header *h = &f->h;
   pthread_mutex_lock(&job->lock);
   request *r = job->requests, **p = &job->requests;
   for (; r && r->id != h->request; p = &r->next, r = r->next) {
@@ -116,7 +117,7 @@ void rig_request_answer(rig_job *job, const frame_header *h, const unsigned char
   if (r) {
     r->status = h->status;
     r->value = h->value;
-    r->a = h->a;
+    r->max_threads = f->reply.max_threads;
     if (r->into) {
       /* A copy out: its bytes land before its DONE, which follows. */
       if (h->status == RIG_OK && h->payload == r->into_len) memcpy(r->into, payload, h->payload);
@@ -133,13 +134,13 @@ void rig_request_answer(rig_job *job, const frame_header *h, const unsigned char
   pthread_mutex_unlock(&job->lock);
 }
 
-rig_status rig_request(rig_job *job, int dest, frame_header *h, const void *payload, size_t n,
+rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
                        request **reply, rig_error *err) {
   if (atomic_load(&job->failed)) return rig_job_error(job, err);
-  h->request = atomic_fetch_add(&job->next_request, 1) + 1;
-  request *r = new_request(job, h->request);
+  f->h.request = atomic_fetch_add(&job->next_request, 1) + 1;
+  request *r = new_request(job, f->h.request);
   if (!r) return rig_error_set(err, RIG_ENOMEM, "out of memory for a request");
-  rig_ctl_send(job, dest, h, payload, n);
+  rig_ctl_send(job, dest, f, payload, n);
   pthread_mutex_lock(&job->lock);
   while (!r->done && !atomic_load(&job->failed)) pthread_cond_wait(&job->changed, &job->lock);
   bool done = r->done;
@@ -326,9 +327,9 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
     /* CLOSE goes after every frame queued before it: each agent answers
      * once its earlier work is done. */
     for (int r = 1; r < job->size && !atomic_load(&job->failed); r++) {
-      frame_header h = {.kind = F_CLOSE};
+      frame req = {.h.kind = F_CLOSE};
       request *reply = NULL;
-      if (rig_request(job, r, &h, NULL, 0, &reply, err) == RIG_OK) rig_request_free(reply);
+      if (rig_request(job, r, &req, NULL, 0, &reply, err) == RIG_OK) rig_request_free(reply);
     }
     if (atomic_load(&job->failed))
       st = rig_job_error(job, err);

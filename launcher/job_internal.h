@@ -43,7 +43,7 @@ typedef struct ctl {
 double rig_job_now(void);
 
 /* Queues a frame for rank dest; never blocks on the network. */
-void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *payload, size_t n);
+void rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n);
 rig_status rig_ctl_start(rig_job *job, rig_error *err);
 /* Sends what is queued and a BYE to each peer, takes frames until each
  * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
@@ -58,7 +58,8 @@ typedef struct request {
   uint64_t id;
   bool done;
   int32_t status;
-  uint64_t value, a;
+  uint64_t value;
+  uint32_t max_threads;   /* an entry's */
   unsigned char *payload; /* malloc'd reply payload */
   size_t len;
   void *into; /* a copy out: where its bytes go */
@@ -92,11 +93,11 @@ void rig_proxies_lose(rig_job *job);
 
 /* Sends a request and waits for its reply (RIG_EJOB if the job fails
  * first); *reply is then owned by the caller (rig_request_free). */
-rig_status rig_request(rig_job *job, int dest, frame_header *h, const void *payload, size_t n,
+rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
                        request **reply, rig_error *err);
 void rig_request_free(request *r);
 /* A REPLY arrived: completes its request (on the control thread). */
-void rig_request_answer(rig_job *job, const frame_header *h, const unsigned char *payload);
+void rig_request_answer(rig_job *job, const frame *f, const unsigned char *payload);
 /* Registers a copy out's destination before its hand-over is sent. */
 request *rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len);
 
@@ -106,7 +107,7 @@ typedef struct agent agent;
 agent *rig_agent_create(rig_job *job);
 void rig_agent_free(agent *a);
 /* A frame from the controller (on the control thread: never blocks). */
-void rig_agent_frame(agent *a, const frame_header *h, const unsigned char *payload);
+void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload);
 
 /* ---- the job ---------------------------------------------------------------------- */
 

@@ -41,9 +41,10 @@ static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, ri
   if (bytes > REMOTE_OFFSET)
     return rig_error_set(err, RIG_ENOMEM, "%s: %llu bytes, more than a proxy addresses",
                          rig_device_name(px->dev), (unsigned long long)bytes);
-  frame_header h = {.kind = F_ALLOC, .device = px->index, .a = kind, .b = bytes};
+  frame f = {.h = {.kind = F_ALLOC, .device = px->index},
+             .alloc = {.kind = (uint32_t)kind, .bytes = bytes}};
   request *r;
-  rig_status s = rig_request(job, px->machine, &h, NULL, 0, &r, err);
+  rig_status s = rig_request(job, px->machine, &f, NULL, 0, &r, err);
   if (s != RIG_OK) return s;
   out->address = REMOTE_TAG | (r->value << REMOTE_SHIFT);
   out->handle = r->value;
@@ -57,8 +58,8 @@ static void proxy_free(void *st, const rig_mem_info *mem) {
   proxy *px = st;
   rig_job *job = job_of(px, NULL);
   if (!job || atomic_load(&job->failed)) return;
-  frame_header h = {.kind = F_FREE, .device = px->index, .a = mem->handle};
-  rig_ctl_send(job, px->machine, &h, NULL, 0);
+  frame f = {.h = {.kind = F_FREE, .device = px->index}, .release.id = mem->handle};
+  rig_ctl_send(job, px->machine, &f, NULL, 0);
 }
 
 /* Host memory of the controller, at its host pointer (hand-overs carry its
@@ -86,9 +87,9 @@ static rig_status proxy_image_load(void *st, const void *bytes, size_t len, void
   proxy *px = st;
   rig_job *job = job_of(px, err);
   if (!job) return RIG_EJOB;
-  frame_header h = {.kind = F_IMAGE, .device = px->index};
+  frame f = {.h = {.kind = F_IMAGE, .device = px->index}};
   request *r;
-  rig_status s = rig_request(job, px->machine, &h, bytes, len, &r, err);
+  rig_status s = rig_request(job, px->machine, &f, bytes, len, &r, err);
   if (s != RIG_OK) return s;
   proxy_image *im = calloc(1, sizeof *im);
   if (!im) {
@@ -107,12 +108,12 @@ static rig_status proxy_image_entry(void *st, void *image, const char *name, siz
   proxy_image *im = image;
   rig_job *job = job_of(px, err);
   if (!job) return RIG_EJOB;
-  frame_header h = {.kind = F_ENTRY, .device = px->index, .a = im->id};
+  frame f = {.h = {.kind = F_ENTRY, .device = px->index}, .entry.image = im->id};
   request *r;
-  rig_status s = rig_request(job, px->machine, &h, name, len, &r, err);
+  rig_status s = rig_request(job, px->machine, &f, name, len, &r, err);
   if (s != RIG_OK) return s;
   out->value = r->value;
-  out->max_threads = (uint32_t)r->a;
+  out->max_threads = r->max_threads;
   rig_request_free(r);
   return RIG_OK;
 }
@@ -122,36 +123,34 @@ static void proxy_image_unload(void *st, void *image) {
   proxy_image *im = image;
   rig_job *job = job_of(px, NULL);
   if (job && !atomic_load(&job->failed)) {
-    frame_header h = {.kind = F_UNLOAD, .device = px->index, .a = im->id};
-    rig_ctl_send(job, px->machine, &h, NULL, 0);
+    frame f = {.h = {.kind = F_UNLOAD, .device = px->index}, .release.id = im->id};
+    rig_ctl_send(job, px->machine, &f, NULL, 0);
   }
   free(im);
 }
 
 static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
-  frame_header h = {.device = px->index, .value = w->value};
+  frame f = {.h = {.device = px->index, .value = w->value}};
   if (!is_remote(w->src) && is_remote(w->dst)) {
-    h.kind = F_COPY_IN;
-    h.a = remote_id(w->dst);
-    h.b = remote_offset(w->dst);
-    rig_ctl_send(job, px->machine, &h, (const void *)(uintptr_t)w->src, w->length);
+    f.h.kind = F_COPY_IN;
+    f.copy_in = (frame_copy_in){.memory = remote_id(w->dst), .offset = remote_offset(w->dst)};
+    rig_ctl_send(job, px->machine, &f, (const void *)(uintptr_t)w->src, w->length);
   } else if (is_remote(w->src) && !is_remote(w->dst)) {
-    h.kind = F_COPY_OUT;
-    h.request = atomic_fetch_add(&job->next_request, 1) + 1;
-    h.a = remote_id(w->src);
-    h.b = remote_offset(w->src);
-    h.c = w->length;
-    if (!rig_request_expect(job, h.request, (void *)(uintptr_t)w->dst, w->length))
+    f.h.kind = F_COPY_OUT;
+    f.h.request = atomic_fetch_add(&job->next_request, 1) + 1;
+    f.copy_out = (frame_copy_out){
+        .memory = remote_id(w->src), .offset = remote_offset(w->src), .length = w->length};
+    if (!rig_request_expect(job, f.h.request, (void *)(uintptr_t)w->dst, w->length))
       return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
-    rig_ctl_send(job, px->machine, &h, NULL, 0);
+    rig_ctl_send(job, px->machine, &f, NULL, 0);
   } else if (is_remote(w->src) && is_remote(w->dst)) {
-    h.kind = F_COPY;
-    h.a = remote_id(w->src);
-    h.b = remote_offset(w->src);
-    h.c = w->length;
-    h.d = remote_id(w->dst);
-    h.e = remote_offset(w->dst);
-    rig_ctl_send(job, px->machine, &h, NULL, 0);
+    f.h.kind = F_COPY;
+    f.copy = (frame_copy){.src = remote_id(w->src),
+                          .src_offset = remote_offset(w->src),
+                          .length = w->length,
+                          .dst = remote_id(w->dst),
+                          .dst_offset = remote_offset(w->dst)};
+    rig_ctl_send(job, px->machine, &f, NULL, 0);
   } else {
     return rig_error_set(err, RIG_EREFUSED, "%s: a copy between two host memories",
                          rig_device_name(px->dev));
@@ -177,8 +176,8 @@ static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
   if (is_remote(base))
     return rig_error_set(err, RIG_EREFUSED, "%s: words in memory of another machine",
                          rig_device_name(px->dev));
-  frame_header h = {.kind = F_WORDS, .device = px->index, .value = w->value};
-  rig_ctl_send(job, px->machine, &h, (const void *)(uintptr_t)(base + p->u.words.offset),
+  frame f = {.h = {.kind = F_WORDS, .device = px->index, .value = w->value}};
+  rig_ctl_send(job, px->machine, &f, (const void *)(uintptr_t)(base + p->u.words.offset),
                p->u.words.length);
   return RIG_OK;
 }
