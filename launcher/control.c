@@ -65,15 +65,15 @@ void rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, s
   if (atomic_load(&c->sleeping)) rig_futex_wake(&c->wake, 1);
 }
 
-static bool mpi_ok(rig_job *job, int rc, const char *what) {
-  if (rc == MPI_SUCCESS) return true;
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, msg, &len);
-  char cause[RIG_ERROR_MESSAGE_MAX];
-  snprintf(cause, sizeof cause, "machine %d: MPI failed %s: %.*s", job->rank, what, len, msg);
+/* An MPI failure on the control thread fails the job: no caller waits
+ * here for a status, every one waits on the job. */
+static rig_status mpi_check(rig_job *job, int rc, const char *call) {
+  rig_error err;
+  if (rig_mpi_status(rc, call, &err) == RIG_OK) return RIG_OK;
+  char cause[RIG_ERROR_MESSAGE_MAX + 32];
+  snprintf(cause, sizeof cause, "machine %d: %s", job->rank, err.message);
   rig_job_fail_with(job, false, cause);
-  return false;
+  return RIG_EJOB;
 }
 
 static bool send_queued(rig_job *job) {
@@ -108,8 +108,9 @@ static bool send_queued(rig_job *job) {
         fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", c->rank, th.kind,
                 (unsigned long long)th.request, m->dest);
     }
-    if (mpi_ok(job, MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
-               "sending")) {
+    if (mpi_check(job,
+                  MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
+                  "MPI_Isend") == RIG_OK) {
       c->reqs[c->ninflight] = req;
       c->bufs[c->ninflight++] = m->buf;
       c->sent[m->dest] = rig_job_now();
@@ -127,7 +128,7 @@ static bool complete_sends(rig_job *job) {
   bool any = false;
   for (size_t i = 0; i < c->ninflight;) {
     int flag = 0;
-    if (!mpi_ok(job, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "completing a send"))
+    if (mpi_check(job, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK)
       flag = 1;
     if (flag) {
       free(c->bufs[i]);
@@ -172,19 +173,22 @@ static bool receive(rig_job *job) {
   for (int i = 0; i < 64; i++) {
     int flag = 0;
     MPI_Status st;
-    if (!mpi_ok(job, MPI_Iprobe(MPI_ANY_SOURCE, RIG_JOB_TAG, c->comm, &flag, &st), "probing") ||
+    if (mpi_check(job, MPI_Iprobe(MPI_ANY_SOURCE, RIG_JOB_TAG, c->comm, &flag, &st),
+                  "MPI_Iprobe") != RIG_OK ||
         !flag)
       break;
     int n = 0;
-    MPI_Get_count(&st, MPI_BYTE, &n);
+    /* MPI_UNDEFINED (negative) as 0 bytes: MPI_Recv then fails as truncated. */
+    if (mpi_check(job, MPI_Get_count(&st, MPI_BYTE, &n), "MPI_Get_count") != RIG_OK) break;
+    if (n < 0) n = 0;
     unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
     if (!buf) {
       rig_job_fail_with(job, false, "out of memory receiving a frame");
       break;
     }
-    if (!mpi_ok(job,
-                MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, RIG_JOB_TAG, c->comm, MPI_STATUS_IGNORE),
-                "receiving")) {
+    if (mpi_check(
+            job, MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, RIG_JOB_TAG, c->comm, MPI_STATUS_IGNORE),
+            "MPI_Recv") != RIG_OK) {
       free(buf);
       break;
     }
@@ -280,11 +284,22 @@ rig_status rig_ctl_start(rig_job *job, rig_error *err) {
   pthread_mutex_init(&c->lock, NULL);
   c->heard = calloc((size_t)c->size, sizeof *c->heard);
   c->sent = calloc((size_t)c->size, sizeof *c->sent);
-  if (!c->heard || !c->sent) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  double now = rig_job_now();
-  for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
-  if (pthread_create(&c->thread, NULL, control_main, job) != 0)
-    return rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
+  rig_status st = RIG_OK;
+  if (!c->heard || !c->sent) {
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  } else {
+    double now = rig_job_now();
+    for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
+    if (pthread_create(&c->thread, NULL, control_main, job) != 0)
+      st = rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
+  }
+  if (st != RIG_OK) {
+    free(c->heard);
+    free(c->sent);
+    c->heard = c->sent = NULL;
+    pthread_mutex_destroy(&c->lock);
+    return st;
+  }
   c->started = true;
   return RIG_OK;
 }

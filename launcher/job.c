@@ -24,6 +24,22 @@ static const char *thread_level(int level) {
   return "an unknown level";
 }
 
+rig_status rig_mpi_status(int rc, const char *call, rig_error *err) {
+  if (rc == MPI_SUCCESS) return RIG_OK;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+    len = snprintf(msg, sizeof msg, "error code %d", rc);
+  return rig_error_set(err, RIG_EJOB, "%s failed: %.*s", call, len, msg);
+}
+
+/* Keeps the first failure: st if it is one, else s with e's message. */
+static rig_status first_failure(rig_status st, rig_status s, const rig_error *e, rig_error *err) {
+  if (st != RIG_OK || s == RIG_OK) return st;
+  if (err) *err = *e;
+  return s;
+}
+
 /* ---- failure ------------------------------------------------------------------ */
 
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
@@ -163,43 +179,83 @@ rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, si
 /* ---- starting -------------------------------------------------------------------- */
 
 /* The machines' descriptions travel as their fixed-size records, devices
- * after each machine. */
-static rig_status gather(rig_job *job, rig_error *err) {
-  rig_machine *self = &job->machines[job->rank];
-  size_t len = sizeof *self + self->ndevices * sizeof *self->devices;
-  unsigned char *mine = malloc(len);
-  if (!mine) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  memcpy(mine, self, sizeof *self);
-  memcpy(mine + sizeof *self, self->devices, self->ndevices * sizeof *self->devices);
-  int n = (int)len, *lens = NULL, *offs = NULL;
-  unsigned char *all = NULL;
-  if (job->rank == 0) {
+ * after each machine. A rank with none to give (it failed to describe
+ * itself) sends 0 bytes, and the controller fails the start. Every rank
+ * takes part whatever failed before, so that nobody waits forever; only a
+ * controller without room to receive leaves, and its agents then find it
+ * silent. */
+static rig_status gather(rig_job *job, bool described, rig_error *err) {
+  bool root = job->rank == 0;
+  rig_status st = RIG_OK;
+  rig_error e;
+  unsigned char *mine = NULL, *all = NULL;
+  int n = 0, *lens = NULL, *offs = NULL;
+  if (described) {
+    const rig_machine *self = &job->machines[job->rank];
+    size_t len = sizeof *self + self->ndevices * sizeof *self->devices;
+    mine = malloc(len);
+    if (mine) {
+      memcpy(mine, self, sizeof *self);
+      memcpy(mine + sizeof *self, self->devices, self->ndevices * sizeof *self->devices);
+      n = (int)len;
+    } else {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+    }
+  }
+  if (root) {
     lens = calloc((size_t)job->size, sizeof *lens);
     offs = calloc((size_t)job->size, sizeof *offs);
+    if (!lens || !offs) {
+      st =
+          first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e, err);
+      goto out;
+    }
   }
-  MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm);
-  size_t total = 0;
-  if (job->rank == 0) {
+  rig_status s = rig_mpi_status(MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm),
+                                "MPI_Gather", &e);
+  st = first_failure(st, s, &e, err);
+  if (s != RIG_OK) goto out;
+  if (root) {
+    size_t total = 0;
     for (int r = 0; r < job->size; r++) {
       offs[r] = (int)total;
       total += (size_t)lens[r];
     }
-    all = malloc(total ? total : 1);
-  }
-  MPI_Gatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm);
-  rig_status st = RIG_OK;
-  if (job->rank == 0) {
-    for (int r = 1; r < job->size && st == RIG_OK; r++) {
-      rig_machine *m = &job->machines[r];
-      memcpy(m, all + offs[r], sizeof *m);
-      m->devices = calloc(m->ndevices ? m->ndevices : 1, sizeof *m->devices);
-      if (!m->devices) {
-        st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-        break;
-      }
-      memcpy(m->devices, all + offs[r] + sizeof *m, m->ndevices * sizeof *m->devices);
+    if (!(all = malloc(total ? total : 1))) {
+      st =
+          first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e, err);
+      goto out;
     }
   }
+  s = rig_mpi_status(MPI_Gatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm),
+                     "MPI_Gatherv", &e);
+  st = first_failure(st, s, &e, err);
+  for (int r = 1; root && st == RIG_OK && r < job->size; r++) {
+    rig_machine *m = &job->machines[r];
+    size_t got = (size_t)lens[r];
+    if (got < sizeof *m) {
+      st = rig_error_set(err, RIG_EJOB, "machine %d could not describe itself", r);
+      break;
+    }
+    memcpy(m, all + offs[r], sizeof *m);
+    m->devices = NULL; /* the sender's pointer */
+    m->host[sizeof m->host - 1] = m->topology[sizeof m->topology - 1] = '\0';
+    if (m->ndevices > (got - sizeof *m) / sizeof *m->devices ||
+        got != sizeof *m + m->ndevices * sizeof *m->devices) {
+      st = rig_error_set(err, RIG_EJOB, "machine %d: a description of %zu bytes for %zu devices", r,
+                         got, m->ndevices);
+      m->ndevices = 0;
+      break;
+    }
+    m->devices = calloc(m->ndevices ? m->ndevices : 1, sizeof *m->devices);
+    if (!m->devices) {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+      m->ndevices = 0;
+      break;
+    }
+    memcpy(m->devices, all + offs[r] + sizeof *m, m->ndevices * sizeof *m->devices);
+  }
+out:
   free(mine);
   free(lens);
   free(offs);
@@ -225,9 +281,17 @@ static void free_job(rig_job *job) {
   free(job);
 }
 
+/* Frees the job's communicator, keeping st if it already failed. */
+static rig_status free_comm(rig_job *job, rig_status st, rig_error *err) {
+  rig_error e;
+  return first_failure(st, rig_mpi_status(MPI_Comm_free(&job->c.comm), "MPI_Comm_free", &e), &e,
+                       err);
+}
+
 rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   int level = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&level);
+  rig_status st = rig_mpi_status(MPI_Query_thread(&level), "MPI_Query_thread", err);
+  if (st != RIG_OK) return st;
   if (level != MPI_THREAD_MULTIPLE)
     return rig_error_set(err, RIG_EJOB,
                          "the job needs MPI_THREAD_MULTIPLE, and MPI granted %s: call "
@@ -239,43 +303,55 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   if (!job) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   pthread_mutex_init(&job->lock, NULL);
   pthread_cond_init(&job->changed, NULL);
-  MPI_Comm_dup(comm, &job->c.comm);
-  MPI_Comm_set_errhandler(job->c.comm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(job->c.comm, &job->rank);
-  MPI_Comm_size(job->c.comm, &job->size);
-  job->c.rank = job->rank;
-  job->c.size = job->size;
+  st = rig_mpi_status(MPI_Comm_dup(comm, &job->c.comm), "MPI_Comm_dup", err);
+  if (st != RIG_OK) {
+    free_job(job);
+    return st;
+  }
+  /* The job's failures come back here as codes, not as MPI's abort. */
+  st = rig_mpi_status(MPI_Comm_set_errhandler(job->c.comm, MPI_ERRORS_RETURN),
+                      "MPI_Comm_set_errhandler", err);
+  if (st == RIG_OK)
+    st = rig_mpi_status(MPI_Comm_rank(job->c.comm, &job->rank), "MPI_Comm_rank", err);
+  if (st == RIG_OK)
+    st = rig_mpi_status(MPI_Comm_size(job->c.comm, &job->size), "MPI_Comm_size", err);
   /* An id of this job for its frames: the communicator's context may be
    * one an earlier job freed with frames still on their way. */
   uint64_t id = 0;
-  if (job->rank == 0) {
+  if (st == RIG_OK && job->rank == 0) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     id = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 16);
     static _Atomic uint64_t serial;
     id += atomic_fetch_add(&serial, 1) * UINT64_C(0x9E3779B97F4A7C15);
   }
-  MPI_Bcast(&id, 1, MPI_UINT64_T, 0, job->c.comm);
+  if (st == RIG_OK)
+    st = rig_mpi_status(MPI_Bcast(&id, 1, MPI_UINT64_T, 0, job->c.comm), "MPI_Bcast", err);
+  if (st != RIG_OK) {
+    st = free_comm(job, st, err);
+    free_job(job);
+    return st;
+  }
+  job->c.rank = job->rank;
+  job->c.size = job->size;
   job->c.job_id = id;
   job->machines = calloc((size_t)job->size, sizeof *job->machines);
   job->devices = calloc((size_t)job->size, sizeof *job->devices);
   job->proxies = calloc((size_t)job->size, sizeof *job->proxies);
-  rig_status st = job->machines && job->devices && job->proxies
-                      ? RIG_OK
-                      : rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  /* Every rank takes part in the gather, also one that failed to describe
-   * itself, so that nobody waits forever. */
+  st = job->machines && job->devices && job->proxies
+           ? RIG_OK
+           : rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   if (st == RIG_OK)
     st = rig_machine_describe(&job->machines[job->rank], job->rank, &job->devices[job->rank], err);
-  rig_status gathered = gather(job, err);
-  if (st == RIG_OK) st = gathered;
+  rig_error e;
+  st = first_failure(st, gather(job, st == RIG_OK, &e), &e, err);
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);
   if (st == RIG_OK && job->rank != 0 && !(job->agent = rig_agent_create(job)))
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   if (st == RIG_OK) st = rig_ctl_start(job, err);
   if (st != RIG_OK) {
-    MPI_Comm_free(&job->c.comm);
+    st = free_comm(job, st, err);
     free_job(job);
     return st;
   }
@@ -345,7 +421,7 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
   }
   /* A communicator with frames on their way must not be freed: its
    * context could go to a later one, and them with it. */
-  if (rig_ctl_stop(job)) MPI_Comm_free(&job->c.comm);
+  if (rig_ctl_stop(job)) st = free_comm(job, st, err);
   free_job(job);
   return st;
 }

@@ -133,6 +133,9 @@ struct rig_job {
   bool closed;
 };
 
+/* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or
+ * RIG_EJOB naming the call with MPI's error string. */
+rig_status rig_mpi_status(int rc, const char *call, rig_error *err);
 /* The job's root cause as RIG_EJOB. */
 rig_status rig_job_error(rig_job *job, rig_error *err);
 /* Sets the root cause (first call only) and tells every other rank. */
