@@ -331,35 +331,15 @@ static void *request_main(void *arg) {
 
 /* ---- hand-overs -------------------------------------------------------------------------- */
 
-/* Host bytes of memory `id` at `offset`, through a staging buffer when the
- * host does not address it. */
-static rig_status copy_host(agent *a, uint64_t id, uint64_t offset, void *bytes, size_t n, bool in,
-                            rig_error *err) {
-  rig_buffer *b = get_slot(a, id).buffer;
-  if (!b) return rig_error_set(err, RIG_EREFUSED, "no memory %llu", (unsigned long long)id);
-  if (offset > rig_buffer_length(b) || n > rig_buffer_length(b) - offset)
-    return rig_error_set(err, RIG_EREFUSED, "%zu bytes at %llu past memory %llu", n,
-                         (unsigned long long)offset, (unsigned long long)id);
-  rig_status st = rig_buffer_wait(b, in ? RIG_ACCESS_READ_WRITE : RIG_ACCESS_READ, err);
-  if (st != RIG_OK) return st;
-  unsigned char *host = rig_buffer_host(b);
-  if (host) {
-    if (in)
-      memcpy(host + offset, bytes, n);
-    else
-      memcpy(bytes, host + offset, n);
-    return RIG_OK;
-  }
-  rig_buffer *stage;
-  if ((st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, n, &stage, err)) != RIG_OK) return st;
-  rig_point done;
-  if (in) memcpy(rig_buffer_host(stage), bytes, n);
-  st = in ? rig_buffer_copy_submit(stage, 0, b, offset, n, NULL, 0, &done, err)
-          : rig_buffer_copy_submit(b, offset, stage, 0, n, NULL, 0, &done, err);
-  if (st == RIG_OK) st = rig_point_wait(done, err);
-  if (st == RIG_OK && !in) memcpy(bytes, rig_buffer_host(stage), n);
-  rig_buffer_release(stage);
-  return st;
+/* Memory `id`, if n bytes at `offset` lie inside it. */
+static rig_status memory_range(agent *a, uint64_t id, uint64_t offset, uint64_t n, rig_buffer **b,
+                               rig_error *err) {
+  *b = get_slot(a, id).buffer;
+  if (!*b) return rig_error_set(err, RIG_EREFUSED, "no memory %llu", (unsigned long long)id);
+  if (offset > rig_buffer_length(*b) || n > rig_buffer_length(*b) - offset)
+    return rig_error_set(err, RIG_EREFUSED, "%llu bytes at %llu past memory %llu",
+                         (unsigned long long)n, (unsigned long long)offset, (unsigned long long)id);
+  return RIG_OK;
 }
 
 static rig_status run_handover(executor *e, item *it, rig_error *err) {
@@ -373,14 +353,22 @@ static rig_status run_handover(executor *e, item *it, rig_error *err) {
       return rig_program_run_received(it->payload, f->h.payload, program_of, region_of, a, NULL, 0,
                                       it->ends, &it->nends, err);
     }
-    case F_COPY_IN:
-      return copy_host(a, f->copy_in.memory, f->copy_in.offset, it->payload, f->h.payload, true,
-                       err);
+    case F_COPY_IN: {
+      /* The core stages host bytes where the host does not address memory. */
+      const frame_copy_in *c = &f->copy_in;
+      rig_buffer *b;
+      rig_status st = memory_range(a, c->memory, c->offset, f->h.payload, &b, err);
+      return st == RIG_OK ? rig_buffer_write(b, c->offset, it->payload, f->h.payload, err) : st;
+    }
     case F_COPY_OUT: {
+      /* The range first: a length past the memory is refused, not tried. */
       const frame_copy_out *c = &f->copy_out;
+      rig_buffer *b;
+      rig_status st = memory_range(a, c->memory, c->offset, c->length, &b, err);
+      if (st != RIG_OK) return st;
       unsigned char *bytes = malloc(c->length ? c->length : 1);
       if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
-      rig_status st = copy_host(a, c->memory, c->offset, bytes, c->length, false, err);
+      st = rig_buffer_read(b, c->offset, bytes, c->length, err);
       if (st == RIG_OK) reply(a, f, RIG_OK, 0, 0, bytes, c->length);
       free(bytes);
       return st;
