@@ -61,6 +61,12 @@ static void queue_init(queue *q) {
   pthread_cond_init(&q->empty, NULL);
 }
 
+static void queue_destroy(queue *q) {
+  pthread_mutex_destroy(&q->lock);
+  pthread_cond_destroy(&q->more);
+  pthread_cond_destroy(&q->empty);
+}
+
 static void queue_push(queue *q, item *it) {
   pthread_mutex_lock(&q->lock);
   it->next = NULL;
@@ -127,7 +133,7 @@ static void reply(agent *a, const frame *req, rig_status st, uint64_t value, uin
   frame f = {
       .h = {.kind = F_REPLY, .request = req->h.request, .value = value, .status = (int32_t)st},
       .reply.max_threads = max_threads};
-  rig_ctl_send(a->job, 0, &f, payload, n);
+  rig_ctl_send(a->job, 0, &f, payload, n, NULL);
 }
 
 static void refuse(agent *a, const frame *req, const rig_error *err) {
@@ -143,22 +149,23 @@ static void fail(agent *a, const rig_error *err) {
 
 /* ---- tables ------------------------------------------------------------------------- */
 
-static uint64_t add_slot(agent *a, slot s) {
+/* Ids count from 1, never reused: a late frame cannot reach a later slot. */
+static rig_status add_slot(agent *a, slot s, uint64_t *id, rig_error *err) {
   pthread_mutex_lock(&a->lock);
   if (a->nslots == a->room) {
     size_t room = a->room ? 2 * a->room : 64;
     slot *bigger = realloc(a->slots, room * sizeof *bigger);
     if (!bigger) {
       pthread_mutex_unlock(&a->lock);
-      return 0;
+      return rig_error_set(err, RIG_ENOMEM, "out of memory on machine %d", a->job->rank);
     }
     a->slots = bigger;
     a->room = room;
   }
   a->slots[a->nslots++] = s;
-  uint64_t id = a->nslots;
+  *id = a->nslots;
   pthread_mutex_unlock(&a->lock);
-  return id;
+  return RIG_OK;
 }
 
 static slot get_slot(agent *a, uint64_t id) {
@@ -208,10 +215,9 @@ static void do_alloc(agent *a, const frame *f) {
     refuse(a, f, &err);
     return;
   }
-  uint64_t id = add_slot(a, (slot){.buffer = b});
-  if (!id) {
+  uint64_t id;
+  if (add_slot(a, (slot){.buffer = b}, &id, &err) != RIG_OK) {
     rig_buffer_release(b);
-    rig_error_set(&err, RIG_ENOMEM, "out of memory on machine %d", a->job->rank);
     refuse(a, f, &err);
     return;
   }
@@ -231,11 +237,15 @@ static void do_image(agent *a, const frame *f, const unsigned char *bytes) {
   } else {
     st = rig_image_load(d, bytes, n, &s.image, &err);
   }
+  uint64_t id;
+  if (st == RIG_OK && (st = add_slot(a, s, &id, &err)) != RIG_OK) {
+    rig_program_release(s.program);
+    rig_image_release(s.image);
+  }
   if (st != RIG_OK) {
     refuse(a, f, &err);
     return;
   }
-  uint64_t id = add_slot(a, s);
   reply(a, f, RIG_OK, id, 0, NULL, 0);
 }
 
@@ -406,7 +416,7 @@ static void *worker_main(void *arg) {
      * it waits in the completer: a hand-off less. */
     if (!atomic_load(&e->a->job->failed) && all_reached(it) && queue_idle(&e->done)) {
       frame done = {.h = {.kind = F_DONE, .device = e->device, .value = it->f.h.value}};
-      rig_ctl_send(e->a->job, 0, &done, NULL, 0);
+      rig_ctl_send(e->a->job, 0, &done, NULL, 0, NULL);
       item_free(it);
       continue;
     }
@@ -428,7 +438,7 @@ static void *completer_main(void *arg) {
       }
     if (ok) {
       frame done = {.h = {.kind = F_DONE, .device = e->device, .value = it->f.h.value}};
-      rig_ctl_send(e->a->job, 0, &done, NULL, 0);
+      rig_ctl_send(e->a->job, 0, &done, NULL, 0, NULL);
     }
     item_free(it);
     queue_finished(&e->done);
@@ -436,22 +446,37 @@ static void *completer_main(void *arg) {
   return NULL;
 }
 
-static executor *executor_of(agent *a, uint32_t device) {
-  if (device >= a->ndevices) return NULL;
-  if (a->execs[device]) return a->execs[device];
+/* Device `device`'s executor, started at its first hand-over. */
+static rig_status executor_of(agent *a, uint32_t device, executor **out, rig_error *err) {
+  if (device >= a->ndevices)
+    return rig_error_set(err, RIG_EREFUSED, "machine %d: a hand-over to no device %u", a->job->rank,
+                         device);
+  if ((*out = a->execs[device])) return RIG_OK;
   executor *e = calloc(1, sizeof *e);
-  if (!e) return NULL;
+  if (!e) return rig_error_set(err, RIG_ENOMEM, "machine %d: out of memory", a->job->rank);
   e->a = a;
   e->device = device;
   queue_init(&e->work);
   queue_init(&e->done);
-  if (pthread_create(&e->worker, NULL, worker_main, e) != 0 ||
-      pthread_create(&e->completer, NULL, completer_main, e) != 0) {
+  if (pthread_create(&e->worker, NULL, worker_main, e) != 0) {
+    queue_destroy(&e->work);
+    queue_destroy(&e->done);
     free(e);
-    return NULL;
+    return rig_error_set(err, RIG_ESYS, "machine %d: cannot start a device's executor",
+                         a->job->rank);
   }
-  a->execs[device] = e;
-  return e;
+  if (pthread_create(&e->completer, NULL, completer_main, e) != 0) {
+    /* The worker is idle: nothing was queued yet. */
+    queue_stop(&e->work);
+    pthread_join(e->worker, NULL);
+    queue_destroy(&e->work);
+    queue_destroy(&e->done);
+    free(e);
+    return rig_error_set(err, RIG_ESYS, "machine %d: cannot start a device's executor",
+                         a->job->rank);
+  }
+  *out = a->execs[device] = e;
+  return RIG_OK;
 }
 
 /* ---- the agent ------------------------------------------------------------------------------ */
@@ -472,10 +497,11 @@ void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload) {
     case F_COPY_IN:
     case F_COPY_OUT:
     case F_COPY: {
-      executor *e = executor_of(a, h->device);
-      if (!e) {
+      executor *e;
+      rig_error err;
+      if (executor_of(a, h->device, &e, &err) != RIG_OK) {
         item_free(it);
-        rig_job_fail_with(a->job, true, "an agent could not start a device's executor");
+        rig_job_fail_with(a->job, true, err.message);
         return;
       }
       queue_push(&e->work, it);
@@ -486,21 +512,28 @@ void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload) {
   }
 }
 
-agent *rig_agent_create(rig_job *job) {
+rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err) {
   agent *a = calloc(1, sizeof *a);
-  if (!a) return NULL;
+  if (!a) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   a->job = job;
   a->ndevices = job->machines[job->rank].ndevices;
   a->devices = job->devices[job->rank];
   a->execs = calloc(a->ndevices ? a->ndevices : 1, sizeof *a->execs);
+  if (!a->execs) {
+    free(a);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  }
   pthread_mutex_init(&a->lock, NULL);
   queue_init(&a->requests);
-  if (!a->execs || pthread_create(&a->request_thread, NULL, request_main, a) != 0) {
+  if (pthread_create(&a->request_thread, NULL, request_main, a) != 0) {
+    queue_destroy(&a->requests);
+    pthread_mutex_destroy(&a->lock);
     free(a->execs);
     free(a);
-    return NULL;
+    return rig_error_set(err, RIG_ESYS, "cannot start the agent's request thread");
   }
-  return a;
+  *out = a;
+  return RIG_OK;
 }
 
 void rig_agent_free(agent *a) {
@@ -513,6 +546,8 @@ void rig_agent_free(agent *a) {
     pthread_join(e->worker, NULL);
     queue_stop(&e->done);
     pthread_join(e->completer, NULL);
+    queue_destroy(&e->work);
+    queue_destroy(&e->done);
     free(e);
   }
   /* What the controller left loaded goes now (after its work). */
@@ -523,6 +558,7 @@ void rig_agent_free(agent *a) {
   }
   free(a->slots);
   free(a->execs);
+  queue_destroy(&a->requests);
   pthread_mutex_destroy(&a->lock);
   free(a);
 }

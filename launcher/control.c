@@ -5,6 +5,7 @@
  * peer stays silent too long. It spins a little after activity and then
  * sleeps on a futex the queue wakes, up to a millisecond at a time, so an
  * idle job does not burn a core. */
+#include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -28,15 +29,24 @@ double rig_job_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n) {
+rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n,
+                        rig_error *err) {
   ctl *c = &job->c;
+  /* One MPI message a frame, its length an int. */
+  if (n > (size_t)INT_MAX - sizeof *f) {
+    char cause[128];
+    snprintf(cause, sizeof cause, "machine %d: a frame of %zu bytes, more than a message carries",
+             job->rank, n);
+    rig_job_fail_with(job, true, cause);
+    return rig_job_error(job, err);
+  }
   outmsg *m = malloc(sizeof *m);
   unsigned char *buf = malloc(sizeof *f + n);
   if (!m || !buf) {
     free(m);
     free(buf);
     rig_job_fail_with(job, false, "out of memory queueing a frame");
-    return;
+    return rig_job_error(job, err);
   }
   /* Only the kind's body is copied: the rest of the union goes as 0s. */
   frame out;
@@ -63,6 +73,7 @@ void rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, s
   /* The system call only when the thread may be asleep (it rechecks wake
    * after saying so). */
   if (atomic_load(&c->sleeping)) rig_futex_wake(&c->wake, 1);
+  return RIG_OK;
 }
 
 /* An MPI failure on the control thread fails the job: no caller waits
@@ -161,7 +172,7 @@ static void dispatch(rig_job *job, int src, const frame *f, const unsigned char 
   if (job->rank != 0) {
     rig_agent_frame(job->agent, f, payload);
   } else if (h->kind == F_REPLY) {
-    rig_request_answer(job, f, payload);
+    rig_request_answer(job, src, f, payload);
   } else if (h->kind == F_DONE) {
     rig_proxy_done(job, src, h->device, h->value);
   }
@@ -218,7 +229,7 @@ static void watch(rig_job *job, double now) {
     if (r == c->rank || (c->rank != 0 && r != 0)) continue;
     if (now - c->sent[r] > BEAT_EVERY) {
       frame beat = {.h.kind = F_BEAT};
-      rig_ctl_send(job, r, &beat, NULL, 0);
+      rig_ctl_send(job, r, &beat, NULL, 0, NULL);
     }
     double silence_bound = rig_env_get()->job_silence;
     if (!atomic_load(&job->failed) && now - c->heard[r] > silence_bound) {
@@ -309,7 +320,7 @@ bool rig_ctl_stop(rig_job *job) {
   if (!c->started) return false;
   frame bye = {.h.kind = F_BYE};
   for (int r = 0; r < c->size; r++)
-    if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0);
+    if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0, NULL);
   atomic_store(&c->stop, true);
   atomic_fetch_add(&c->wake, 1);
   rig_futex_wake(&c->wake, 1);

@@ -57,7 +57,7 @@ void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
     frame fail = {.h.kind = F_FAIL};
     for (int r = 0; r < job->size; r++)
       if (r != job->rank && (job->rank == 0 || r == 0))
-        rig_ctl_send(job, r, &fail, job->cause, strlen(job->cause));
+        rig_ctl_send(job, r, &fail, job->cause, strlen(job->cause), NULL);
   }
   pthread_mutex_lock(&job->lock);
   atomic_store(&job->failed, true);
@@ -88,15 +88,16 @@ rig_status rig_job_error(rig_job *job, rig_error *err) {
 
 /* ---- requests ----------------------------------------------------------------- */
 
-static request *new_request(rig_job *job, uint64_t id) {
+static rig_status new_request(rig_job *job, uint64_t id, request **out, rig_error *err) {
   request *r = calloc(1, sizeof *r);
-  if (!r) return NULL;
+  if (!r) return rig_error_set(err, RIG_ENOMEM, "out of memory for a request");
   r->id = id;
   pthread_mutex_lock(&job->lock);
   r->next = job->requests;
   job->requests = r;
   pthread_mutex_unlock(&job->lock);
-  return r;
+  *out = r;
+  return RIG_OK;
 }
 
 static void unlink_request(rig_job *job, request *r) {
@@ -109,13 +110,14 @@ static void unlink_request(rig_job *job, request *r) {
   pthread_mutex_unlock(&job->lock);
 }
 
-request *rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len) {
-  request *r = new_request(job, id);
-  if (r) {
+rig_status rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len, rig_error *err) {
+  request *r = NULL;
+  rig_status st = new_request(job, id, &r, err);
+  if (st == RIG_OK) {
     r->into = into;
     r->into_len = len;
   }
-  return r;
+  return st;
 }
 
 void rig_request_free(request *r) {
@@ -124,39 +126,53 @@ void rig_request_free(request *r) {
   free(r);
 }
 
-void rig_request_answer(rig_job *job, const frame *f, const unsigned char *payload) {
+void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned char *payload) {
   const frame_header *h = &f->h;
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  cause[0] = '\0';
   pthread_mutex_lock(&job->lock);
   request *r = job->requests, **p = &job->requests;
   for (; r && r->id != h->request; p = &r->next, r = r->next) {
   }
-  if (r) {
-    r->status = h->status;
-    r->value = h->value;
-    r->max_threads = f->reply.max_threads;
-    if (r->into) {
-      /* A copy out: its bytes land before its DONE, which follows. */
-      if (h->status == RIG_OK && h->payload == r->into_len) memcpy(r->into, payload, h->payload);
-      *p = r->next;
-      free(r);
-    } else {
-      r->payload = malloc(h->payload ? h->payload : 1);
-      if (r->payload) memcpy(r->payload, payload, h->payload);
+  if (r && r->into) {
+    /* A copy out: its bytes land before its DONE, which follows; an agent
+     * that cannot copy fails the job instead of answering, so any other
+     * answer is a broken one. */
+    if (h->status == RIG_OK && h->payload == r->into_len)
+      memcpy(r->into, payload, h->payload);
+    else
+      snprintf(cause, sizeof cause, "machine %d: a copy out answered with %u bytes of %zu", src,
+               h->payload, r->into_len);
+    *p = r->next;
+    free(r);
+  } else if (r) {
+    r->payload = malloc(h->payload ? h->payload : 1);
+    if (r->payload) {
+      memcpy(r->payload, payload, h->payload);
       r->len = h->payload;
+      r->status = h->status;
+      r->value = h->value;
+      r->max_threads = f->reply.max_threads;
       r->done = true;
+    } else {
+      /* The waiter wakes on the failure. */
+      snprintf(cause, sizeof cause, "out of memory taking a reply");
     }
   }
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
+  if (cause[0]) rig_job_fail_with(job, true, cause);
 }
 
 rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
                        request **reply, rig_error *err) {
   if (atomic_load(&job->failed)) return rig_job_error(job, err);
   f->h.request = atomic_fetch_add(&job->next_request, 1) + 1;
-  request *r = new_request(job, f->h.request);
-  if (!r) return rig_error_set(err, RIG_ENOMEM, "out of memory for a request");
-  rig_ctl_send(job, dest, f, payload, n);
+  request *r = NULL;
+  rig_status st = new_request(job, f->h.request, &r, err);
+  if (st != RIG_OK) return st;
+  /* A frame not sent has failed the job: the wait below ends at once. */
+  rig_ctl_send(job, dest, f, payload, n, NULL);
   pthread_mutex_lock(&job->lock);
   while (!r->done && !atomic_load(&job->failed)) pthread_cond_wait(&job->changed, &job->lock);
   bool done = r->done;
@@ -167,8 +183,7 @@ rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, si
     return rig_job_error(job, err);
   }
   if (r->status != RIG_OK) {
-    rig_status st =
-        rig_error_set(err, (rig_status)r->status, "%.*s", (int)r->len, (const char *)r->payload);
+    st = rig_error_set(err, (rig_status)r->status, "%.*s", (int)r->len, (const char *)r->payload);
     rig_request_free(r);
     return st;
   }
@@ -347,8 +362,7 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   st = first_failure(st, gather(job, st == RIG_OK, &e), &e, err);
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);
-  if (st == RIG_OK && job->rank != 0 && !(job->agent = rig_agent_create(job)))
-    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
   if (st == RIG_OK) st = rig_ctl_start(job, err);
   if (st != RIG_OK) {
     st = free_comm(job, st, err);

@@ -42,8 +42,12 @@ typedef struct ctl {
 
 double rig_job_now(void);
 
-/* Queues a frame for rank dest; never blocks on the network. */
-void rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n);
+/* Queues a frame for rank dest; never blocks on the network. A frame
+ * that cannot be queued fails the job (a lost frame breaks the protocol):
+ * RIG_EJOB with its cause. A sender that only has the job to tell passes
+ * err NULL and leaves the status, the job's failure says it. */
+rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n,
+                        rig_error *err);
 rig_status rig_ctl_start(rig_job *job, rig_error *err);
 /* Sends what is queued and a BYE to each peer, takes frames until each
  * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
@@ -96,15 +100,16 @@ void rig_proxies_lose(rig_job *job);
 rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
                        request **reply, rig_error *err);
 void rig_request_free(request *r);
-/* A REPLY arrived: completes its request (on the control thread). */
-void rig_request_answer(rig_job *job, const frame *f, const unsigned char *payload);
+/* A REPLY from rank src arrived: completes its request (on the control
+ * thread). An answer that does not fit its request fails the job. */
+void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned char *payload);
 /* Registers a copy out's destination before its hand-over is sent. */
-request *rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len);
+rig_status rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len, rig_error *err);
 
 /* ---- the agent ------------------------------------------------------------------ */
 
 typedef struct agent agent;
-agent *rig_agent_create(rig_job *job);
+rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err);
 void rig_agent_free(agent *a);
 /* A frame from the controller (on the control thread: never blocks). */
 void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload);
