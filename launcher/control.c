@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "base/env.h"
 #include "base/sync.h"
@@ -23,7 +22,7 @@
 /* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
 static bool trace;
 
-double rig_job_now(void) {
+static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -116,7 +115,7 @@ static bool send_queued(rig_job *job) {
       frame_header th;
       memcpy(&th, m->buf, sizeof th); /* the header leads the frame */
       if (th.kind != F_BEAT)
-        fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", c->rank, th.kind,
+        fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", job->rank, th.kind,
                 (unsigned long long)th.request, m->dest);
     }
     if (mpi_check(job,
@@ -124,7 +123,7 @@ static bool send_queued(rig_job *job) {
                   "MPI_Isend") == RIG_OK) {
       c->reqs[c->ninflight] = req;
       c->bufs[c->ninflight++] = m->buf;
-      c->sent[m->dest] = rig_job_now();
+      c->sent[m->dest] = now_s();
     } else {
       free(m->buf);
     }
@@ -203,13 +202,13 @@ static bool receive(rig_job *job) {
       free(buf);
       break;
     }
-    c->heard[st.MPI_SOURCE] = rig_job_now();
+    c->heard[st.MPI_SOURCE] = now_s();
     frame f;
     if ((size_t)n >= sizeof f) {
       memcpy(&f, buf, sizeof f);
       const frame_header *h = &f.h;
       if (trace && h->kind != F_BEAT)
-        fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", c->rank,
+        fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", job->rank,
                 (unsigned long long)c->job_id, h->kind, (unsigned long long)h->request,
                 (unsigned long long)h->job, st.MPI_SOURCE);
       if (sizeof f + h->payload == (size_t)n && h->job == c->job_id)
@@ -225,8 +224,8 @@ static bool receive(rig_job *job) {
  * controller watches every agent, an agent the controller. */
 static void watch(rig_job *job, double now) {
   ctl *c = &job->c;
-  for (int r = 0; r < c->size; r++) {
-    if (r == c->rank || (c->rank != 0 && r != 0)) continue;
+  for (int r = 0; r < job->size; r++) {
+    if (r == job->rank || (job->rank != 0 && r != 0)) continue;
     if (now - c->sent[r] > BEAT_EVERY) {
       frame beat = {.h.kind = F_BEAT};
       rig_ctl_send(job, r, &beat, NULL, 0, NULL);
@@ -243,13 +242,13 @@ static void watch(rig_job *job, double now) {
 static void *control_main(void *arg) {
   rig_job *job = arg;
   ctl *c = &job->c;
-  double last_busy = rig_job_now(), last_watch = 0, stop_at = 0;
+  double last_busy = now_s(), last_watch = 0, stop_at = 0;
   for (;;) {
     uint32_t seen = atomic_load(&c->wake);
     bool busy = send_queued(job);
     busy |= complete_sends(job);
     busy |= receive(job);
-    double now = rig_job_now();
+    double now = now_s();
     bool leaving = atomic_load(&c->stop);
     if (!leaving && now - last_watch > 0.1) {
       watch(job, now);
@@ -260,7 +259,7 @@ static void *control_main(void *arg) {
       bool empty = c->head == NULL;
       pthread_mutex_unlock(&c->lock);
       /* The controller talks with every agent, an agent with the controller. */
-      int peers = c->rank == 0 ? c->size - 1 : 1;
+      int peers = job->rank == 0 ? job->size - 1 : 1;
       if (empty && c->ninflight == 0 && c->byes >= peers) {
         c->quiet = true;
         break;
@@ -293,14 +292,14 @@ rig_status rig_ctl_start(rig_job *job, rig_error *err) {
   ctl *c = &job->c;
   trace = rig_env_get()->trace;
   pthread_mutex_init(&c->lock, NULL);
-  c->heard = calloc((size_t)c->size, sizeof *c->heard);
-  c->sent = calloc((size_t)c->size, sizeof *c->sent);
+  c->heard = calloc((size_t)job->size, sizeof *c->heard);
+  c->sent = calloc((size_t)job->size, sizeof *c->sent);
   rig_status st = RIG_OK;
   if (!c->heard || !c->sent) {
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   } else {
-    double now = rig_job_now();
-    for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
+    double now = now_s();
+    for (int r = 0; r < job->size; r++) c->heard[r] = c->sent[r] = now;
     if (pthread_create(&c->thread, NULL, control_main, job) != 0)
       st = rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
   }
@@ -319,8 +318,8 @@ bool rig_ctl_stop(rig_job *job) {
   ctl *c = &job->c;
   if (!c->started) return false;
   frame bye = {.h.kind = F_BYE};
-  for (int r = 0; r < c->size; r++)
-    if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0, NULL);
+  for (int r = 0; r < job->size; r++)
+    if (r != job->rank && (job->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0, NULL);
   atomic_store(&c->stop, true);
   atomic_fetch_add(&c->wake, 1);
   rig_futex_wake(&c->wake, 1);

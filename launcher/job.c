@@ -347,8 +347,6 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
     free_job(job);
     return st;
   }
-  job->c.rank = job->rank;
-  job->c.size = job->size;
   job->c.job_id = id;
   job->machines = calloc((size_t)job->size, sizeof *job->machines);
   job->devices = calloc((size_t)job->size, sizeof *job->devices);

@@ -23,7 +23,6 @@ typedef struct outmsg {
 typedef struct ctl {
   MPI_Comm comm;
   uint64_t job_id;
-  int rank, size;
   pthread_t thread;
   bool started;
   pthread_mutex_t lock; /* the outgoing queue */
@@ -39,8 +38,6 @@ typedef struct ctl {
   double *heard; /* per rank: when a frame last came from it */
   double *sent;  /* per rank: when a frame last went to it */
 } ctl;
-
-double rig_job_now(void);
 
 /* Queues a frame for rank dest; never blocks on the network. A frame
  * that cannot be queued fails the job (a lost frame breaks the protocol):

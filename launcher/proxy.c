@@ -6,7 +6,6 @@
  * shadow timeline. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "job_internal.h"
 
