@@ -245,7 +245,8 @@ static rig_status gather(rig_job *job, bool described, rig_error *err) {
   s = rig_mpi_status(MPI_Gatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm),
                      "MPI_Gatherv", &e);
   st = first_failure(st, s, &e, err);
-  for (int r = 1; root && st == RIG_OK && r < job->size; r++) {
+  /* A controller that did not describe itself may have no table to fill. */
+  for (int r = 1; root && described && st == RIG_OK && r < job->size; r++) {
     rig_machine *m = &job->machines[r];
     size_t got = (size_t)lens[r];
     if (got < sizeof *m) {
