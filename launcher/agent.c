@@ -14,7 +14,7 @@
 
 typedef struct item {
   struct item *next;
-  frame_header h;
+  frame f;
   unsigned char *payload;
   rig_point *ends; /* for the completer */
   size_t nends;
@@ -59,6 +59,12 @@ static void queue_init(queue *q) {
   pthread_mutex_init(&q->lock, NULL);
   pthread_cond_init(&q->more, NULL);
   pthread_cond_init(&q->empty, NULL);
+}
+
+static void queue_destroy(queue *q) {
+  pthread_mutex_destroy(&q->lock);
+  pthread_cond_destroy(&q->more);
+  pthread_cond_destroy(&q->empty);
 }
 
 static void queue_push(queue *q, item *it) {
@@ -122,14 +128,15 @@ static void item_free(item *it) {
 
 /* ---- answers ---------------------------------------------------------------------- */
 
-static void reply(agent *a, const frame_header *req, rig_status st, uint64_t value, uint64_t x,
+static void reply(agent *a, const frame *req, rig_status st, uint64_t value, uint32_t max_threads,
                   const void *payload, size_t n) {
-  frame_header h = {
-      .kind = F_REPLY, .request = req->request, .value = value, .a = x, .status = (int32_t)st};
-  rig_ctl_send(a->job, 0, &h, payload, n);
+  frame f = {
+      .h = {.kind = F_REPLY, .request = req->h.request, .value = value, .status = (int32_t)st},
+      .reply.max_threads = max_threads};
+  rig_ctl_send(a->job, 0, &f, payload, n, NULL);
 }
 
-static void refuse(agent *a, const frame_header *req, const rig_error *err) {
+static void refuse(agent *a, const frame *req, const rig_error *err) {
   reply(a, req, err->code, 0, 0, err->message, strlen(err->message));
 }
 
@@ -142,22 +149,23 @@ static void fail(agent *a, const rig_error *err) {
 
 /* ---- tables ------------------------------------------------------------------------- */
 
-static uint64_t add_slot(agent *a, slot s) {
+/* Ids count from 1, never reused: a late frame cannot reach a later slot. */
+static rig_status add_slot(agent *a, slot s, uint64_t *id, rig_error *err) {
   pthread_mutex_lock(&a->lock);
   if (a->nslots == a->room) {
     size_t room = a->room ? 2 * a->room : 64;
     slot *bigger = realloc(a->slots, room * sizeof *bigger);
     if (!bigger) {
       pthread_mutex_unlock(&a->lock);
-      return 0;
+      return rig_error_set(err, RIG_ENOMEM, "out of memory on machine %d", a->job->rank);
     }
     a->slots = bigger;
     a->room = room;
   }
   a->slots[a->nslots++] = s;
-  uint64_t id = a->nslots;
+  *id = a->nslots;
   pthread_mutex_unlock(&a->lock);
-  return id;
+  return RIG_OK;
 }
 
 static slot get_slot(agent *a, uint64_t id) {
@@ -194,95 +202,100 @@ static rig_device *device_of(void *ctx, int64_t id) {
 
 /* ---- requests ------------------------------------------------------------------------- */
 
-static void do_alloc(agent *a, const frame_header *h) {
+static void do_alloc(agent *a, const frame *f) {
   rig_error err;
   rig_buffer *b;
-  rig_device *d = device_of(a, h->device);
+  rig_device *d = device_of(a, f->h.device);
   if (!d) {
-    rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", h->device, a->job->rank);
-    refuse(a, h, &err);
+    rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", f->h.device, a->job->rank);
+    refuse(a, f, &err);
     return;
   }
-  if (rig_buffer_create(d, (rig_buffer_kind)h->a, h->b, &b, &err) != RIG_OK) {
-    refuse(a, h, &err);
+  if (rig_buffer_create(d, (rig_buffer_kind)f->alloc.kind, f->alloc.bytes, &b, &err) != RIG_OK) {
+    refuse(a, f, &err);
     return;
   }
-  uint64_t id = add_slot(a, (slot){.buffer = b});
-  if (!id) {
+  uint64_t id;
+  if (add_slot(a, (slot){.buffer = b}, &id, &err) != RIG_OK) {
     rig_buffer_release(b);
-    rig_error_set(&err, RIG_ENOMEM, "out of memory on machine %d", a->job->rank);
-    refuse(a, h, &err);
+    refuse(a, f, &err);
     return;
   }
-  reply(a, h, RIG_OK, id, 0, NULL, 0);
+  reply(a, f, RIG_OK, id, 0, NULL, 0);
 }
 
-static void do_image(agent *a, const frame_header *h, const unsigned char *bytes) {
+static void do_image(agent *a, const frame *f, const unsigned char *bytes) {
   rig_error err;
-  rig_device *d = device_of(a, h->device);
+  rig_device *d = device_of(a, f->h.device);
+  size_t n = f->h.payload;
   slot s = {0};
   rig_status st;
   if (!d) {
-    st = rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", h->device, a->job->rank);
-  } else if (h->payload >= 11 && memcmp(bytes, "rig.remote\n", 11) == 0) {
-    st = rig_program_load_received(bytes, h->payload, device_of, a, NULL, &s.program, &err);
+    st = rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", f->h.device, a->job->rank);
+  } else if (n >= 11 && memcmp(bytes, "rig.remote\n", 11) == 0) {
+    st = rig_program_load_received(bytes, n, device_of, a, NULL, &s.program, &err);
   } else {
-    st = rig_image_load(d, bytes, h->payload, &s.image, &err);
+    st = rig_image_load(d, bytes, n, &s.image, &err);
+  }
+  uint64_t id;
+  if (st == RIG_OK && (st = add_slot(a, s, &id, &err)) != RIG_OK) {
+    rig_program_release(s.program);
+    rig_image_release(s.image);
   }
   if (st != RIG_OK) {
-    refuse(a, h, &err);
+    refuse(a, f, &err);
     return;
   }
-  uint64_t id = add_slot(a, s);
-  reply(a, h, RIG_OK, id, 0, NULL, 0);
+  reply(a, f, RIG_OK, id, 0, NULL, 0);
 }
 
-static void do_entry(agent *a, const frame_header *h, const unsigned char *name) {
+static void do_entry(agent *a, const frame *f, const unsigned char *name) {
   rig_error err;
-  slot s = get_slot(a, h->a);
+  uint64_t image = f->entry.image;
+  size_t n = f->h.payload;
+  slot s = get_slot(a, image);
   if (s.program) {
     /* A program's functions: "run", and "launch:<i>" for the threads the
      * i-th launch's function may have. */
     uint32_t threads[1];
     unsigned long i;
     char text[32];
-    snprintf(text, sizeof text, "%.*s", (int)(h->payload < 31 ? h->payload : 31),
-             (const char *)name);
-    if (h->payload == 3 && memcmp(name, "run", 3) == 0) {
-      reply(a, h, RIG_OK, h->a, 0, NULL, 0);
+    snprintf(text, sizeof text, "%.*s", (int)(n < 31 ? n : 31), (const char *)name);
+    if (n == 3 && memcmp(name, "run", 3) == 0) {
+      reply(a, f, RIG_OK, image, 0, NULL, 0);
     } else if (sscanf(text, "launch:%lu", &i) == 1 &&
                i < rig_program_threads(s.program, threads, 0)) {
       uint32_t *all = calloc(i + 1, sizeof *all);
       if (all) rig_program_threads(s.program, all, i + 1);
-      reply(a, h, RIG_OK, 0, all ? all[i] : 0, NULL, 0);
+      reply(a, f, RIG_OK, 0, all ? all[i] : 0, NULL, 0);
       free(all);
     } else {
       rig_error_set(&err, RIG_EREFUSED, "machine %d: a program has no function \"%s\"",
                     a->job->rank, text);
-      refuse(a, h, &err);
+      refuse(a, f, &err);
     }
     return;
   }
   rig_entry e;
   if (!s.image) {
     rig_error_set(&err, RIG_EREFUSED, "machine %d: no image %llu", a->job->rank,
-                  (unsigned long long)h->a);
-    refuse(a, h, &err);
-  } else if (rig_image_entry(s.image, (const char *)name, h->payload, &e, &err) != RIG_OK) {
-    refuse(a, h, &err);
+                  (unsigned long long)image);
+    refuse(a, f, &err);
+  } else if (rig_image_entry(s.image, (const char *)name, n, &e, &err) != RIG_OK) {
+    refuse(a, f, &err);
   } else {
-    reply(a, h, RIG_OK, e.value, e.max_threads, NULL, 0);
+    reply(a, f, RIG_OK, e.value, e.max_threads, NULL, 0);
   }
 }
 
-static void do_close(agent *a, const frame_header *h) {
+static void do_close(agent *a, const frame *f) {
   /* Every hand-over queued before CLOSE is done before the answer. */
   for (size_t d = 0; d < a->ndevices; d++)
     if (a->execs[d]) {
       queue_drain(&a->execs[d]->work);
       queue_drain(&a->execs[d]->done);
     }
-  reply(a, h, RIG_OK, 0, 0, NULL, 0);
+  reply(a, f, RIG_OK, 0, 0, NULL, 0);
   pthread_mutex_lock(&a->job->lock);
   a->job->closed = true;
   pthread_cond_broadcast(&a->job->changed);
@@ -293,27 +306,27 @@ static void *request_main(void *arg) {
   agent *a = arg;
   item *it;
   while ((it = queue_take(&a->requests))) {
-    const frame_header *h = &it->h;
+    const frame *f = &it->f;
     slot s;
-    switch (h->kind) {
+    switch (f->h.kind) {
       case F_ALLOC:
-        do_alloc(a, h);
+        do_alloc(a, f);
         break;
       case F_IMAGE:
-        do_image(a, h, it->payload);
+        do_image(a, f, it->payload);
         break;
       case F_ENTRY:
-        do_entry(a, h, it->payload);
+        do_entry(a, f, it->payload);
         break;
       case F_CLOSE:
-        do_close(a, h);
+        do_close(a, f);
         break;
       case F_FREE:
-        s = take_slot(a, h->a);
+        s = take_slot(a, f->release.id);
         rig_buffer_release(s.buffer);
         break;
       case F_UNLOAD:
-        s = take_slot(a, h->a);
+        s = take_slot(a, f->release.id);
         rig_program_release(s.program);
         rig_image_release(s.image);
         break;
@@ -328,68 +341,60 @@ static void *request_main(void *arg) {
 
 /* ---- hand-overs -------------------------------------------------------------------------- */
 
-/* Host bytes of memory `id` at `offset`, through a staging buffer when the
- * host does not address it. */
-static rig_status copy_host(agent *a, uint64_t id, uint64_t offset, void *bytes, size_t n, bool in,
-                            rig_error *err) {
-  rig_buffer *b = get_slot(a, id).buffer;
-  if (!b) return rig_error_set(err, RIG_EREFUSED, "no memory %llu", (unsigned long long)id);
-  if (offset > rig_buffer_length(b) || n > rig_buffer_length(b) - offset)
-    return rig_error_set(err, RIG_EREFUSED, "%zu bytes at %llu past memory %llu", n,
-                         (unsigned long long)offset, (unsigned long long)id);
-  rig_status st = rig_buffer_wait(b, in ? RIG_ACCESS_READ_WRITE : RIG_ACCESS_READ, err);
-  if (st != RIG_OK) return st;
-  unsigned char *host = rig_buffer_host(b);
-  if (host) {
-    if (in)
-      memcpy(host + offset, bytes, n);
-    else
-      memcpy(bytes, host + offset, n);
-    return RIG_OK;
-  }
-  rig_buffer *stage;
-  if ((st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, n, &stage, err)) != RIG_OK) return st;
-  rig_point done;
-  if (in) memcpy(rig_buffer_host(stage), bytes, n);
-  st = in ? rig_buffer_copy_submit(stage, 0, b, offset, n, NULL, 0, &done, err)
-          : rig_buffer_copy_submit(b, offset, stage, 0, n, NULL, 0, &done, err);
-  if (st == RIG_OK) st = rig_point_wait(done, err);
-  if (st == RIG_OK && !in) memcpy(bytes, rig_buffer_host(stage), n);
-  rig_buffer_release(stage);
-  return st;
+/* Memory `id`, if n bytes at `offset` lie inside it. */
+static rig_status memory_range(agent *a, uint64_t id, uint64_t offset, uint64_t n, rig_buffer **b,
+                               rig_error *err) {
+  *b = get_slot(a, id).buffer;
+  if (!*b) return rig_error_set(err, RIG_EREFUSED, "no memory %llu", (unsigned long long)id);
+  if (offset > rig_buffer_length(*b) || n > rig_buffer_length(*b) - offset)
+    return rig_error_set(err, RIG_EREFUSED, "%llu bytes at %llu past memory %llu",
+                         (unsigned long long)n, (unsigned long long)offset, (unsigned long long)id);
+  return RIG_OK;
 }
 
 static rig_status run_handover(executor *e, item *it, rig_error *err) {
   agent *a = e->a;
-  const frame_header *h = &it->h;
-  switch (h->kind) {
+  const frame *f = &it->f;
+  switch (f->h.kind) {
     case F_WORDS: {
       size_t room = 64;
       it->ends = calloc(room, sizeof *it->ends);
       if (!it->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a run");
-      return rig_program_run_received(it->payload, h->payload, program_of, region_of, a, NULL, 0,
+      return rig_program_run_received(it->payload, f->h.payload, program_of, region_of, a, NULL, 0,
                                       it->ends, &it->nends, err);
     }
-    case F_COPY_IN:
-      return copy_host(a, h->a, h->b, it->payload, h->payload, true, err);
+    case F_COPY_IN: {
+      /* The core stages host bytes where the host does not address memory. */
+      const frame_copy_in *c = &f->copy_in;
+      rig_buffer *b;
+      rig_status st = memory_range(a, c->memory, c->offset, f->h.payload, &b, err);
+      return st == RIG_OK ? rig_buffer_write(b, c->offset, it->payload, f->h.payload, err) : st;
+    }
     case F_COPY_OUT: {
-      unsigned char *bytes = malloc(h->c ? h->c : 1);
+      /* The range first: a length past the memory is refused, not tried. */
+      const frame_copy_out *c = &f->copy_out;
+      rig_buffer *b;
+      rig_status st = memory_range(a, c->memory, c->offset, c->length, &b, err);
+      if (st != RIG_OK) return st;
+      unsigned char *bytes = malloc(c->length ? c->length : 1);
       if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
-      rig_status st = copy_host(a, h->a, h->b, bytes, h->c, false, err);
-      if (st == RIG_OK) reply(a, h, RIG_OK, 0, 0, bytes, h->c);
+      st = rig_buffer_read(b, c->offset, bytes, c->length, err);
+      if (st == RIG_OK) reply(a, f, RIG_OK, 0, 0, bytes, c->length);
       free(bytes);
       return st;
     }
     case F_COPY: {
-      rig_buffer *src = get_slot(a, h->a).buffer, *dst = get_slot(a, h->d).buffer;
+      const frame_copy *c = &f->copy;
+      rig_buffer *src = get_slot(a, c->src).buffer, *dst = get_slot(a, c->dst).buffer;
       if (!src || !dst) return rig_error_set(err, RIG_EREFUSED, "no memory for a copy");
       it->ends = calloc(1, sizeof *it->ends);
       if (!it->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
       it->nends = 1;
-      return rig_buffer_copy_submit(src, h->b, dst, h->e, h->c, NULL, 0, &it->ends[0], err);
+      return rig_buffer_copy_submit(src, c->src_offset, dst, c->dst_offset, c->length, NULL, 0,
+                                    &it->ends[0], err);
     }
   }
-  return rig_error_set(err, RIG_EREFUSED, "a hand-over of kind %u", h->kind);
+  return rig_error_set(err, RIG_EREFUSED, "a hand-over of kind %u", f->h.kind);
 }
 
 static bool all_reached(const item *it) {
@@ -410,8 +415,8 @@ static void *worker_main(void *arg) {
     /* Work already done (a host run) is reported now, when nothing before
      * it waits in the completer: a hand-off less. */
     if (!atomic_load(&e->a->job->failed) && all_reached(it) && queue_idle(&e->done)) {
-      frame_header h = {.kind = F_DONE, .device = e->device, .value = it->h.value};
-      rig_ctl_send(e->a->job, 0, &h, NULL, 0);
+      frame done = {.h = {.kind = F_DONE, .device = e->device, .value = it->f.h.value}};
+      rig_ctl_send(e->a->job, 0, &done, NULL, 0, NULL);
       item_free(it);
       continue;
     }
@@ -432,8 +437,8 @@ static void *completer_main(void *arg) {
         ok = false;
       }
     if (ok) {
-      frame_header h = {.kind = F_DONE, .device = e->device, .value = it->h.value};
-      rig_ctl_send(e->a->job, 0, &h, NULL, 0);
+      frame done = {.h = {.kind = F_DONE, .device = e->device, .value = it->f.h.value}};
+      rig_ctl_send(e->a->job, 0, &done, NULL, 0, NULL);
     }
     item_free(it);
     queue_finished(&e->done);
@@ -441,27 +446,43 @@ static void *completer_main(void *arg) {
   return NULL;
 }
 
-static executor *executor_of(agent *a, uint32_t device) {
-  if (device >= a->ndevices) return NULL;
-  if (a->execs[device]) return a->execs[device];
+/* Device `device`'s executor, started at its first hand-over. */
+static rig_status executor_of(agent *a, uint32_t device, executor **out, rig_error *err) {
+  if (device >= a->ndevices)
+    return rig_error_set(err, RIG_EREFUSED, "machine %d: a hand-over to no device %u", a->job->rank,
+                         device);
+  if ((*out = a->execs[device])) return RIG_OK;
   executor *e = calloc(1, sizeof *e);
-  if (!e) return NULL;
+  if (!e) return rig_error_set(err, RIG_ENOMEM, "machine %d: out of memory", a->job->rank);
   e->a = a;
   e->device = device;
   queue_init(&e->work);
   queue_init(&e->done);
-  if (pthread_create(&e->worker, NULL, worker_main, e) != 0 ||
-      pthread_create(&e->completer, NULL, completer_main, e) != 0) {
+  if (pthread_create(&e->worker, NULL, worker_main, e) != 0) {
+    queue_destroy(&e->work);
+    queue_destroy(&e->done);
     free(e);
-    return NULL;
+    return rig_error_set(err, RIG_ESYS, "machine %d: cannot start a device's executor",
+                         a->job->rank);
   }
-  a->execs[device] = e;
-  return e;
+  if (pthread_create(&e->completer, NULL, completer_main, e) != 0) {
+    /* The worker is idle: nothing was queued yet. */
+    queue_stop(&e->work);
+    pthread_join(e->worker, NULL);
+    queue_destroy(&e->work);
+    queue_destroy(&e->done);
+    free(e);
+    return rig_error_set(err, RIG_ESYS, "machine %d: cannot start a device's executor",
+                         a->job->rank);
+  }
+  *out = a->execs[device] = e;
+  return RIG_OK;
 }
 
 /* ---- the agent ------------------------------------------------------------------------------ */
 
-void rig_agent_frame(agent *a, const frame_header *h, const unsigned char *payload) {
+void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload) {
+  const frame_header *h = &f->h;
   item *it = calloc(1, sizeof *it);
   if (it) it->payload = malloc(h->payload ? h->payload : 1);
   if (!it || !it->payload) {
@@ -469,17 +490,18 @@ void rig_agent_frame(agent *a, const frame_header *h, const unsigned char *paylo
     rig_job_fail_with(a->job, true, "out of memory taking a frame");
     return;
   }
-  it->h = *h;
+  it->f = *f;
   if (h->payload) memcpy(it->payload, payload, h->payload);
   switch (h->kind) {
     case F_WORDS:
     case F_COPY_IN:
     case F_COPY_OUT:
     case F_COPY: {
-      executor *e = executor_of(a, h->device);
-      if (!e) {
+      executor *e;
+      rig_error err;
+      if (executor_of(a, h->device, &e, &err) != RIG_OK) {
         item_free(it);
-        rig_job_fail_with(a->job, true, "an agent could not start a device's executor");
+        rig_job_fail_with(a->job, true, err.message);
         return;
       }
       queue_push(&e->work, it);
@@ -490,21 +512,28 @@ void rig_agent_frame(agent *a, const frame_header *h, const unsigned char *paylo
   }
 }
 
-agent *rig_agent_create(rig_job *job) {
+rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err) {
   agent *a = calloc(1, sizeof *a);
-  if (!a) return NULL;
+  if (!a) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   a->job = job;
   a->ndevices = job->machines[job->rank].ndevices;
   a->devices = job->devices[job->rank];
   a->execs = calloc(a->ndevices ? a->ndevices : 1, sizeof *a->execs);
+  if (!a->execs) {
+    free(a);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  }
   pthread_mutex_init(&a->lock, NULL);
   queue_init(&a->requests);
-  if (!a->execs || pthread_create(&a->request_thread, NULL, request_main, a) != 0) {
+  if (pthread_create(&a->request_thread, NULL, request_main, a) != 0) {
+    queue_destroy(&a->requests);
+    pthread_mutex_destroy(&a->lock);
     free(a->execs);
     free(a);
-    return NULL;
+    return rig_error_set(err, RIG_ESYS, "cannot start the agent's request thread");
   }
-  return a;
+  *out = a;
+  return RIG_OK;
 }
 
 void rig_agent_free(agent *a) {
@@ -517,6 +546,8 @@ void rig_agent_free(agent *a) {
     pthread_join(e->worker, NULL);
     queue_stop(&e->done);
     pthread_join(e->completer, NULL);
+    queue_destroy(&e->work);
+    queue_destroy(&e->done);
     free(e);
   }
   /* What the controller left loaded goes now (after its work). */
@@ -527,6 +558,7 @@ void rig_agent_free(agent *a) {
   }
   free(a->slots);
   free(a->execs);
+  queue_destroy(&a->requests);
   pthread_mutex_destroy(&a->lock);
   free(a);
 }

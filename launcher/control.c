@@ -5,12 +5,13 @@
  * peer stays silent too long. It spins a little after activity and then
  * sleeps on a futex the queue wakes, up to a millisecond at a time, so an
  * idle job does not burn a core. */
+#include <limits.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "base/env.h"
 #include "base/sync.h"
@@ -21,30 +22,44 @@
 /* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
 static bool trace;
 
-double rig_job_now(void) {
+static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *payload, size_t n) {
+rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n,
+                        rig_error *err) {
   ctl *c = &job->c;
+  /* One MPI message a frame, its length an int. */
+  if (n > (size_t)INT_MAX - sizeof *f) {
+    char cause[128];
+    snprintf(cause, sizeof cause, "machine %d: a frame of %zu bytes, more than a message carries",
+             job->rank, n);
+    rig_job_fail_with(job, true, cause);
+    return rig_job_error(job, err);
+  }
   outmsg *m = malloc(sizeof *m);
-  unsigned char *buf = malloc(sizeof *h + n);
+  unsigned char *buf = malloc(sizeof *f + n);
   if (!m || !buf) {
     free(m);
     free(buf);
     rig_job_fail_with(job, false, "out of memory queueing a frame");
-    return;
+    return rig_job_error(job, err);
   }
-  frame_header hh = *h;
-  hh.job = c->job_id;
-  hh.payload = (uint32_t)n;
-  memcpy(buf, &hh, sizeof hh);
-  if (n) memcpy(buf + sizeof hh, payload, n);
+  /* Only the kind's body is copied: the rest of the union goes as 0s. */
+  frame out;
+  memset(&out, 0, sizeof out);
+  out.h = f->h;
+  out.h.job = c->job_id;
+  out.h.payload = (uint32_t)n;
+  size_t body = offsetof(frame, alloc);
+  memcpy((unsigned char *)&out + body, (const unsigned char *)f + body, frame_body_size(f->h.kind));
+  memcpy(buf, &out, sizeof out);
+  if (n) memcpy(buf + sizeof out, payload, n);
   m->next = NULL;
   m->dest = dest;
-  m->len = sizeof hh + n;
+  m->len = sizeof out + n;
   m->buf = buf;
   pthread_mutex_lock(&c->lock);
   if (c->tail)
@@ -57,17 +72,18 @@ void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *pay
   /* The system call only when the thread may be asleep (it rechecks wake
    * after saying so). */
   if (atomic_load(&c->sleeping)) rig_futex_wake(&c->wake, 1);
+  return RIG_OK;
 }
 
-static bool mpi_ok(rig_job *job, int rc, const char *what) {
-  if (rc == MPI_SUCCESS) return true;
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, msg, &len);
-  char cause[RIG_ERROR_MESSAGE_MAX];
-  snprintf(cause, sizeof cause, "machine %d: MPI failed %s: %.*s", job->rank, what, len, msg);
+/* An MPI failure on the control thread fails the job: no caller waits
+ * here for a status, every one waits on the job. */
+static rig_status mpi_check(rig_job *job, int rc, const char *call) {
+  rig_error err;
+  if (rig_mpi_status(rc, call, &err) == RIG_OK) return RIG_OK;
+  char cause[RIG_ERROR_MESSAGE_MAX + 32];
+  snprintf(cause, sizeof cause, "machine %d: %s", job->rank, err.message);
   rig_job_fail_with(job, false, cause);
-  return false;
+  return RIG_EJOB;
 }
 
 static bool send_queued(rig_job *job) {
@@ -97,16 +113,17 @@ static bool send_queued(rig_job *job) {
     MPI_Request req;
     if (trace) {
       frame_header th;
-      memcpy(&th, m->buf, sizeof th);
+      memcpy(&th, m->buf, sizeof th); /* the header leads the frame */
       if (th.kind != F_BEAT)
-        fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", c->rank, th.kind,
+        fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", job->rank, th.kind,
                 (unsigned long long)th.request, m->dest);
     }
-    if (mpi_ok(job, MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
-               "sending")) {
+    if (mpi_check(job,
+                  MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
+                  "MPI_Isend") == RIG_OK) {
       c->reqs[c->ninflight] = req;
       c->bufs[c->ninflight++] = m->buf;
-      c->sent[m->dest] = rig_job_now();
+      c->sent[m->dest] = now_s();
     } else {
       free(m->buf);
     }
@@ -121,7 +138,7 @@ static bool complete_sends(rig_job *job) {
   bool any = false;
   for (size_t i = 0; i < c->ninflight;) {
     int flag = 0;
-    if (!mpi_ok(job, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "completing a send"))
+    if (mpi_check(job, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK)
       flag = 1;
     if (flag) {
       free(c->bufs[i]);
@@ -136,7 +153,8 @@ static bool complete_sends(rig_job *job) {
   return any;
 }
 
-static void dispatch(rig_job *job, int src, const frame_header *h, const unsigned char *payload) {
+static void dispatch(rig_job *job, int src, const frame *f, const unsigned char *payload) {
+  const frame_header *h = &f->h;
   if (h->kind == F_BYE) {
     job->c.byes++;
     return;
@@ -151,9 +169,9 @@ static void dispatch(rig_job *job, int src, const frame_header *h, const unsigne
     return;
   }
   if (job->rank != 0) {
-    rig_agent_frame(job->agent, h, payload);
+    rig_agent_frame(job->agent, f, payload);
   } else if (h->kind == F_REPLY) {
-    rig_request_answer(job, h, payload);
+    rig_request_answer(job, src, f, payload);
   } else if (h->kind == F_DONE) {
     rig_proxy_done(job, src, h->device, h->value);
   }
@@ -165,32 +183,36 @@ static bool receive(rig_job *job) {
   for (int i = 0; i < 64; i++) {
     int flag = 0;
     MPI_Status st;
-    if (!mpi_ok(job, MPI_Iprobe(MPI_ANY_SOURCE, RIG_JOB_TAG, c->comm, &flag, &st), "probing") ||
+    if (mpi_check(job, MPI_Iprobe(MPI_ANY_SOURCE, RIG_JOB_TAG, c->comm, &flag, &st),
+                  "MPI_Iprobe") != RIG_OK ||
         !flag)
       break;
     int n = 0;
-    MPI_Get_count(&st, MPI_BYTE, &n);
+    /* MPI_UNDEFINED (negative) as 0 bytes: MPI_Recv then fails as truncated. */
+    if (mpi_check(job, MPI_Get_count(&st, MPI_BYTE, &n), "MPI_Get_count") != RIG_OK) break;
+    if (n < 0) n = 0;
     unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
     if (!buf) {
       rig_job_fail_with(job, false, "out of memory receiving a frame");
       break;
     }
-    if (!mpi_ok(job,
-                MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, RIG_JOB_TAG, c->comm, MPI_STATUS_IGNORE),
-                "receiving")) {
+    if (mpi_check(
+            job, MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, RIG_JOB_TAG, c->comm, MPI_STATUS_IGNORE),
+            "MPI_Recv") != RIG_OK) {
       free(buf);
       break;
     }
-    c->heard[st.MPI_SOURCE] = rig_job_now();
-    frame_header h;
-    if ((size_t)n >= sizeof h) {
-      memcpy(&h, buf, sizeof h);
-      if (trace && h.kind != F_BEAT)
-        fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", c->rank,
-                (unsigned long long)c->job_id, h.kind, (unsigned long long)h.request,
-                (unsigned long long)h.job, st.MPI_SOURCE);
-      if (sizeof h + h.payload == (size_t)n && h.job == c->job_id)
-        dispatch(job, st.MPI_SOURCE, &h, buf + sizeof h);
+    c->heard[st.MPI_SOURCE] = now_s();
+    frame f;
+    if ((size_t)n >= sizeof f) {
+      memcpy(&f, buf, sizeof f);
+      const frame_header *h = &f.h;
+      if (trace && h->kind != F_BEAT)
+        fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", job->rank,
+                (unsigned long long)c->job_id, h->kind, (unsigned long long)h->request,
+                (unsigned long long)h->job, st.MPI_SOURCE);
+      if (sizeof f + h->payload == (size_t)n && h->job == c->job_id)
+        dispatch(job, st.MPI_SOURCE, &f, buf + sizeof f);
     }
     free(buf);
     any = true;
@@ -202,11 +224,11 @@ static bool receive(rig_job *job) {
  * controller watches every agent, an agent the controller. */
 static void watch(rig_job *job, double now) {
   ctl *c = &job->c;
-  for (int r = 0; r < c->size; r++) {
-    if (r == c->rank || (c->rank != 0 && r != 0)) continue;
+  for (int r = 0; r < job->size; r++) {
+    if (r == job->rank || (job->rank != 0 && r != 0)) continue;
     if (now - c->sent[r] > BEAT_EVERY) {
-      frame_header h = {.kind = F_BEAT};
-      rig_ctl_send(job, r, &h, NULL, 0);
+      frame beat = {.h.kind = F_BEAT};
+      rig_ctl_send(job, r, &beat, NULL, 0, NULL);
     }
     double silence_bound = rig_env_get()->job_silence;
     if (!atomic_load(&job->failed) && now - c->heard[r] > silence_bound) {
@@ -220,13 +242,13 @@ static void watch(rig_job *job, double now) {
 static void *control_main(void *arg) {
   rig_job *job = arg;
   ctl *c = &job->c;
-  double last_busy = rig_job_now(), last_watch = 0, stop_at = 0;
+  double last_busy = now_s(), last_watch = 0, stop_at = 0;
   for (;;) {
     uint32_t seen = atomic_load(&c->wake);
     bool busy = send_queued(job);
     busy |= complete_sends(job);
     busy |= receive(job);
-    double now = rig_job_now();
+    double now = now_s();
     bool leaving = atomic_load(&c->stop);
     if (!leaving && now - last_watch > 0.1) {
       watch(job, now);
@@ -237,7 +259,7 @@ static void *control_main(void *arg) {
       bool empty = c->head == NULL;
       pthread_mutex_unlock(&c->lock);
       /* The controller talks with every agent, an agent with the controller. */
-      int peers = c->rank == 0 ? c->size - 1 : 1;
+      int peers = job->rank == 0 ? job->size - 1 : 1;
       if (empty && c->ninflight == 0 && c->byes >= peers) {
         c->quiet = true;
         break;
@@ -270,13 +292,24 @@ rig_status rig_ctl_start(rig_job *job, rig_error *err) {
   ctl *c = &job->c;
   trace = rig_env_get()->trace;
   pthread_mutex_init(&c->lock, NULL);
-  c->heard = calloc((size_t)c->size, sizeof *c->heard);
-  c->sent = calloc((size_t)c->size, sizeof *c->sent);
-  if (!c->heard || !c->sent) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  double now = rig_job_now();
-  for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
-  if (pthread_create(&c->thread, NULL, control_main, job) != 0)
-    return rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
+  c->heard = calloc((size_t)job->size, sizeof *c->heard);
+  c->sent = calloc((size_t)job->size, sizeof *c->sent);
+  rig_status st = RIG_OK;
+  if (!c->heard || !c->sent) {
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  } else {
+    double now = now_s();
+    for (int r = 0; r < job->size; r++) c->heard[r] = c->sent[r] = now;
+    if (pthread_create(&c->thread, NULL, control_main, job) != 0)
+      st = rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
+  }
+  if (st != RIG_OK) {
+    free(c->heard);
+    free(c->sent);
+    c->heard = c->sent = NULL;
+    pthread_mutex_destroy(&c->lock);
+    return st;
+  }
   c->started = true;
   return RIG_OK;
 }
@@ -284,9 +317,9 @@ rig_status rig_ctl_start(rig_job *job, rig_error *err) {
 bool rig_ctl_stop(rig_job *job) {
   ctl *c = &job->c;
   if (!c->started) return false;
-  frame_header bye = {.kind = F_BYE};
-  for (int r = 0; r < c->size; r++)
-    if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0);
+  frame bye = {.h.kind = F_BYE};
+  for (int r = 0; r < job->size; r++)
+    if (r != job->rank && (job->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0, NULL);
   atomic_store(&c->stop, true);
   atomic_fetch_add(&c->wake, 1);
   rig_futex_wake(&c->wake, 1);

@@ -24,6 +24,22 @@ static const char *thread_level(int level) {
   return "an unknown level";
 }
 
+rig_status rig_mpi_status(int rc, const char *call, rig_error *err) {
+  if (rc == MPI_SUCCESS) return RIG_OK;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+    len = snprintf(msg, sizeof msg, "error code %d", rc);
+  return rig_error_set(err, RIG_EJOB, "%s failed: %.*s", call, len, msg);
+}
+
+/* Keeps the first failure: st if it is one, else s with e's message. */
+static rig_status first_failure(rig_status st, rig_status s, const rig_error *e, rig_error *err) {
+  if (st != RIG_OK || s == RIG_OK) return st;
+  if (err) *err = *e;
+  return s;
+}
+
 /* ---- failure ------------------------------------------------------------------ */
 
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
@@ -38,10 +54,10 @@ void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
   if (tell) {
-    frame_header h = {.kind = F_FAIL};
+    frame fail = {.h.kind = F_FAIL};
     for (int r = 0; r < job->size; r++)
       if (r != job->rank && (job->rank == 0 || r == 0))
-        rig_ctl_send(job, r, &h, job->cause, strlen(job->cause));
+        rig_ctl_send(job, r, &fail, job->cause, strlen(job->cause), NULL);
   }
   pthread_mutex_lock(&job->lock);
   atomic_store(&job->failed, true);
@@ -72,15 +88,16 @@ rig_status rig_job_error(rig_job *job, rig_error *err) {
 
 /* ---- requests ----------------------------------------------------------------- */
 
-static request *new_request(rig_job *job, uint64_t id) {
+static rig_status new_request(rig_job *job, uint64_t id, request **out, rig_error *err) {
   request *r = calloc(1, sizeof *r);
-  if (!r) return NULL;
+  if (!r) return rig_error_set(err, RIG_ENOMEM, "out of memory for a request");
   r->id = id;
   pthread_mutex_lock(&job->lock);
   r->next = job->requests;
   job->requests = r;
   pthread_mutex_unlock(&job->lock);
-  return r;
+  *out = r;
+  return RIG_OK;
 }
 
 static void unlink_request(rig_job *job, request *r) {
@@ -93,13 +110,14 @@ static void unlink_request(rig_job *job, request *r) {
   pthread_mutex_unlock(&job->lock);
 }
 
-request *rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len) {
-  request *r = new_request(job, id);
-  if (r) {
+rig_status rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len, rig_error *err) {
+  request *r = NULL;
+  rig_status st = new_request(job, id, &r, err);
+  if (st == RIG_OK) {
     r->into = into;
     r->into_len = len;
   }
-  return r;
+  return st;
 }
 
 void rig_request_free(request *r) {
@@ -108,38 +126,53 @@ void rig_request_free(request *r) {
   free(r);
 }
 
-void rig_request_answer(rig_job *job, const frame_header *h, const unsigned char *payload) {
+void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned char *payload) {
+  const frame_header *h = &f->h;
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  cause[0] = '\0';
   pthread_mutex_lock(&job->lock);
   request *r = job->requests, **p = &job->requests;
   for (; r && r->id != h->request; p = &r->next, r = r->next) {
   }
-  if (r) {
-    r->status = h->status;
-    r->value = h->value;
-    r->a = h->a;
-    if (r->into) {
-      /* A copy out: its bytes land before its DONE, which follows. */
-      if (h->status == RIG_OK && h->payload == r->into_len) memcpy(r->into, payload, h->payload);
-      *p = r->next;
-      free(r);
-    } else {
-      r->payload = malloc(h->payload ? h->payload : 1);
-      if (r->payload) memcpy(r->payload, payload, h->payload);
+  if (r && r->into) {
+    /* A copy out: its bytes land before its DONE, which follows; an agent
+     * that cannot copy fails the job instead of answering, so any other
+     * answer is a broken one. */
+    if (h->status == RIG_OK && h->payload == r->into_len)
+      memcpy(r->into, payload, h->payload);
+    else
+      snprintf(cause, sizeof cause, "machine %d: a copy out answered with %u bytes of %zu", src,
+               h->payload, r->into_len);
+    *p = r->next;
+    free(r);
+  } else if (r) {
+    r->payload = malloc(h->payload ? h->payload : 1);
+    if (r->payload) {
+      memcpy(r->payload, payload, h->payload);
       r->len = h->payload;
+      r->status = h->status;
+      r->value = h->value;
+      r->max_threads = f->reply.max_threads;
       r->done = true;
+    } else {
+      /* The waiter wakes on the failure. */
+      snprintf(cause, sizeof cause, "out of memory taking a reply");
     }
   }
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
+  if (cause[0]) rig_job_fail_with(job, true, cause);
 }
 
-rig_status rig_request(rig_job *job, int dest, frame_header *h, const void *payload, size_t n,
+rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
                        request **reply, rig_error *err) {
   if (atomic_load(&job->failed)) return rig_job_error(job, err);
-  h->request = atomic_fetch_add(&job->next_request, 1) + 1;
-  request *r = new_request(job, h->request);
-  if (!r) return rig_error_set(err, RIG_ENOMEM, "out of memory for a request");
-  rig_ctl_send(job, dest, h, payload, n);
+  f->h.request = atomic_fetch_add(&job->next_request, 1) + 1;
+  request *r = NULL;
+  rig_status st = new_request(job, f->h.request, &r, err);
+  if (st != RIG_OK) return st;
+  /* A frame not sent has failed the job: the wait below ends at once. */
+  rig_ctl_send(job, dest, f, payload, n, NULL);
   pthread_mutex_lock(&job->lock);
   while (!r->done && !atomic_load(&job->failed)) pthread_cond_wait(&job->changed, &job->lock);
   bool done = r->done;
@@ -150,8 +183,7 @@ rig_status rig_request(rig_job *job, int dest, frame_header *h, const void *payl
     return rig_job_error(job, err);
   }
   if (r->status != RIG_OK) {
-    rig_status st =
-        rig_error_set(err, (rig_status)r->status, "%.*s", (int)r->len, (const char *)r->payload);
+    st = rig_error_set(err, (rig_status)r->status, "%.*s", (int)r->len, (const char *)r->payload);
     rig_request_free(r);
     return st;
   }
@@ -162,43 +194,84 @@ rig_status rig_request(rig_job *job, int dest, frame_header *h, const void *payl
 /* ---- starting -------------------------------------------------------------------- */
 
 /* The machines' descriptions travel as their fixed-size records, devices
- * after each machine. */
-static rig_status gather(rig_job *job, rig_error *err) {
-  rig_machine *self = &job->machines[job->rank];
-  size_t len = sizeof *self + self->ndevices * sizeof *self->devices;
-  unsigned char *mine = malloc(len);
-  if (!mine) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  memcpy(mine, self, sizeof *self);
-  memcpy(mine + sizeof *self, self->devices, self->ndevices * sizeof *self->devices);
-  int n = (int)len, *lens = NULL, *offs = NULL;
-  unsigned char *all = NULL;
-  if (job->rank == 0) {
+ * after each machine. A rank with none to give (it failed to describe
+ * itself) sends 0 bytes, and the controller fails the start. Every rank
+ * takes part whatever failed before, so that nobody waits forever; only a
+ * controller without room to receive leaves, and its agents then find it
+ * silent. */
+static rig_status gather(rig_job *job, bool described, rig_error *err) {
+  bool root = job->rank == 0;
+  rig_status st = RIG_OK;
+  rig_error e;
+  unsigned char *mine = NULL, *all = NULL;
+  int n = 0, *lens = NULL, *offs = NULL;
+  if (described) {
+    const rig_machine *self = &job->machines[job->rank];
+    size_t len = sizeof *self + self->ndevices * sizeof *self->devices;
+    mine = malloc(len);
+    if (mine) {
+      memcpy(mine, self, sizeof *self);
+      memcpy(mine + sizeof *self, self->devices, self->ndevices * sizeof *self->devices);
+      n = (int)len;
+    } else {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+    }
+  }
+  if (root) {
     lens = calloc((size_t)job->size, sizeof *lens);
     offs = calloc((size_t)job->size, sizeof *offs);
+    if (!lens || !offs) {
+      st =
+          first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e, err);
+      goto out;
+    }
   }
-  MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm);
-  size_t total = 0;
-  if (job->rank == 0) {
+  rig_status s = rig_mpi_status(MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm),
+                                "MPI_Gather", &e);
+  st = first_failure(st, s, &e, err);
+  if (s != RIG_OK) goto out;
+  if (root) {
+    size_t total = 0;
     for (int r = 0; r < job->size; r++) {
       offs[r] = (int)total;
       total += (size_t)lens[r];
     }
-    all = malloc(total ? total : 1);
-  }
-  MPI_Gatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm);
-  rig_status st = RIG_OK;
-  if (job->rank == 0) {
-    for (int r = 1; r < job->size && st == RIG_OK; r++) {
-      rig_machine *m = &job->machines[r];
-      memcpy(m, all + offs[r], sizeof *m);
-      m->devices = calloc(m->ndevices ? m->ndevices : 1, sizeof *m->devices);
-      if (!m->devices) {
-        st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-        break;
-      }
-      memcpy(m->devices, all + offs[r] + sizeof *m, m->ndevices * sizeof *m->devices);
+    if (!(all = malloc(total ? total : 1))) {
+      st =
+          first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e, err);
+      goto out;
     }
   }
+  s = rig_mpi_status(MPI_Gatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm),
+                     "MPI_Gatherv", &e);
+  st = first_failure(st, s, &e, err);
+  /* A controller that did not describe itself may have no table to fill. */
+  for (int r = 1; root && described && st == RIG_OK && r < job->size; r++) {
+    rig_machine *m = &job->machines[r];
+    size_t got = (size_t)lens[r];
+    if (got < sizeof *m) {
+      st = rig_error_set(err, RIG_EJOB, "machine %d could not describe itself", r);
+      break;
+    }
+    memcpy(m, all + offs[r], sizeof *m);
+    m->devices = NULL; /* the sender's pointer */
+    m->host[sizeof m->host - 1] = m->topology[sizeof m->topology - 1] = '\0';
+    if (m->ndevices > (got - sizeof *m) / sizeof *m->devices ||
+        got != sizeof *m + m->ndevices * sizeof *m->devices) {
+      st = rig_error_set(err, RIG_EJOB, "machine %d: a description of %zu bytes for %zu devices", r,
+                         got, m->ndevices);
+      m->ndevices = 0;
+      break;
+    }
+    m->devices = calloc(m->ndevices ? m->ndevices : 1, sizeof *m->devices);
+    if (!m->devices) {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+      m->ndevices = 0;
+      break;
+    }
+    memcpy(m->devices, all + offs[r] + sizeof *m, m->ndevices * sizeof *m->devices);
+  }
+out:
   free(mine);
   free(lens);
   free(offs);
@@ -224,9 +297,17 @@ static void free_job(rig_job *job) {
   free(job);
 }
 
+/* Frees the job's communicator, keeping st if it already failed. */
+static rig_status free_comm(rig_job *job, rig_status st, rig_error *err) {
+  rig_error e;
+  return first_failure(st, rig_mpi_status(MPI_Comm_free(&job->c.comm), "MPI_Comm_free", &e), &e,
+                       err);
+}
+
 rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   int level = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&level);
+  rig_status st = rig_mpi_status(MPI_Query_thread(&level), "MPI_Query_thread", err);
+  if (st != RIG_OK) return st;
   if (level != MPI_THREAD_MULTIPLE)
     return rig_error_set(err, RIG_EJOB,
                          "the job needs MPI_THREAD_MULTIPLE, and MPI granted %s: call "
@@ -238,43 +319,52 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   if (!job) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   pthread_mutex_init(&job->lock, NULL);
   pthread_cond_init(&job->changed, NULL);
-  MPI_Comm_dup(comm, &job->c.comm);
-  MPI_Comm_set_errhandler(job->c.comm, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(job->c.comm, &job->rank);
-  MPI_Comm_size(job->c.comm, &job->size);
-  job->c.rank = job->rank;
-  job->c.size = job->size;
+  st = rig_mpi_status(MPI_Comm_dup(comm, &job->c.comm), "MPI_Comm_dup", err);
+  if (st != RIG_OK) {
+    free_job(job);
+    return st;
+  }
+  /* The job's failures come back here as codes, not as MPI's abort. */
+  st = rig_mpi_status(MPI_Comm_set_errhandler(job->c.comm, MPI_ERRORS_RETURN),
+                      "MPI_Comm_set_errhandler", err);
+  if (st == RIG_OK)
+    st = rig_mpi_status(MPI_Comm_rank(job->c.comm, &job->rank), "MPI_Comm_rank", err);
+  if (st == RIG_OK)
+    st = rig_mpi_status(MPI_Comm_size(job->c.comm, &job->size), "MPI_Comm_size", err);
   /* An id of this job for its frames: the communicator's context may be
    * one an earlier job freed with frames still on their way. */
   uint64_t id = 0;
-  if (job->rank == 0) {
+  if (st == RIG_OK && job->rank == 0) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     id = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 16);
     static _Atomic uint64_t serial;
     id += atomic_fetch_add(&serial, 1) * UINT64_C(0x9E3779B97F4A7C15);
   }
-  MPI_Bcast(&id, 1, MPI_UINT64_T, 0, job->c.comm);
+  if (st == RIG_OK)
+    st = rig_mpi_status(MPI_Bcast(&id, 1, MPI_UINT64_T, 0, job->c.comm), "MPI_Bcast", err);
+  if (st != RIG_OK) {
+    st = free_comm(job, st, err);
+    free_job(job);
+    return st;
+  }
   job->c.job_id = id;
   job->machines = calloc((size_t)job->size, sizeof *job->machines);
   job->devices = calloc((size_t)job->size, sizeof *job->devices);
   job->proxies = calloc((size_t)job->size, sizeof *job->proxies);
-  rig_status st = job->machines && job->devices && job->proxies
-                      ? RIG_OK
-                      : rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  /* Every rank takes part in the gather, also one that failed to describe
-   * itself, so that nobody waits forever. */
+  st = job->machines && job->devices && job->proxies
+           ? RIG_OK
+           : rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   if (st == RIG_OK)
     st = rig_machine_describe(&job->machines[job->rank], job->rank, &job->devices[job->rank], err);
-  rig_status gathered = gather(job, err);
-  if (st == RIG_OK) st = gathered;
+  rig_error e;
+  st = first_failure(st, gather(job, st == RIG_OK, &e), &e, err);
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);
-  if (st == RIG_OK && job->rank != 0 && !(job->agent = rig_agent_create(job)))
-    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
   if (st == RIG_OK) st = rig_ctl_start(job, err);
   if (st != RIG_OK) {
-    MPI_Comm_free(&job->c.comm);
+    st = free_comm(job, st, err);
     free_job(job);
     return st;
   }
@@ -326,9 +416,9 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
     /* CLOSE goes after every frame queued before it: each agent answers
      * once its earlier work is done. */
     for (int r = 1; r < job->size && !atomic_load(&job->failed); r++) {
-      frame_header h = {.kind = F_CLOSE};
+      frame req = {.h.kind = F_CLOSE};
       request *reply = NULL;
-      if (rig_request(job, r, &h, NULL, 0, &reply, err) == RIG_OK) rig_request_free(reply);
+      if (rig_request(job, r, &req, NULL, 0, &reply, err) == RIG_OK) rig_request_free(reply);
     }
     if (atomic_load(&job->failed))
       st = rig_job_error(job, err);
@@ -344,7 +434,7 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
   }
   /* A communicator with frames on their way must not be freed: its
    * context could go to a later one, and them with it. */
-  if (rig_ctl_stop(job)) MPI_Comm_free(&job->c.comm);
+  if (rig_ctl_stop(job)) st = free_comm(job, st, err);
   free_job(job);
   return st;
 }

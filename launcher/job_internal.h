@@ -23,7 +23,6 @@ typedef struct outmsg {
 typedef struct ctl {
   MPI_Comm comm;
   uint64_t job_id;
-  int rank, size;
   pthread_t thread;
   bool started;
   pthread_mutex_t lock; /* the outgoing queue */
@@ -40,10 +39,12 @@ typedef struct ctl {
   double *sent;  /* per rank: when a frame last went to it */
 } ctl;
 
-double rig_job_now(void);
-
-/* Queues a frame for rank dest; never blocks on the network. */
-void rig_ctl_send(rig_job *job, int dest, const frame_header *h, const void *payload, size_t n);
+/* Queues a frame for rank dest; never blocks on the network. A frame
+ * that cannot be queued fails the job (a lost frame breaks the protocol):
+ * RIG_EJOB with its cause. A sender that only has the job to tell passes
+ * err NULL and leaves the status, the job's failure says it. */
+rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n,
+                        rig_error *err);
 rig_status rig_ctl_start(rig_job *job, rig_error *err);
 /* Sends what is queued and a BYE to each peer, takes frames until each
  * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
@@ -58,7 +59,8 @@ typedef struct request {
   uint64_t id;
   bool done;
   int32_t status;
-  uint64_t value, a;
+  uint64_t value;
+  uint32_t max_threads;   /* an entry's */
   unsigned char *payload; /* malloc'd reply payload */
   size_t len;
   void *into; /* a copy out: where its bytes go */
@@ -80,9 +82,7 @@ typedef struct proxy {
 } proxy;
 
 typedef struct proxy_image {
-  uint64_t id;
-  uint32_t *threads; /* a program's launches, as the agent stated */
-  size_t nthreads;
+  uint64_t id; /* the agent's */
 } proxy_image;
 
 /* Makes the proxies of machine m's devices. */
@@ -94,21 +94,22 @@ void rig_proxies_lose(rig_job *job);
 
 /* Sends a request and waits for its reply (RIG_EJOB if the job fails
  * first); *reply is then owned by the caller (rig_request_free). */
-rig_status rig_request(rig_job *job, int dest, frame_header *h, const void *payload, size_t n,
+rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
                        request **reply, rig_error *err);
 void rig_request_free(request *r);
-/* A REPLY arrived: completes its request (on the control thread). */
-void rig_request_answer(rig_job *job, const frame_header *h, const unsigned char *payload);
+/* A REPLY from rank src arrived: completes its request (on the control
+ * thread). An answer that does not fit its request fails the job. */
+void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned char *payload);
 /* Registers a copy out's destination before its hand-over is sent. */
-request *rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len);
+rig_status rig_request_expect(rig_job *job, uint64_t id, void *into, size_t len, rig_error *err);
 
 /* ---- the agent ------------------------------------------------------------------ */
 
 typedef struct agent agent;
-agent *rig_agent_create(rig_job *job);
+rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err);
 void rig_agent_free(agent *a);
 /* A frame from the controller (on the control thread: never blocks). */
-void rig_agent_frame(agent *a, const frame_header *h, const unsigned char *payload);
+void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload);
 
 /* ---- the job ---------------------------------------------------------------------- */
 
@@ -128,13 +129,15 @@ struct rig_job {
   /* Controller: requests in flight. */
   request *requests;
   _Atomic uint64_t next_request;
-  int closing; /* agents that have not answered CLOSE yet */
   proxy_link *link;
   /* Agent. */
   agent *agent;
   bool closed;
 };
 
+/* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or
+ * RIG_EJOB naming the call with MPI's error string. */
+rig_status rig_mpi_status(int rc, const char *call, rig_error *err);
 /* The job's root cause as RIG_EJOB. */
 rig_status rig_job_error(rig_job *job, rig_error *err);
 /* Sets the root cause (first call only) and tells every other rank. */

@@ -6,7 +6,6 @@
  * shadow timeline. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "job_internal.h"
 
@@ -26,25 +25,36 @@ static uint64_t remote_offset(uint64_t a) {
   return a & REMOTE_OFFSET;
 }
 
-/* The proxy's job, or NULL (with RIG_EJOB in err) once it is closed. */
-static rig_job *job_of(proxy *px, rig_error *err) {
-  rig_job *job = atomic_load(&px->link->job);
-  if (!job) rig_error_set(err, RIG_EJOB, "%s: its job is closed", rig_device_name(px->dev));
-  return job;
+/* The proxy's job; RIG_EJOB once it is closed. */
+static rig_status job_of(proxy *px, rig_job **job, rig_error *err) {
+  *job = atomic_load(&px->link->job);
+  if (!*job) return rig_error_set(err, RIG_EJOB, "%s: its job is closed", rig_device_name(px->dev));
+  return RIG_OK;
 }
 
 static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, rig_mem_info *out,
                               rig_error *err) {
   proxy *px = st;
-  rig_job *job = job_of(px, err);
-  if (!job) return RIG_EJOB;
+  rig_job *job;
+  rig_status s = job_of(px, &job, err);
+  if (s != RIG_OK) return s;
   if (bytes > REMOTE_OFFSET)
     return rig_error_set(err, RIG_ENOMEM, "%s: %llu bytes, more than a proxy addresses",
                          rig_device_name(px->dev), (unsigned long long)bytes);
-  frame_header h = {.kind = F_ALLOC, .device = px->index, .a = kind, .b = bytes};
+  frame f = {.h = {.kind = F_ALLOC, .device = px->index},
+             .alloc = {.kind = (uint32_t)kind, .bytes = bytes}};
   request *r;
-  rig_status s = rig_request(job, px->machine, &h, NULL, 0, &r, err);
+  s = rig_request(job, px->machine, &f, NULL, 0, &r, err);
   if (s != RIG_OK) return s;
+  /* The id must fit between the tag and the offset. */
+  if (r->value == 0 || r->value > (REMOTE_TAG >> REMOTE_SHIFT) - 1) {
+    frame release = {.h = {.kind = F_FREE, .device = px->index}, .release.id = r->value};
+    rig_ctl_send(job, px->machine, &release, NULL, 0, NULL);
+    s = rig_error_set(err, RIG_ENOMEM, "%s: memory %llu, more than a proxy addresses",
+                      rig_device_name(px->dev), (unsigned long long)r->value);
+    rig_request_free(r);
+    return s;
+  }
   out->address = REMOTE_TAG | (r->value << REMOTE_SHIFT);
   out->handle = r->value;
   out->host = NULL;
@@ -55,10 +65,11 @@ static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, ri
 
 static void proxy_free(void *st, const rig_mem_info *mem) {
   proxy *px = st;
-  rig_job *job = job_of(px, NULL);
-  if (!job || atomic_load(&job->failed)) return;
-  frame_header h = {.kind = F_FREE, .device = px->index, .a = mem->handle};
-  rig_ctl_send(job, px->machine, &h, NULL, 0);
+  rig_job *job;
+  /* Nothing to tell a closed or failed job: its agent frees what is left. */
+  if (job_of(px, &job, NULL) != RIG_OK || atomic_load(&job->failed)) return;
+  frame f = {.h = {.kind = F_FREE, .device = px->index}, .release.id = mem->handle};
+  rig_ctl_send(job, px->machine, &f, NULL, 0, NULL);
 }
 
 /* Host memory of the controller, at its host pointer (hand-overs carry its
@@ -84,11 +95,12 @@ static rig_status proxy_map(void *st, const rig_device *owner, const rig_mem_inf
 static rig_status proxy_image_load(void *st, const void *bytes, size_t len, void **image,
                                    rig_error *err) {
   proxy *px = st;
-  rig_job *job = job_of(px, err);
-  if (!job) return RIG_EJOB;
-  frame_header h = {.kind = F_IMAGE, .device = px->index};
+  rig_job *job;
+  rig_status s = job_of(px, &job, err);
+  if (s != RIG_OK) return s;
+  frame f = {.h = {.kind = F_IMAGE, .device = px->index}};
   request *r;
-  rig_status s = rig_request(job, px->machine, &h, bytes, len, &r, err);
+  s = rig_request(job, px->machine, &f, bytes, len, &r, err);
   if (s != RIG_OK) return s;
   proxy_image *im = calloc(1, sizeof *im);
   if (!im) {
@@ -105,14 +117,15 @@ static rig_status proxy_image_entry(void *st, void *image, const char *name, siz
                                     rig_entry *out, rig_error *err) {
   proxy *px = st;
   proxy_image *im = image;
-  rig_job *job = job_of(px, err);
-  if (!job) return RIG_EJOB;
-  frame_header h = {.kind = F_ENTRY, .device = px->index, .a = im->id};
+  rig_job *job;
+  rig_status s = job_of(px, &job, err);
+  if (s != RIG_OK) return s;
+  frame f = {.h = {.kind = F_ENTRY, .device = px->index}, .entry.image = im->id};
   request *r;
-  rig_status s = rig_request(job, px->machine, &h, name, len, &r, err);
+  s = rig_request(job, px->machine, &f, name, len, &r, err);
   if (s != RIG_OK) return s;
   out->value = r->value;
-  out->max_threads = (uint32_t)r->a;
+  out->max_threads = r->max_threads;
   rig_request_free(r);
   return RIG_OK;
 }
@@ -120,50 +133,45 @@ static rig_status proxy_image_entry(void *st, void *image, const char *name, siz
 static void proxy_image_unload(void *st, void *image) {
   proxy *px = st;
   proxy_image *im = image;
-  rig_job *job = job_of(px, NULL);
-  if (job && !atomic_load(&job->failed)) {
-    frame_header h = {.kind = F_UNLOAD, .device = px->index, .a = im->id};
-    rig_ctl_send(job, px->machine, &h, NULL, 0);
+  rig_job *job;
+  if (job_of(px, &job, NULL) == RIG_OK && !atomic_load(&job->failed)) {
+    frame f = {.h = {.kind = F_UNLOAD, .device = px->index}, .release.id = im->id};
+    rig_ctl_send(job, px->machine, &f, NULL, 0, NULL);
   }
-  free(im->threads);
   free(im);
 }
 
 static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
-  frame_header h = {.device = px->index, .value = w->value};
+  frame f = {.h = {.device = px->index, .value = w->value}};
   if (!is_remote(w->src) && is_remote(w->dst)) {
-    h.kind = F_COPY_IN;
-    h.a = remote_id(w->dst);
-    h.b = remote_offset(w->dst);
-    rig_ctl_send(job, px->machine, &h, (const void *)(uintptr_t)w->src, w->length);
+    f.h.kind = F_COPY_IN;
+    f.copy_in = (frame_copy_in){.memory = remote_id(w->dst), .offset = remote_offset(w->dst)};
+    return rig_ctl_send(job, px->machine, &f, (const void *)(uintptr_t)w->src, w->length, err);
   } else if (is_remote(w->src) && !is_remote(w->dst)) {
-    h.kind = F_COPY_OUT;
-    h.request = atomic_fetch_add(&job->next_request, 1) + 1;
-    h.a = remote_id(w->src);
-    h.b = remote_offset(w->src);
-    h.c = w->length;
-    if (!rig_request_expect(job, h.request, (void *)(uintptr_t)w->dst, w->length))
-      return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
-    rig_ctl_send(job, px->machine, &h, NULL, 0);
+    f.h.kind = F_COPY_OUT;
+    f.h.request = atomic_fetch_add(&job->next_request, 1) + 1;
+    f.copy_out = (frame_copy_out){
+        .memory = remote_id(w->src), .offset = remote_offset(w->src), .length = w->length};
+    rig_status st = rig_request_expect(job, f.h.request, (void *)(uintptr_t)w->dst, w->length, err);
+    return st == RIG_OK ? rig_ctl_send(job, px->machine, &f, NULL, 0, err) : st;
   } else if (is_remote(w->src) && is_remote(w->dst)) {
-    h.kind = F_COPY;
-    h.a = remote_id(w->src);
-    h.b = remote_offset(w->src);
-    h.c = w->length;
-    h.d = remote_id(w->dst);
-    h.e = remote_offset(w->dst);
-    rig_ctl_send(job, px->machine, &h, NULL, 0);
-  } else {
-    return rig_error_set(err, RIG_EREFUSED, "%s: a copy between two host memories",
-                         rig_device_name(px->dev));
+    f.h.kind = F_COPY;
+    f.copy = (frame_copy){.src = remote_id(w->src),
+                          .src_offset = remote_offset(w->src),
+                          .length = w->length,
+                          .dst = remote_id(w->dst),
+                          .dst_offset = remote_offset(w->dst)};
+    return rig_ctl_send(job, px->machine, &f, NULL, 0, err);
   }
-  return RIG_OK;
+  return rig_error_set(err, RIG_EREFUSED, "%s: a copy between two host memories",
+                       rig_device_name(px->dev));
 }
 
 static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
   proxy *px = st;
-  rig_job *job = job_of(px, err);
-  if (!job) return RIG_EJOB;
+  rig_job *job;
+  rig_status s = job_of(px, &job, err);
+  if (s != RIG_OK) return s;
   if (atomic_load(&job->failed)) return rig_job_error(job, err);
   if (!w->sub) return submit_copy(px, job, w, err);
   /* Only words reach a proxy (the facts say it runs nothing else): their
@@ -178,10 +186,9 @@ static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
   if (is_remote(base))
     return rig_error_set(err, RIG_EREFUSED, "%s: words in memory of another machine",
                          rig_device_name(px->dev));
-  frame_header h = {.kind = F_WORDS, .device = px->index, .value = w->value};
-  rig_ctl_send(job, px->machine, &h, (const void *)(uintptr_t)(base + p->u.words.offset),
-               p->u.words.length);
-  return RIG_OK;
+  frame f = {.h = {.kind = F_WORDS, .device = px->index, .value = w->value}};
+  return rig_ctl_send(job, px->machine, &f, (const void *)(uintptr_t)(base + p->u.words.offset),
+                      p->u.words.length, err);
 }
 
 static const rig_driver proxy_driver = {
