@@ -280,7 +280,7 @@ out:
 }
 
 static void free_job(rig_job *job) {
-  if (job->link) atomic_store(&job->link->job, NULL);
+  rig_proxies_free(job);
   for (request *r = job->requests, *next; r; r = next) {
     next = r->next;
     rig_request_free(r);

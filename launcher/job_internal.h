@@ -67,10 +67,12 @@ typedef struct request {
   size_t into_len;
 } request;
 
-/* What a job's proxies reach it through: proxies live as long as the
- * process, a job only until it closes. */
+/* What a job's proxies reach it through: a proxy may outlive its job (a
+ * buffer on it released after the close), so the link is held by the job
+ * and by each proxy, and freed by the last of them. */
 typedef struct proxy_link {
   rig_job *_Atomic job;
+  _Atomic int refs;
 } proxy_link;
 
 typedef struct proxy {
@@ -91,6 +93,9 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err);
 void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value);
 /* Loses every proxy with the job's root cause. */
 void rig_proxies_lose(rig_job *job);
+/* The job is being freed: its proxies leave the device table once nothing
+ * uses them (rig_device_unregister), and the job lets go of the link. */
+void rig_proxies_free(rig_job *job);
 
 /* Sends a request and waits for its reply (RIG_EJOB if the job fails
  * first); *reply is then owned by the caller (rig_request_free). */

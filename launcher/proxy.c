@@ -191,7 +191,19 @@ static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
                       p->u.words.length, err);
 }
 
+static void link_release(proxy_link *link) {
+  if (atomic_fetch_sub(&link->refs, 1) == 1) free(link);
+}
+
+/* The device is gone and nothing uses it any more. */
+static void proxy_stop(void *st) {
+  proxy *px = st;
+  link_release(px->link);
+  free(px);
+}
+
 static const rig_driver proxy_driver = {
+    .stop = proxy_stop,
     .name = "proxy",
     .alloc = proxy_alloc,
     .free = proxy_free,
@@ -205,17 +217,16 @@ static const rig_driver proxy_driver = {
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
   const rig_machine *mach = &job->machines[m];
   if (!job->link) {
-    /* Never freed: the proxies that hold it live as long as the process. */
     job->link = calloc(1, sizeof *job->link);
     if (!job->link) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
     atomic_store(&job->link->job, job);
+    atomic_store(&job->link->refs, 1); /* the job's */
   }
   job->proxies[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->proxies[m]);
   job->devices[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->devices[m]);
   if (!job->proxies[m] || !job->devices[m])
     return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
   for (size_t i = 0; i < mach->ndevices; i++) {
-    /* A proxy lives as long as the process, as every device does. */
     proxy *px = calloc(1, sizeof *px);
     if (!px) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
     px->link = job->link;
@@ -235,6 +246,7 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
       free(px);
       return st;
     }
+    atomic_fetch_add(&px->link->refs, 1);
     job->proxies[m][i] = px;
     job->devices[m][i] = px->dev;
   }
@@ -254,4 +266,14 @@ void rig_proxies_lose(rig_job *job) {
   for (int m = 1; m < job->size; m++)
     for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++)
       rig_device_lose_status(job->proxies[m][i]->dev, RIG_EJOB, "%s", job->cause);
+}
+
+void rig_proxies_free(rig_job *job) {
+  if (!job->link) return;
+  atomic_store(&job->link->job, NULL);
+  for (int m = 1; job->proxies && m < job->size; m++)
+    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++)
+      if (job->proxies[m][i]) rig_device_unregister(job->proxies[m][i]->dev);
+  link_release(job->link);
+  job->link = NULL;
 }

@@ -92,6 +92,31 @@ static void test_bootstrap_gathers_every_machine(void) {
   close_ok(job);
 }
 
+/* A closed job frees its proxies: each leaves the device table once
+ * nothing uses it, and a buffer still held on one keeps only that one. */
+static void test_a_closed_job_leaves_no_proxy_in_the_device_table(void) {
+  rig_job *job = start();
+  enum { MAX = 256 };
+  uint16_t index[MAX];
+  size_t n = 0;
+  for (size_t m = 1; m < rig_job_machines(job); m++)
+    for (size_t i = 0; n < MAX && rig_job_device(job, m, i); i++)
+      index[n++] = rig_device_index(rig_job_device(job, m, i));
+  CU_ASSERT_FATAL(n > 0);
+  rig_device *kept = rig_job_device(job, 1, 0);
+  rig_buffer *held = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(kept, RIG_KIND_DEVICE, 64, &held, NULL), RIG_OK);
+  close_ok(job);
+  for (size_t k = 0; k < n; k++) {
+    bool is_kept = index[k] == rig_device_index(kept);
+    CU_ASSERT_PTR_EQUAL(rig_device_at(index[k]), is_kept ? kept : NULL);
+  }
+  uint16_t kept_index = rig_device_index(kept);
+  rig_buffer_release(held);
+  rig_reclaim();
+  CU_ASSERT_PTR_NULL(rig_device_at(kept_index));
+}
+
 static void test_proxies_alloc_copy_in_and_out_byte_exact(void) {
   rig_job *job = start();
   enum { N = 100000 };
@@ -362,6 +387,8 @@ static void test_the_threads_check_refuses_too_many_threads_here(void) {
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"bootstrap gathers every machine", test_bootstrap_gathers_every_machine},
+      {"a closed job leaves no proxy in the device table",
+       test_a_closed_job_leaves_no_proxy_in_the_device_table},
       {"proxies alloc, copy in and copy out byte exact",
        test_proxies_alloc_copy_in_and_out_byte_exact},
       {"a program runs the same on every machine", test_a_program_runs_the_same_on_every_machine},

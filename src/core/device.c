@@ -67,9 +67,10 @@ void rig_device_ref(rig_device *dev) {
   atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
 }
 
-/* Devices gone from the table, freed only after RETIRED later ones: a
- * thread that read a table slot just before it was cleared (a stamp's or a
- * point's device) still finds the device's memory. */
+/* Devices gone from the table, freed (and their drivers stopped) only after
+ * RETIRED later ones: a thread that read a table slot just before it was
+ * cleared (a stamp's or a point's device) still finds the device and its
+ * word. So at most RETIRED gone devices are held at once. */
 #define RETIRED 64
 static rig_device *retired[RETIRED];
 static size_t nretired;
@@ -84,8 +85,9 @@ void rig_device_unref(rig_device *dev) {
   rig_device *old = retired[nretired % RETIRED];
   retired[nretired++ % RETIRED] = dev;
   pthread_mutex_unlock(&table_lock);
-  if (dev->drv->stop) dev->drv->stop(dev->st);
+  /* The driver's state goes with the device: its word is read through it. */
   if (old) {
+    if (old->drv->stop) old->drv->stop(old->st);
     pthread_mutex_destroy(&old->handover);
     free(old);
   }
