@@ -1,4 +1,4 @@
-/* bench.h: what every benchmark of bench/ shares (BENCH.md): a check that
+/* bench.h: what every benchmark of bench/ shares (docs/bench.md): a check that
  * exits, the kernel image's bytes, a monotonic clock, a row and its floor
  * measured interleaved, the median and p99 of samples, the table row, and
  * the JSON line appended to the results file.

@@ -1,4 +1,4 @@
-/* bench_codec: the `codec/decode` row of BENCH.md. A description of 100 000
+/* bench_codec: the `codec/decode` row of docs/bench.md. A description of 100 000
  * steps (host launches with 16 bytes of parameters, a ref, a slot and some
  * holes; moves; loops, some nested) that passes rig_desc_check is encoded
  * once; then, interleaved over the samples, its bytes are decoded and

@@ -1,4 +1,4 @@
-/* bench_core: the core's own rows, the floors that BENCH.md's program rows
+/* bench_core: the core's own rows, the floors that docs/bench.md's program rows
  * (program/host-1, program/host-64, program/cpu-64, program/alloc) compare
  * with. Each row runs beside a floor that calls the kernel's function
  * directly (its rig_entry value as a rig_launch_fn) with the same

@@ -1,4 +1,4 @@
-/* bench_program: BENCH.md's program rows, each beside a floor of the same
+/* bench_program: docs/bench.md's program rows, each beside a floor of the same
  * work handed to the core directly (rig_submit of equivalent submissions
  * made with rig_submission_make), so that a row's cost over its floor is
  * what rig_program_run adds to the core.

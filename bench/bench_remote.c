@@ -1,4 +1,4 @@
-/* bench_remote: the job's rows (BENCH.md), an MPI program. scripts/bench.sh
+/* bench_remote: the job's rows (docs/bench.md), an MPI program. scripts/bench.sh
  * runs it twice: `mpirun -n 2` for remote/run, `mpirun -n 4` for
  * remote/host-64 x4 (the rows a run takes follow from its size: fewer than
  * 4 ranks remote/run, 4 or more remote/host-64 x4).

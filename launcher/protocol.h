@@ -1,4 +1,4 @@
-/* The job's control protocol (DISTRIBUTED.md "Control protocol"): frames
+/* The job's control protocol (docs/jobs.md "Control protocol"): frames
  * of a fixed part (a common header and the body of its kind) and a
  * payload, one MPI message each, on the job's own communicator, FIFO per
  * direction per controller-agent pair (MPI's non-overtaking order). */

@@ -1,4 +1,4 @@
-/* The bytes of a description (FORMAT.md): round trips, every decoder
+/* The bytes of a description (docs/format.md): round trips, every decoder
  * message with its byte offset, and damage that never crashes. */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The core (CORE.md): timelines and values, ordering by stamps, in-queue
+/* The core (docs/core.md): timelines and values, ordering by stamps, in-queue
  * and host waits, lifetime, loss, the worker pool, host images, and the cpu
  * devices' bounded queues. Ordering is observed through the polled driver,
  * whose queue runs only when a test drives it and which logs every call. */

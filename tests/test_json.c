@@ -1,4 +1,4 @@
-/* The JSON text form of a description (FORMAT.md "JSON text form",
+/* The JSON text form of a description (docs/format.md "JSON text form",
  * docs/json.md): round trips through the bytes, the forms of bytes and
  * names, files, every reader message with its JSON path, and damaged text
  * that never crashes. JSON in this file is written with ' for " (see

@@ -1,4 +1,4 @@
-/* Programs (rig_program.h; the seed's rig_program.mli, PROGRAM.md): a model
+/* Programs (rig_program.h; the seed's Rig_program's OCaml interface, docs/program.md): a model
  * of copies over random programs, holes and their sums, the ints, loops
  * and flags, what a run waits for, the frame and its refusals, step points
  * and ends, runs received from another process, threads, rails, and no

@@ -1,6 +1,6 @@
 /* rig_core.h: devices, timelines and points, buffers, images and
  * submissions: the seed's Rig, Rig.Point, Rig.Buffer, Rig.Image and
- * Rig.Submission in C (../shared/design/CORE.md; docs/core.md explains the
+ * Rig.Submission in C (docs/core.md; docs/core.md explains the
  * model with an example).
  *
  * Every device has one timeline: a 64-bit word in host memory that only its

@@ -1,5 +1,5 @@
 /* rig_desc.h: a program's description as C data, one to one with the seed's
- * types (rig_program.mli, "Descriptions"), a builder, the bytes of format
+ * types (Rig_program's OCaml interface, "Descriptions"), a builder, the bytes of format
  * version 4, the JSON text form, and the checker of every rule that needs no
  * device.
  *
@@ -436,7 +436,7 @@ static inline rig_desc_value rig_desc_leaf_value(rig_desc_leaf leaf) {
   return v;
 }
 
-/* ---- Bytes (FORMAT.md) --------------------------------------------------- */
+/* ---- Bytes (docs/format.md) --------------------------------------------------- */
 
 /* d as bytes of format version 4, in a buffer the caller frees with free().
  * RIG_EINVAL if a leaf data's term is not a Leaf or loops nest deeper than
@@ -444,14 +444,14 @@ static inline rig_desc_value rig_desc_leaf_value(rig_desc_leaf leaf) {
 rig_status rig_desc_to_bytes(const rig_desc *d, uint8_t **bytes, size_t *len, rig_error *err);
 
 /* The description that rig_desc_to_bytes wrote as bytes; RIG_EMALFORMED with
- * FORMAT.md's message otherwise. Never reads outside bytes[0..len), never
+ * docs/format.md's message otherwise. Never reads outside bytes[0..len), never
  * allocates more than a constant times len. */
 rig_status rig_desc_of_bytes(const void *bytes, size_t len, rig_desc **d, rig_error *err);
 
 /* Whether bytes start with the description magic "rig.program\n". */
 bool rig_desc_is_bytes(const void *bytes, size_t len);
 
-/* ---- JSON text (FORMAT.md, docs/json.md) ------------------------------- */
+/* ---- JSON text (docs/format.md, docs/json.md) ------------------------------- */
 
 /* d as JSON text (NUL-terminated, freed with free()). */
 rig_status rig_desc_to_json(const rig_desc *d, char **text, rig_error *err);
@@ -462,7 +462,7 @@ rig_status rig_desc_to_json(const rig_desc *d, char **text, rig_error *err);
 rig_status rig_desc_of_json(const char *text, size_t len, const char *base_dir, rig_desc **d,
                             rig_error *err);
 
-/* ---- Checking (PROGRAM.md "Rules checked at load", items 3 to 8) --------- */
+/* ---- Checking (docs/rules.md, rules 3 to 8) --------- */
 
 /* What the checker knows of the rails a load will have. NULL means none is
  * known: the sizes of Outbound and Inbound areas are then unknown, and the
@@ -474,7 +474,7 @@ typedef struct rig_desc_rail_sizes {
 } rig_desc_rail_sizes;
 
 /* RIG_OK, or RIG_EINVAL with the message of the first rule d breaks, in the
- * order of PROGRAM.md; in time linear in d's size. Checks nothing that needs
+ * order of docs/program.md; in time linear in d's size. Checks nothing that needs
  * a device (device count, arch, rails given). */
 rig_status rig_desc_check(const rig_desc *d, rig_error *err);
 rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *rails,

@@ -1,4 +1,4 @@
-/* rig_job.h: the MPI job (../shared/design/DISTRIBUTED.md "The job";
+/* rig_job.h: the MPI job (docs/jobs.md "The job";
  * docs/jobs.md). One MPI rank is one machine: rank 0 is the controller,
  * every other rank runs an agent that hosts its machine's devices and loads
  * and runs programs on them for the controller. On the controller,

@@ -1,5 +1,5 @@
-/* rig_program.h: programs, as the seed's Rig_program (rig_program.mli;
- * ../shared/design/PROGRAM.md; docs/program.md has a worked example).
+/* rig_program.h: programs, as the seed's Rig_program (Rig_program's OCaml interface;
+ * docs/program.md; docs/program.md has a worked example).
  *
  * rig_program_load checks a description against the devices of one
  * machine, makes its memory (one or two copies), loads its images and
@@ -96,8 +96,8 @@ size_t rig_program_threads(const rig_program *p, uint32_t *out, size_t n);
  * work of its runs is done. */
 void rig_program_release(rig_program *p);
 
-/* ---- Programs of another machine (FORMAT.md "The remote binary", "The run
- * words"; PROGRAM.md last section) ---------------------------------------- */
+/* ---- Programs of another machine (docs/format.md "The remote binary", "The run
+ * words"; docs/program.md last section) ---------------------------------------- */
 
 /* The remote binary of desc for devices of ids `ids` on their machine
  * (malloc'd, freed by the caller). */

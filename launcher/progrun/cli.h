@@ -12,7 +12,7 @@
 #include "rig/rig_desc.h"
 #include "rig/rig_program.h"
 
-/* Exit codes (DISTRIBUTED.md, "progrun"). */
+/* Exit codes (docs/jobs.md, "progrun"). */
 enum {
   CLI_EXIT_OK = 0,
   CLI_EXIT_FAIL = 1,  /* a job failed, or the command ran out of memory */

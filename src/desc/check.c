@@ -1,4 +1,4 @@
-/* The rules a description must follow without devices (PROGRAM.md items 3
+/* The rules a description must follow without devices (docs/rules.md, rules 3
  * to 8; docs/rules.md gives each message). One pass over memory, images and
  * inputs, one over the steps for the structural rules, and one over the
  * steps for the order rules, with per-step sets of named, named-whole and

@@ -1,4 +1,4 @@
-/* Bytes of format version 4 back into a description (FORMAT.md). The
+/* Bytes of format version 4 back into a description (docs/format.md). The
  * reader keeps a cursor, never reads past the end, and never allocates more
  * than a constant times the input: every count is at most the bytes left,
  * since each element takes at least one byte. A failure unwinds with

@@ -1,4 +1,4 @@
-/* A description as bytes of format version 4 (FORMAT.md): INTs of 8
+/* A description as bytes of format version 4 (docs/format.md): INTs of 8
  * little-endian bytes, TAGs of one byte, counted strings and arrays. */
 #include <stdlib.h>
 #include <string.h>

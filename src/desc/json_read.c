@@ -1,4 +1,4 @@
-/* JSON text back into a description (FORMAT.md "JSON text form",
+/* JSON text back into a description (docs/format.md "JSON text form",
  * docs/json.md). jansson parses the text; this file walks the tree in the
  * schema's shape, allocating straight into the description's arena, and
  * keeps the JSON path of where it is in a fixed buffer so that every error

@@ -1,4 +1,4 @@
-/* A description as JSON text (FORMAT.md "JSON text form", docs/json.md):
+/* A description as JSON text (docs/format.md "JSON text form", docs/json.md):
  * a jansson tree whose objects hold the seed's fields in declaration order,
  * dumped with a 2-space indent. The same description always gives the same
  * text, so JSON -> bytes -> JSON is the identity on text. */

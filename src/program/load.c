@@ -1,4 +1,4 @@
-/* Loading a program (PROGRAM.md "What load makes"): the rules that need
+/* Loading a program (docs/program.md "What load makes"): the rules that need
  * devices and rails, then every rule of the description, before anything
  * is made; then the ints, the memory, the images (holes filled), a
  * submission per Submit step and copy, and every init, written last. A

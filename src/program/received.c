@@ -1,4 +1,4 @@
-/* Programs of another machine, on the side that runs them (FORMAT.md "The
+/* Programs of another machine, on the side that runs them (docs/format.md "The
  * remote binary" and "The run words"): a controller sends the description
  * with each device's id on this machine; each run is words naming the
  * program, each input as memory of this machine, and the frame's ints. */

@@ -1,4 +1,4 @@
-/* Programs of another machine, on the controller (PROGRAM.md, last
+/* Programs of another machine, on the controller (docs/program.md, last
  * section): load checks the description here, sends it to the machine's
  * host as the binary of an image and resolves its function "run"; each run
  * is then one submission on that host of the run words, whose point is

@@ -1,4 +1,4 @@
-/* Running a program (PROGRAM.md "Run"): the frame checked before any step;
+/* Running a program (docs/program.md "Run"): the frame checked before any step;
  * copy n mod 2 once run n - 2's work on it is done; the frame's ints
  * written and its inputs snapshotted; then each step in order: Submit with
  * its per-run holes, geometry and offsets, Move as an exact copy, Loop with
