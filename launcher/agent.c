@@ -233,7 +233,7 @@ static void do_image(agent *a, const frame *f, const unsigned char *bytes) {
   if (!d) {
     st = rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", f->h.device, a->job->rank);
   } else if (n >= 11 && memcmp(bytes, "rig.remote\n", 11) == 0) {
-    st = rig_program_load_received(bytes, n, device_of, a, NULL, &s.program, &err);
+    st = rig_program_load_received(bytes, n, device_of, a, rig_job_rails(a->job), &s.program, &err);
   } else {
     st = rig_image_load(d, bytes, n, &s.image, &err);
   }
@@ -302,6 +302,11 @@ static void do_close(agent *a, const frame *f) {
   pthread_mutex_unlock(&a->job->lock);
 }
 
+static void rail_answer(rig_job *job, const frame *req, rig_status st, const void *payload,
+                        size_t n) {
+  reply(job->agent, req, st, 0, 0, payload, n);
+}
+
 static void *request_main(void *arg) {
   agent *a = arg;
   item *it;
@@ -320,6 +325,11 @@ static void *request_main(void *arg) {
         break;
       case F_CLOSE:
         do_close(a, f);
+        break;
+      case F_RAIL_MAKE:
+      case F_RAIL_ATTACH:
+      case F_RAIL_RELEASE:
+        rig_agent_rail(a->job, f, it->payload, rail_answer);
         break;
       case F_FREE:
         s = take_slot(a, f->release.id);

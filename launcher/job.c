@@ -63,6 +63,8 @@ void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
   atomic_store(&job->failed, true);
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
+  /* No program or host wait on a rail's count blocks past the failure. */
+  rig_rails_raise_all(job->cause);
   if (job->rank == 0) rig_proxies_lose(job);
 }
 
@@ -164,15 +166,17 @@ void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned ch
   if (cause[0]) rig_job_fail_with(job, true, cause);
 }
 
-rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
-                       request **reply, rig_error *err) {
+rig_status rig_request_post(rig_job *job, int dest, frame *f, const void *payload, size_t n,
+                            request **posted, rig_error *err) {
   if (atomic_load(&job->failed)) return rig_job_error(job, err);
   f->h.request = atomic_fetch_add(&job->next_request, 1) + 1;
-  request *r = NULL;
-  rig_status st = new_request(job, f->h.request, &r, err);
-  if (st != RIG_OK) return st;
-  /* A frame not sent has failed the job: the wait below ends at once. */
-  rig_ctl_send(job, dest, f, payload, n, NULL);
+  rig_status st = new_request(job, f->h.request, posted, err);
+  /* A frame not sent has failed the job: the wait for it ends at once. */
+  if (st == RIG_OK) rig_ctl_send(job, dest, f, payload, n, NULL);
+  return st;
+}
+
+rig_status rig_request_await(rig_job *job, request *r, request **reply, rig_error *err) {
   pthread_mutex_lock(&job->lock);
   while (!r->done && !atomic_load(&job->failed)) pthread_cond_wait(&job->changed, &job->lock);
   bool done = r->done;
@@ -183,12 +187,20 @@ rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, si
     return rig_job_error(job, err);
   }
   if (r->status != RIG_OK) {
-    st = rig_error_set(err, (rig_status)r->status, "%.*s", (int)r->len, (const char *)r->payload);
+    rig_status st =
+        rig_error_set(err, (rig_status)r->status, "%.*s", (int)r->len, (const char *)r->payload);
     rig_request_free(r);
     return st;
   }
   *reply = r;
   return RIG_OK;
+}
+
+rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
+                       request **reply, rig_error *err) {
+  request *r;
+  rig_status st = rig_request_post(job, dest, f, payload, n, &r, err);
+  return st == RIG_OK ? rig_request_await(job, r, reply, err) : st;
 }
 
 /* ---- starting -------------------------------------------------------------------- */
@@ -292,6 +304,7 @@ static void free_job(rig_job *job) {
   free(job->devices);
   free(job->proxies);
   if (job->agent) rig_agent_free(job->agent);
+  rig_job_rails_close(job);
   pthread_mutex_destroy(&job->lock);
   pthread_cond_destroy(&job->changed);
   free(job);
@@ -318,6 +331,7 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   rig_job *job = calloc(1, sizeof *job);
   if (!job) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   pthread_mutex_init(&job->lock, NULL);
+  rig_job_rails_init(job);
   pthread_cond_init(&job->changed, NULL);
   st = rig_mpi_status(MPI_Comm_dup(comm, &job->c.comm), "MPI_Comm_dup", err);
   if (st != RIG_OK) {
@@ -412,6 +426,10 @@ rig_status rig_job_serve(rig_job *job, rig_error *err) {
 
 rig_status rig_job_close(rig_job *job, rig_error *err) {
   rig_status st = RIG_OK;
+  /* Rails first: their ends drop together, before the agents close (an
+   * agent's ends left by a failure are dropped here on its side). */
+  rig_job_rails_close(job);
+  rig_job_rails_init(job);
   if (job->rank == 0) {
     /* CLOSE goes after every frame queued before it: each agent answers
      * once its earlier work is done. */

@@ -101,6 +101,11 @@ void rig_proxies_free(rig_job *job);
  * first); *reply is then owned by the caller (rig_request_free). */
 rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, size_t n,
                        request **reply, rig_error *err);
+/* The two halves of rig_request: send it now, wait for its reply later
+ * (every posted request is awaited: that frees it). */
+rig_status rig_request_post(rig_job *job, int dest, frame *f, const void *payload, size_t n,
+                            request **posted, rig_error *err);
+rig_status rig_request_await(rig_job *job, request *r, request **reply, rig_error *err);
 void rig_request_free(request *r);
 /* A REPLY from rank src arrived: completes its request (on the control
  * thread). An answer that does not fit its request fails the job. */
@@ -115,6 +120,33 @@ rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err);
 void rig_agent_free(agent *a);
 /* A frame from the controller (on the control thread: never blocks). */
 void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload);
+
+/* ---- rails ------------------------------------------------------------------------ */
+
+/* A rail of the job, as the controller made it (ends: its two machines),
+ * or an agent's end of one. */
+typedef struct job_rail {
+  rig_job *job;
+  rig_rail *rail;
+  int ends[2];
+  request *releasing[2]; /* RAIL_RELEASE requests posted to the agents' ends */
+} job_rail;
+
+typedef struct job_rails {
+  pthread_mutex_t lock;
+  job_rail **items;
+  size_t n, room;
+  rig_rails lookup; /* this machine's ends by id, for its loads */
+} job_rails;
+
+void rig_job_rails_init(rig_job *job);
+/* Releases every rail still made (the controller's, or an agent's ends)
+ * and frees the table. */
+void rig_job_rails_close(rig_job *job);
+/* An agent's rail requests (on its request thread). */
+void rig_agent_rail(rig_job *job, const frame *f, const unsigned char *payload,
+                    void (*answer)(rig_job *job, const frame *req, rig_status st,
+                                   const void *payload, size_t n));
 
 /* ---- the job ---------------------------------------------------------------------- */
 
@@ -135,6 +167,7 @@ struct rig_job {
   request *requests;
   _Atomic uint64_t next_request;
   proxy_link *link;
+  job_rails rails;
   /* Agent. */
   agent *agent;
   bool closed;

@@ -34,6 +34,10 @@ typedef enum frame_kind {
   F_BYE, /* the last frame a rank sends its peer in this job: after the
             peer's BYE nothing more of this job is on its way, so the
             communicator may be freed */
+  /* Controller to agent: rails, each answered by a REPLY. */
+  F_RAIL_MAKE,    /* rail, payload = send then receive transfers -> the end's address */
+  F_RAIL_ATTACH,  /* rail, payload = the peer end's address */
+  F_RAIL_RELEASE, /* rail -> once the end is dropped */
 } frame_kind;
 
 /* What every frame has; a field a kind does not use is 0. */
@@ -81,6 +85,13 @@ typedef struct frame_reply {
   uint32_t unused;
 } frame_reply;
 
+typedef struct frame_rail {
+  int64_t id;
+  uint32_t peer; /* the machine of the other end */
+  uint32_t unused;
+  uint64_t nsend, nreceive; /* MAKE's transfers, as this end sees them */
+} frame_rail;
+
 /* A frame's fixed part, as it goes on the wire before its payload. */
 typedef struct frame {
   frame_header h;
@@ -92,10 +103,11 @@ typedef struct frame {
     frame_copy_out copy_out;
     frame_copy copy;
     frame_reply reply;
+    frame_rail rail;
   };
 } frame;
 
-_Static_assert(sizeof(frame_alloc) == 16 && sizeof(frame_reply) == 8 &&
+_Static_assert(sizeof(frame_alloc) == 16 && sizeof(frame_reply) == 8 && sizeof(frame_rail) == 32 &&
                    sizeof(frame) == sizeof(frame_header) + sizeof(frame_copy),
                "a frame's fixed part has no padding");
 
@@ -118,6 +130,10 @@ static inline size_t frame_body_size(uint32_t kind) {
       return sizeof(frame_copy);
     case F_REPLY:
       return sizeof(frame_reply);
+    case F_RAIL_MAKE:
+    case F_RAIL_ATTACH:
+    case F_RAIL_RELEASE:
+      return sizeof(frame_rail);
   }
   return 0;
 }

@@ -118,9 +118,6 @@ typedef enum rig_desc_area {
   RIG_AREA_COUNTS = 2,
 } rig_desc_area;
 
-/* A rail's Counts area is always this many bytes. */
-#define RIG_RAIL_COUNTS_BYTES 384
-
 /* memory */
 typedef enum rig_desc_memory_tag { RIG_MEMORY_ALLOC = 0, RIG_MEMORY_RAIL = 1 } rig_desc_memory_tag;
 

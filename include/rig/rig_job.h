@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "rig_core.h"
+#include "rig_rail.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +77,39 @@ rig_status rig_job_serve(rig_job *job, rig_error *err);
 rig_status rig_job_fail(rig_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether the job failed, and why. */
 bool rig_job_failed(const rig_job *job, rig_error *why);
+
+/* ---- rails (docs/rails.md) ---- */
+
+/* On the controller: makes a rail between machines a != b of the job (the
+ * controller's included): `send` flows from a to b, `receive` from b to a.
+ * Both ends are made and registered on their machines, their addresses
+ * exchanged through the job, and the call returns once both can take
+ * transfers. The rail's id is the next of the job's one id space (above
+ * every rail made; rig_rail_id), or `id` with rig_job_rail_as. RIG_EINVAL,
+ * with nothing made, on an agent, for a == b, a machine outside the job,
+ * the transfers rig_rail_check refuses, or an id in use; RIG_EJOB if the
+ * job fails. Release with rig_rail_release, after the programs that use
+ * it; rig_job_close releases those left. */
+rig_status rig_job_rail(rig_job *job, int a, int b, const rig_rail_transfer *send, size_t nsend,
+                        const rig_rail_transfer *receive, size_t nreceive, rig_rail **rail,
+                        rig_error *err);
+rig_status rig_job_rail_as(rig_job *job, int64_t id, int a, int b, const rig_rail_transfer *send,
+                           size_t nsend, const rig_rail_transfer *receive, size_t nreceive,
+                           rig_rail **rail, rig_error *err);
+/* This machine's ends of the job's rails, for rig_program_load (an agent
+ * passes its own to the programs it loads). */
+const rig_rails *rig_job_rails(rig_job *job);
+
+/* Without a controller (an application that loads its own program on
+ * every rank): collective between this rank and `peer` of comm, each
+ * giving its own view (`send` flows from here to the peer). Makes this
+ * rank's end of rail `id`, exchanges addresses over comm and returns once
+ * both ends are attached; the two views must mirror each other. Release
+ * with rig_rail_release on both ranks (each waits, within RIG_JOB_SILENCE,
+ * for the other's). */
+rig_status rig_rail_connect(MPI_Comm comm, int peer, int64_t id, const rig_rail_transfer *send,
+                            size_t nsend, const rig_rail_transfer *receive, size_t nreceive,
+                            rig_rail **rail, rig_error *err);
 
 /* On the controller: ends every agent's loop after all work handed to it,
  * and frees the job (every rank leaves it). On an agent, after

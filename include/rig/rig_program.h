@@ -13,6 +13,7 @@
 #include "rig_core.h"
 #include "rig_desc.h"
 #include "rig_host_abi.h"
+#include "rig_rail.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,24 +23,6 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 typedef struct rig_program rig_program;
-
-/* This machine's end of a rail (the seed's Rig_remote_abi.end_): host
- * memory the rail made. outbound and inbound each hold two landing copies
- * back to back; counts holds `ready` (byte 0), `sent` (128) and `arrived`
- * (256); ready(counts, c) stores ready = c and wakes the rail. */
-typedef struct rig_rail_end {
-  rig_buffer *outbound;
-  rig_buffer *inbound;
-  rig_buffer *counts; /* RIG_RAIL_COUNTS_BYTES */
-  rig_ready_fn *ready;
-} rig_rail_end;
-
-/* How a load finds this machine's rail ends: lookup(ctx, id) gives the end
- * of rail `id`, or NULL when this machine has none. */
-typedef struct rig_rails {
-  const rig_rail_end *(*lookup)(void *ctx, int64_t id);
-  void *ctx;
-} rig_rails;
 
 /* Loads desc on devices (device i of the description is devices[i]); rails
  * may be NULL (no rail). RIG_EINVAL, before anything is made, for a rule

@@ -1,0 +1,143 @@
+/* rig_rail.h: rails, the seed's Rig_remote_abi rails (docs/rails.md).
+ *
+ * A rail carries a fixed list of transfers {src, dst, length} in each
+ * direction between two processes, again and again. Each process holds
+ * one end: `outbound` (two copies back to back of the bytes it sends),
+ * `inbound` (two copies of the bytes it receives) and `counts` (ready at
+ * byte 0, sent at 128, arrived at 256; uint64_t in host order, each alone
+ * in its cache line). For a direction of n transfers, count c >= 1 is
+ * transfer (c - 1) mod n of rail run (c - 1) / n, in copy ((c - 1) / n) mod
+ * 2 of both areas. A program calls the end's ready function with the
+ * address of counts and c once transfer c's bytes are in its outbound
+ * copy; the rail moves them into the peer's inbound copy and then makes
+ * arrived >= c visible there (a reader that sees it with acquire sees the
+ * bytes), and stores sent = c here once the source bytes may be rewritten.
+ *
+ * The rails of a process are driven by one UCX worker and one rail thread:
+ * a put of each transfer, a fence, a remote atomic add on the peer's
+ * arrived. This layer knows no MPI: an end gives the bytes its peer needs
+ * (rig_rail_address) and takes the peer's (rig_rail_attach); the job
+ * (rig_job_rail) and rig_rail_connect (rig_job.h) carry them. */
+#ifndef RIG_RAIL_H
+#define RIG_RAIL_H
+
+#include "rig_core.h"
+#include "rig_host_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
+/* The counts area: its size and where each count lies. */
+#define RIG_RAIL_COUNTS_BYTES 384
+#define RIG_RAIL_READY_AT     0
+#define RIG_RAIL_SENT_AT      128
+#define RIG_RAIL_ARRIVED_AT   256
+/* A copy of outbound or inbound is rounded up to this many bytes. */
+#define RIG_RAIL_COPY_ALIGN 256
+/* No offset or end of a transfer lies past this. */
+#define RIG_RAIL_LIMIT (INT64_C(1) << 60)
+/* Every count of an end is raised to this when its rail or job fails, so
+ * that no wait on it blocks. */
+#define RIG_RAIL_RAISED ((uint64_t)INT64_MAX)
+
+/* One transfer of a direction: `length` bytes at `src` of the sender's
+ * outbound copy to `dst` of the receiver's inbound copy. */
+typedef struct rig_rail_transfer {
+  int64_t src, dst, length;
+} rig_rail_transfer;
+
+/* This process's end of a rail (the seed's Rig_remote_abi.end_): host
+ * memory the rail made, which the devices of this machine may borrow. */
+typedef struct rig_rail_end {
+  rig_buffer *outbound;
+  rig_buffer *inbound;
+  rig_buffer *counts; /* RIG_RAIL_COUNTS_BYTES */
+  rig_ready_fn *ready;
+} rig_rail_end;
+
+/* How a load finds this machine's rail ends: lookup(ctx, id) gives the end
+ * of rail `id`, or NULL when this machine has none. */
+typedef struct rig_rails {
+  const rig_rail_end *(*lookup)(void *ctx, int64_t id);
+  void *ctx;
+} rig_rails;
+
+typedef struct rig_rail rig_rail;
+
+/* Checks a rail's transfers: RIG_EINVAL for a length < 1 (`send 2: a
+ * length of 0`), a negative offset, an offset or end past 2^60 (compared
+ * without overflow), or both directions empty. */
+rig_status rig_rail_check(const rig_rail_transfer *send, size_t nsend,
+                          const rig_rail_transfer *receive, size_t nreceive, rig_error *err);
+
+/* The bytes of one copy of outbound (of the send transfers) or of inbound
+ * (of the receive transfers): the largest end, rounded up to 256. */
+uint64_t rig_rail_copy_bytes(const rig_rail_transfer *t, size_t n, bool inbound);
+
+/* Makes this process's end of rail `id` (id >= 1): its areas on the host,
+ * zero-filled and page aligned, registered with the process's UCX context
+ * (made, with the rail thread, at the first end). `send` flows from here to
+ * the peer, `receive` back. The end takes counts once attached. RIG_EINVAL
+ * as rig_rail_check, or for an id already in use in this process. */
+rig_status rig_rail_create(int64_t id, const rig_rail_transfer *send, size_t nsend,
+                           const rig_rail_transfer *receive, size_t nreceive, rig_rail **out,
+                           rig_error *err);
+
+/* The bytes the peer's end needs to reach this one (UCX's worker address,
+ * the areas' addresses and remote keys, the transfers): valid while the
+ * rail is. */
+void rig_rail_address(const rig_rail *r, const void **bytes, size_t *len);
+
+/* Connects the end to its peer's, from the bytes rig_rail_address gave
+ * there. RIG_EINVAL if they are not an end's, or the peer's transfers are
+ * not this end's mirrored (its send, this receive); RIG_ESYS with UCX's
+ * status if the peer cannot be reached. */
+rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error *err);
+
+/* What the layer above learns of a rail and does at its release: failed
+ * is called once, on the rail thread, when UCX reports the peer lost (the
+ * end's counts are already raised); release is called by rig_rail_release
+ * before this end is drained and must not wait on the peer (the job asks
+ * the other machine to release its end there), released after this end is
+ * dropped (the job waits for the other machine's answer there). */
+typedef struct rig_rail_hooks {
+  void (*failed)(void *ctx, rig_rail *r, const char *why);
+  void (*release)(void *ctx, rig_rail *r);
+  void (*released)(void *ctx, rig_rail *r);
+  void *ctx;
+} rig_rail_hooks;
+void rig_rail_set_hooks(rig_rail *r, const rig_rail_hooks *hooks);
+/* A rail whose ends are both elsewhere (the controller made it between two
+ * agents): its id and its release hook only. */
+rig_status rig_rail_create_elsewhere(int64_t id, rig_rail **out, rig_error *err);
+
+int64_t rig_rail_id(const rig_rail *r);
+/* This process's end, or NULL when both ends are elsewhere. */
+const rig_rail_end *rig_rail_end_of(const rig_rail *r);
+/* Whether the rail failed (its peer lost, or it was raised), and why. */
+bool rig_rail_failed(const rig_rail *r, rig_error *why);
+
+/* Raises every count of this end to RIG_RAIL_RAISED, with why as the
+ * rail's failure, and stops its transfers. */
+void rig_rail_raise(rig_rail *r, const char *why);
+/* Raises every end of this process (a job failed). */
+void rig_rails_raise_all(const char *why);
+
+/* Releases the rail, after the programs that use it: idempotent in effect
+ * (the first call releases, later ones do nothing), from any thread. What
+ * was made ready is sent first; both ends then drop their areas once
+ * neither has a put in flight to the other (a handshake over the rail). A
+ * rail whose peer is lost or does not answer within RIG_JOB_SILENCE keeps
+ * its areas mapped, so that no late put lands in freed memory. */
+void rig_rail_release(rig_rail *r);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

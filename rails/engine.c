@@ -1,0 +1,278 @@
+/* The engine: one UCX context (RMA, 64-bit atomics, wake-up) and one worker
+ * per process, driven by one rail thread. The thread progresses the worker
+ * and pumps every live rail; software transports (TCP, shared memory
+ * without direct access) complete RMA only while the target progresses,
+ * so it progresses whenever a rail is live. Idle, it spins ~50 us, then
+ * arms the worker and sleeps on its event fd and on a wake fd that ready
+ * and the engine's callers write. Every other use of the worker (endpoints,
+ * remote keys, closing) runs on the thread as a call, so the worker needs
+ * no lock. */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/sync.h"
+#include "rails_internal.h"
+
+typedef struct call {
+  struct call *next;
+  rig_status (*fn)(void *arg, rig_error *err);
+  void *arg;
+  rig_error *err;
+  rig_status status;
+  bool done;
+} call;
+
+typedef struct engine {
+  int holds; /* under lock */
+  ucp_context_h context;
+  ucp_worker_h worker;
+  void *address;
+  size_t address_len;
+  int efd, wakefd;
+  pthread_t thread;
+  _Atomic bool stop;
+  _Atomic bool sleeping;
+  call *head, *tail; /* under lock */
+  pthread_cond_t called;
+  rig_rail **live; /* the rail thread's */
+  size_t nlive, room;
+} engine;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static engine eng = {.efd = -1, .wakefd = -1};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void rig_engine_wake(void) {
+  if (atomic_load(&eng.sleeping) && eng.wakefd >= 0) {
+    uint64_t one = 1;
+    /* A full counter (EAGAIN) already wakes the thread. */
+    ssize_t n = write(eng.wakefd, &one, sizeof one);
+    (void)n;
+  }
+}
+
+/* Runs the calls queued so far. */
+static bool run_calls(void) {
+  pthread_mutex_lock(&lock);
+  call *c = eng.head;
+  eng.head = eng.tail = NULL;
+  pthread_mutex_unlock(&lock);
+  bool any = c != NULL;
+  while (c) {
+    call *next = c->next;
+    rig_status st = c->fn(c->arg, c->err);
+    pthread_mutex_lock(&lock);
+    c->status = st;
+    c->done = true;
+    pthread_cond_broadcast(&eng.called);
+    pthread_mutex_unlock(&lock);
+    c = next;
+  }
+  return any;
+}
+
+static bool calls_queued(void) {
+  pthread_mutex_lock(&lock);
+  bool any = eng.head != NULL;
+  pthread_mutex_unlock(&lock);
+  return any;
+}
+
+static void sleep_on_worker(void) {
+  atomic_store(&eng.sleeping, true);
+  /* After saying so, look again: a ready or call just made is not missed. */
+  bool pending = calls_queued();
+  for (size_t i = 0; !pending && i < eng.nlive; i++) {
+    rig_rail *r = eng.live[i];
+    uint64_t ready = atomic_load((_Atomic uint64_t *)(r->counts + RIG_RAIL_READY_AT));
+    pending = ready > r->posted && ready != RIG_RAIL_RAISED;
+  }
+  if (!pending && !atomic_load(&eng.stop)) {
+    ucs_status_t st = ucp_worker_arm(eng.worker);
+    if (st == UCS_OK) {
+      struct pollfd fds[2] = {{.fd = eng.efd, .events = POLLIN},
+                              {.fd = eng.wakefd, .events = POLLIN}};
+      /* A bound, so that a lost wake-up costs at most this long. */
+      poll(fds, 2, 100);
+      uint64_t n;
+      if (fds[1].revents & POLLIN) {
+        ssize_t got = read(eng.wakefd, &n, sizeof n);
+        (void)got;
+      }
+    }
+  }
+  atomic_store(&eng.sleeping, false);
+}
+
+static void *rail_main(void *arg) {
+  (void)arg;
+  double last_busy = now_s();
+  while (!atomic_load(&eng.stop)) {
+    bool busy = run_calls();
+    while (ucp_worker_progress(eng.worker)) busy = true;
+    bool waiting = false;
+    for (size_t i = 0; i < eng.nlive; i++) busy |= rig_rail_pump(eng.live[i], &waiting);
+    double now = now_s();
+    if (busy) {
+      last_busy = now;
+      continue;
+    }
+    /* Operations in flight complete by progress alone: keep progressing,
+     * yielding the core to the threads they wait for. */
+    if (waiting) {
+      sched_yield();
+      continue;
+    }
+    if (now - last_busy < 50e-6) {
+      rig_cpu_relax();
+      continue;
+    }
+    sleep_on_worker();
+  }
+  run_calls();
+  return NULL;
+}
+
+static rig_status ucx_error(rig_error *err, const char *what, ucs_status_t st) {
+  return rig_error_set(err, RIG_ESYS, "UCX: %s: %s", what, ucs_status_string(st));
+}
+
+static void engine_destroy(void) {
+  if (eng.address) ucp_worker_release_address(eng.worker, eng.address);
+  if (eng.worker) ucp_worker_destroy(eng.worker);
+  if (eng.context) ucp_cleanup(eng.context);
+  if (eng.wakefd >= 0) close(eng.wakefd);
+  free(eng.live);
+  pthread_cond_destroy(&eng.called);
+  eng = (engine){.efd = -1, .wakefd = -1};
+}
+
+static rig_status engine_make(rig_error *err) {
+  ucp_config_t *config;
+  ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+  if (st != UCS_OK) return ucx_error(err, "ucp_config_read", st);
+  ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+                         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP,
+                         .mt_workers_shared = 1};
+  pthread_cond_init(&eng.called, NULL);
+  st = ucp_init(&params, config, &eng.context);
+  ucp_config_release(config);
+  if (st != UCS_OK) {
+    engine_destroy();
+    return ucx_error(err, "ucp_init", st);
+  }
+  ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                            .thread_mode = UCS_THREAD_MODE_SINGLE};
+  const char *what = "ucp_worker_create";
+  if ((st = ucp_worker_create(eng.context, &wp, &eng.worker)) != UCS_OK ||
+      (what = "ucp_worker_get_efd", st = ucp_worker_get_efd(eng.worker, &eng.efd)) != UCS_OK ||
+      (what = "ucp_worker_get_address",
+       st = ucp_worker_get_address(eng.worker, (ucp_address_t **)&eng.address, &eng.address_len)) !=
+          UCS_OK) {
+    engine_destroy();
+    return ucx_error(err, what, st);
+  }
+  eng.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (eng.wakefd < 0) {
+    engine_destroy();
+    return rig_error_set(err, RIG_ESYS, "cannot make the rail thread's wake-up: %s",
+                         strerror(errno));
+  }
+  atomic_store(&eng.stop, false);
+  if (pthread_create(&eng.thread, NULL, rail_main, NULL) != 0) {
+    engine_destroy();
+    return rig_error_set(err, RIG_ESYS, "cannot start the rail thread");
+  }
+  return RIG_OK;
+}
+
+rig_status rig_engine_hold(rig_error *err) {
+  pthread_mutex_lock(&lock);
+  rig_status st = eng.holds ? RIG_OK : engine_make(err);
+  if (st == RIG_OK) eng.holds++;
+  pthread_mutex_unlock(&lock);
+  return st;
+}
+
+void rig_engine_drop(void) {
+  pthread_mutex_lock(&lock);
+  bool last = --eng.holds == 0;
+  pthread_mutex_unlock(&lock);
+  if (!last) return;
+  atomic_store(&eng.stop, true);
+  atomic_store(&eng.sleeping, true);
+  rig_engine_wake();
+  pthread_join(eng.thread, NULL);
+  pthread_mutex_lock(&lock);
+  /* A hold taken while the thread stopped restarts it below. */
+  bool again = eng.holds > 0;
+  engine_destroy();
+  rig_error err;
+  if (again && engine_make(&err) != RIG_OK) eng.holds = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+ucp_context_h rig_engine_context(void) {
+  return eng.context;
+}
+
+ucp_worker_h rig_engine_worker(void) {
+  return eng.worker;
+}
+
+void rig_engine_worker_address(const void **bytes, size_t *len) {
+  *bytes = eng.address;
+  *len = eng.address_len;
+}
+
+rig_status rig_engine_call(rig_status (*fn)(void *arg, rig_error *err), void *arg, rig_error *err) {
+  if (pthread_equal(pthread_self(), eng.thread)) return fn(arg, err);
+  call c = {.fn = fn, .arg = arg, .err = err};
+  pthread_mutex_lock(&lock);
+  if (eng.tail)
+    eng.tail->next = &c;
+  else
+    eng.head = &c;
+  eng.tail = &c;
+  pthread_mutex_unlock(&lock);
+  uint64_t one = 1;
+  ssize_t n = write(eng.wakefd, &one, sizeof one);
+  (void)n;
+  pthread_mutex_lock(&lock);
+  /* The rail thread never blocks but on its bounded poll: the call runs. */
+  while (!c.done) pthread_cond_wait(&eng.called, &lock);
+  pthread_mutex_unlock(&lock);
+  return c.status;
+}
+
+rig_status rig_engine_add(rig_rail *r, rig_error *err) {
+  if (eng.nlive == eng.room) {
+    size_t room = eng.room ? 2 * eng.room : 16;
+    rig_rail **bigger = realloc(eng.live, room * sizeof *bigger);
+    if (!bigger) return rig_error_set(err, RIG_ENOMEM, "out of memory for a rail");
+    eng.live = bigger;
+    eng.room = room;
+  }
+  eng.live[eng.nlive++] = r;
+  return RIG_OK;
+}
+
+void rig_engine_remove(rig_rail *r) {
+  for (size_t i = 0; i < eng.nlive; i++)
+    if (eng.live[i] == r) {
+      eng.live[i] = eng.live[--eng.nlive];
+      return;
+    }
+}

@@ -1,0 +1,108 @@
+/* Private to the rails layer: the engine (one UCX context, one worker, one
+ * rail thread per process) and a rail's state, which only the rail thread
+ * changes once the rail is attached. */
+#ifndef RIG_RAILS_INTERNAL_H
+#define RIG_RAILS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <ucp/api/ucp.h>
+
+#include "rig/rig_rail.h"
+
+/* At most this many puts of one rail in flight (a ring of their slots). */
+#define RAIL_WINDOW 64
+
+/* The counts area lives at the start of a page of its own; past the 384
+ * bytes a program sees, the page holds the peer's goodbye word and the way
+ * back from the counts address that ready is given to its rail. */
+#define RAIL_PAGE    4096
+#define RAIL_BYE_AT  512
+#define RAIL_BACK_AT 1024
+#define RAIL_MAGIC   UINT64_C(0x6c696172676972) /* "rigrail" */
+
+typedef enum rail_state {
+  RAIL_MADE,    /* areas registered, no peer yet */
+  RAIL_LIVE,    /* attached: the rail thread pumps it */
+  RAIL_CLOSING, /* released: sending what was ready, then goodbye */
+  RAIL_CLOSED,  /* dropped: the areas are gone (or kept, when abandoned) */
+} rail_state;
+
+typedef struct put_slot {
+  _Atomic bool done;
+  void *request;
+} put_slot;
+
+/* The peer's end as its address bytes describe it. */
+typedef struct rail_peer {
+  uint64_t inbound, inbound_copy; /* its inbound's address, one copy's bytes */
+  uint64_t counts;                /* its counts page */
+  ucp_ep_h ep;
+  ucp_rkey_h inbound_rkey, counts_rkey;
+} rail_peer;
+
+struct rig_rail {
+  int64_t id;
+  bool elsewhere; /* both ends on other machines: no end here */
+  rig_rail_hooks hooks;
+  rig_rail_end end;
+  rig_buffer *out_buf, *in_buf, *counts_page; /* what the areas view */
+  unsigned char *outbound, *inbound, *counts;
+  rig_rail_transfer *send, *receive;
+  size_t nsend, nreceive;
+  uint64_t out_copy, in_copy;
+  ucp_mem_h out_memh, in_memh, counts_memh;
+  void *address; /* what rig_rail_address gives */
+  size_t address_len;
+  rail_peer peer;
+  /* The rail thread's. */
+  _Atomic int state; /* rail_state */
+  uint64_t posted;   /* counts whose put is posted */
+  uint64_t added;    /* counts the peer's arrived was told of */
+  uint64_t sent;     /* counts stored in sent */
+  uint64_t operand;  /* the add in flight's value */
+  void *add_request; /* an add in flight */
+  put_slot ring[RAIL_WINDOW];
+  bool bye_posted;
+  void *close_request;
+  _Atomic bool abandon; /* the releaser gave up waiting: drop the peer, keep the areas */
+  /* Failure. */
+  _Atomic bool failed;
+  pthread_mutex_t why_lock;
+  char why[RIG_ERROR_MESSAGE_MAX];
+  _Atomic bool released;     /* rig_rail_release was called */
+  struct rig_rail *next_all; /* every rail this process made, for raise_all */
+};
+
+/* ---- the engine ---------------------------------------------------------- */
+
+/* The engine, made with its rail thread at the first call and kept while a
+ * rail holds it (rig_engine_hold / rig_engine_drop). */
+rig_status rig_engine_hold(rig_error *err);
+void rig_engine_drop(void);
+ucp_context_h rig_engine_context(void);
+/* The worker's address (the rail thread's worker), valid while held. */
+void rig_engine_worker_address(const void **bytes, size_t *len);
+/* Runs fn(arg, err) on the rail thread and waits for it: every use of the
+ * worker but progress and pumping goes through here. */
+rig_status rig_engine_call(rig_status (*fn)(void *arg, rig_error *err), void *arg, rig_error *err);
+/* The rail thread pumps r from now on / no longer (on the rail thread). */
+rig_status rig_engine_add(rig_rail *r, rig_error *err);
+void rig_engine_remove(rig_rail *r);
+/* Wakes the rail thread if it sleeps (any thread, never blocks). */
+void rig_engine_wake(void);
+ucp_worker_h rig_engine_worker(void);
+
+/* ---- a rail, on the rail thread ------------------------------------------- */
+
+/* Posts what is ready, stores sent, steps a release on: whether it did
+ * anything. *waiting says whether it has operations in flight. */
+bool rig_rail_pump(rig_rail *r, bool *waiting);
+/* Fails r with UCX's status (the rail thread). */
+void rig_rail_fail_ucx(rig_rail *r, const char *what, ucs_status_t st);
+
+/* The process's rails (for raise_all), under their lock. */
+void rig_rails_register(rig_rail *r);
+bool rig_rails_id_used(int64_t id);
+
+#endif
