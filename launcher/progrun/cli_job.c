@@ -34,6 +34,7 @@ typedef struct run_state {
   size_t n;
   plan *plans;
   cli_machine *machines;
+  cli_times *times; /* per machine */
   uint64_t runs;
   bool quiet;
   rig_job *job;
@@ -118,6 +119,9 @@ static int plan_machine(plan *p, size_t m, const char *file, rig_desc *shared, c
                       (long long)out_index[k]);
     if (!(p->outputs[out_index[k]] = with_rank(out[k], m)))
       return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    /* Before any run: an output that cannot be written would lose them. */
+    rc = cli_output_check(p->outputs[out_index[k]], &err);
+    if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
   }
   (void)runs;
   return CLI_EXIT_OK;
@@ -195,12 +199,6 @@ static rig_device *open_on(void *ctx, const char *name, rig_error *why) {
   return d;
 }
 
-/* The job's root cause when it failed, else the call's own message. */
-static const char *why(const run_state *s, const rig_error *err, rig_error *cause) {
-  if (s->job && rig_job_failed(s->job, cause)) return cause->message;
-  return err->message;
-}
-
 static int open_machines(run_state *s, rig_error *err) {
   for (size_t m = 0; m < s->n; m++) {
     plan *p = &s->plans[m];
@@ -239,7 +237,7 @@ static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint6
 /* Every run on every machine: each machine's run handed over first, then
  * their ends waited; each machine's time runs from the run's start to when
  * its ends are seen reached. */
-static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
+static int run_all(run_state *s, rig_error *err) {
   bool show = !s->quiet && isatty(2);
   uint64_t t0 = cli_now_ns(), shown = 0;
   uint64_t *last = calloc(s->n, sizeof *last);
@@ -276,7 +274,8 @@ static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
           rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
           rc = CLI_EXIT_FAIL;
         }
-      last[m] = ns[m][r] = cli_now_ns() - start;
+      last[m] = cli_now_ns() - start;
+      if (rc == CLI_EXIT_OK) rc = cli_times_add(&s->times[m], last[m], err);
     }
     if (show && rc == CLI_EXIT_OK && (cli_now_ns() - shown > 250000000u || r + 1 == s->runs)) {
       progress(s, r + 1, t0, last);
@@ -304,42 +303,49 @@ static int write_outputs(run_state *s, rig_error *err) {
   return CLI_EXIT_OK;
 }
 
-static void summary(const run_state *s, uint64_t **ns) {
+static void summary(const run_state *s) {
   for (size_t m = 0; m < s->n; m++) {
     if (s->n > 1) printf("machine %zu: ", m);
-    cli_print_summary(stdout, ns[m], (size_t)s->runs);
+    cli_print_summary(stdout, &s->times[m]);
   }
   fflush(stdout);
 }
 
-/* The controller's whole run once the plans are made; the exit code, with
- * the message printed. */
+/* The job's root cause when it failed, else the call's own message.
+ * Prints it; returns the exit code. */
+static int report(const run_state *s, int rc, const rig_error *err) {
+  rig_error cause;
+  if (!s->job || !rig_job_failed(s->job, &cause)) return cli_fail(rc, "%s", err->message);
+  return cli_fail(rc, "%s", cause.message);
+}
+
+/* The controller's whole run once the plans are made: open, run, write
+ * the outputs, close the machines; the exit code, with the message
+ * printed. The summary is the caller's. */
 static int control(run_state *s) {
-  rig_error err = {0}, cause;
+  rig_error err = {0};
   s->machines = calloc(s->n, sizeof *s->machines);
-  uint64_t **ns = calloc(s->n, sizeof *ns);
-  int rc = s->machines && ns ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-  for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++)
-    if (!(ns[m] = calloc(s->runs, sizeof **ns))) rc = CLI_EXIT_FAIL;
-  if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
-  size_t opened = 0;
-  rc = open_machines(s, &err);
-  for (size_t m = 0; m < s->n; m++) opened += s->machines[m].program != NULL;
-  if (rc == CLI_EXIT_OK) rc = run_all(s, ns, &err);
+  s->times = calloc(s->n, sizeof *s->times);
+  if (!s->machines || !s->times) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  int rc = open_machines(s, &err);
+  if (rc == CLI_EXIT_OK) rc = run_all(s, &err);
   if (rc == CLI_EXIT_OK) rc = write_outputs(s, &err);
-  if (rc != CLI_EXIT_OK) {
-    cli_fail(rc, "%s", why(s, &err, &cause));
-  } else if (!s->quiet) {
-    summary(s, ns);
-  }
-  /* After a failure the machines are left as they are: the caller ends
-   * the job (and every rank) at once. */
-  if (rc == CLI_EXIT_OK)
-    for (size_t m = 0; m < opened; m++) cli_machine_close(&s->machines[m]);
-  for (size_t m = 0; m < s->n; m++) free(ns[m]);
-  free(ns);
-  free(s->machines);
+  if (rc != CLI_EXIT_OK) rc = report(s, rc, &err);
+  /* After a failure in a job the machines are left as they are: the
+   * caller ends the job (and every rank) at once, without waiting for
+   * their work. On this machine alone they are closed. */
+  if (rc == CLI_EXIT_OK || !s->job)
+    for (size_t m = 0; m < s->n; m++)
+      if (s->machines[m].program) cli_machine_close(&s->machines[m]);
   return rc;
+}
+
+static void state_free(run_state *s) {
+  for (size_t m = 0; s->times && m < s->n; m++) cli_times_free(&s->times[m]);
+  free(s->times);
+  free(s->machines);
+  s->times = NULL;
+  s->machines = NULL;
 }
 
 /* ---- the ranks --------------------------------------------------------------- */
@@ -420,6 +426,8 @@ int cli_run_job(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, rc);
       }
       rig_job_close(s.job, &err);
+      if (!s.quiet) summary(&s);
+      state_free(&s);
     }
   }
   for (size_t m = 0; plans && m < s.n; m++) plan_free(&plans[m]);
@@ -445,6 +453,8 @@ int cli_run_jobfile_here(int argc, char **argv) {
   run_state s = {.n = 1, .plans = &p, .quiet = o.quiet};
   rc = make_plans(&o, 1, &p, &jf, &s.runs);
   if (rc == CLI_EXIT_OK) rc = control(&s);
+  if (rc == CLI_EXIT_OK && !s.quiet) summary(&s);
+  state_free(&s);
   plan_free(&p);
   cli_jobfile_free(&jf);
   cli_run_opts_free(&o);

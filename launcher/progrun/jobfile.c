@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_job.h"
 
@@ -115,6 +116,10 @@ static int parse_machine(json_t *m, const char *dir, const char *where, cli_job_
 }
 
 bool cli_is_jobfile(const char *path) {
+  /* Only a regular file is looked into: reading a pipe (/dev/stdin) here
+   * would take the description from the reader that needs it. */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
   json_error_t je;
   json_t *root = json_load_file(path, JSON_DISABLE_EOF_CHECK, &je);
   bool is = root && json_is_object(root) && json_object_get(root, "machines");
@@ -124,12 +129,16 @@ bool cli_is_jobfile(const char *path) {
 
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   memset(out, 0, sizeof *out);
+  char *text = NULL;
+  size_t len = 0;
+  int rc = cli_read_whole(path, &text, &len, err);
+  if (rc != CLI_EXIT_OK) return rc;
   json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  free(text);
   if (!root) return bad(err, path, "JSON line %d column %d: %s", je.line, je.column, je.text);
   char *copy = strdup(path);
   const char *dir = copy ? dirname(copy) : ".";
-  int rc = CLI_EXIT_OK;
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
@@ -146,7 +155,7 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   if (rc == CLI_EXIT_OK && runs &&
       (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
        json_integer_value(runs) > CLI_MAX_RUNS))
-    rc = bad(err, path, "\"runs\" is not a number of runs from 1 to %d", CLI_MAX_RUNS);
+    rc = bad(err, path, "\"runs\" is not a number of runs from 1 to %lld", (long long)CLI_MAX_RUNS);
   if (rc == CLI_EXIT_OK) {
     out->runs = runs ? (uint64_t)json_integer_value(runs) : 0;
     out->n = json_array_size(machines);
