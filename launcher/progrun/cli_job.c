@@ -6,6 +6,7 @@
  * other ranks serve. A failure prints its root cause on rank 0 and ends
  * every rank (MPI_Abort): no rank hangs. */
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ typedef struct run_state {
   uint64_t runs;
   bool quiet;
   rig_job *job;
+  int64_t failed_run; /* the run during which the job failed, or -1 */
 } run_state;
 
 bool cli_under_mpi(void) {
@@ -234,6 +236,30 @@ static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint6
           (double)last[slowest] * 1e-6);
 }
 
+/* Waits for an end of a run. One of this machine's own devices is waited
+ * in slices that also watch the job, so that a failure elsewhere (a
+ * silent agent) ends the wait at once rather than when the local work
+ * does; the caller then reports and leaves without waiting for that work
+ * (docs/jobs.md). Another machine's end is lost with the job, which ends
+ * rig_point_wait. */
+static rig_status wait_end(rig_job *job, rig_point p, rig_error *err) {
+  rig_device *dev = rig_device_at(rig_point_device(p));
+  if (!job || !dev || rig_device_facts_of(dev)->machine != 0) return rig_point_wait(p, err);
+  for (unsigned polls = 0; !rig_point_reached(p); polls++) {
+    if (rig_job_failed(job, err)) return RIG_EJOB;
+    if (rig_device_is_lost(dev, NULL)) return rig_point_wait(p, err);
+    /* Yielding first keeps short runs' times true; then a millisecond's
+     * sleep, so that a long launch does not cost a core. */
+    if (polls < 2000) {
+      sched_yield();
+    } else {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+  }
+  return RIG_OK;
+}
+
 /* Every run on every machine: each machine's run handed over first, then
  * their ends waited; each machine's time runs from the run's start to when
  * its ends are seen reached. */
@@ -270,13 +296,14 @@ static int run_all(run_state *s, rig_error *err) {
     for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) {
       cli_machine *mm = &s->machines[m];
       for (size_t k = 0; rc == CLI_EXIT_OK && k < nends[m]; k++)
-        if (rig_point_wait(mm->ends[k], err) != RIG_OK) {
+        if (wait_end(s->job, mm->ends[k], err) != RIG_OK) {
           rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
           rc = CLI_EXIT_FAIL;
         }
       last[m] = cli_now_ns() - start;
       if (rc == CLI_EXIT_OK) rc = cli_times_add(&s->times[m], last[m], err);
     }
+    if (rc != CLI_EXIT_OK) s->failed_run = (int64_t)r;
     if (show && rc == CLI_EXIT_OK && (cli_now_ns() - shown > 250000000u || r + 1 == s->runs)) {
       progress(s, r + 1, t0, last);
       shown = cli_now_ns();
@@ -311,25 +338,29 @@ static void summary(const run_state *s) {
   fflush(stdout);
 }
 
-/* The job's root cause when it failed, else the call's own message.
- * Prints it; returns the exit code. */
+/* The job's root cause when it failed, with the run it failed in; else
+ * the call's own message. Prints it; returns the exit code. */
 static int report(const run_state *s, int rc, const rig_error *err) {
   rig_error cause;
   if (!s->job || !rig_job_failed(s->job, &cause)) return cli_fail(rc, "%s", err->message);
+  if (s->failed_run >= 0) return cli_fail(rc, "run %" PRId64 ": %s", s->failed_run, cause.message);
   return cli_fail(rc, "%s", cause.message);
 }
 
 /* The controller's whole run once the plans are made: open, run, write
  * the outputs, close the machines; the exit code, with the message
- * printed. The summary is the caller's. */
+ * printed. The summary waits for the job's close (the caller's): a
+ * failure found then still wins. */
 static int control(run_state *s) {
   rig_error err = {0};
+  s->failed_run = -1;
   s->machines = calloc(s->n, sizeof *s->machines);
   s->times = calloc(s->n, sizeof *s->times);
   if (!s->machines || !s->times) return cli_fail(CLI_EXIT_FAIL, "out of memory");
   int rc = open_machines(s, &err);
   if (rc == CLI_EXIT_OK) rc = run_all(s, &err);
   if (rc == CLI_EXIT_OK) rc = write_outputs(s, &err);
+  if (rc == CLI_EXIT_OK && s->job && rig_job_failed(s->job, NULL)) rc = CLI_EXIT_FAIL;
   if (rc != CLI_EXIT_OK) rc = report(s, rc, &err);
   /* After a failure in a job the machines are left as they are: the
    * caller ends the job (and every rank) at once, without waiting for
@@ -374,7 +405,12 @@ static void agent(int rank) {
     fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  rig_job_close(job, &err);
+  /* A failure after the controller closed the job (or during it) still
+   * fails every rank. */
+  if (rig_job_close(job, &err) != RIG_OK) {
+    fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
 }
 
 int cli_run_job(int argc, char **argv) {
@@ -419,13 +455,18 @@ int cli_run_job(int argc, char **argv) {
       s.plans = plans;
       s.quiet = o.quiet;
       rc = control(&s);
+      /* The close waits for every agent's work: a failure found there
+       * (an agent gone silent) is the job's too. */
+      if (rc == CLI_EXIT_OK && rig_job_close(s.job, &err) != RIG_OK) {
+        s.job = NULL;
+        rc = cli_fail(CLI_EXIT_FAIL, "%s", err.message);
+      }
       if (rc != CLI_EXIT_OK) {
         /* Every rank ends now, with the cause printed above. */
         fflush(stdout);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, rc);
       }
-      rig_job_close(s.job, &err);
       if (!s.quiet) summary(&s);
       state_free(&s);
     }
