@@ -1214,6 +1214,78 @@ static void test_run_takes_up_to_2_to_the_62_runs(void) {
   proc_free(&p);
 }
 
+/* ---- job files --------------------------------------------------------------- */
+
+/* Runs the job file `text` (written to `name`) on this machine; its path
+ * in job. */
+static proc run_job_text(const char *name, const char *text, char *job, size_t size) {
+  write_text(tmp_path(name, job, size), text);
+  return RUN("run", job);
+}
+
+/* "every" serves many machines: an output of it without {rank} is refused
+ * (exit 2), as --output without {rank} is for many machines. */
+static void test_a_job_file_refuses_every_outputs_without_rank(void) {
+  char ex[4096], text[8400], job[4096], want[8400];
+  snprintf(text, sizeof text,
+           "{\"machines\": [], \"every\": {\"program\": \"%s\", \"outputs\": {\"1\": \"v.bin\"}}}",
+           example_path(0, ex, sizeof ex));
+  proc p = run_job_text("every-norank.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: every.outputs: input 1: \"v.bin\" needs {rank}: every machine past "
+           "\"machines\" writes it\n",
+           job);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+/* Every {rank} of an output path is replaced, not only the first. */
+static void test_a_job_file_replaces_every_rank_in_a_path(void) {
+  char ex[4096], text[8400], job[4096], out[4096];
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"outputs\": {\"1\": \"r{rank}-{rank}.bin\"}}]}",
+           example_path(0, ex, sizeof ex));
+  proc p = run_job_text("two-ranks.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show("two ranks", &p);
+  proc_free(&p);
+  CU_ASSERT_EQUAL(access(tmp_path("r0-0.bin", out, sizeof out), F_OK), 0);
+}
+
+/* A job file's messages start with its name and say what is wrong: a
+ * "program" that is no string, an input's number not in canonical decimal
+ * ("00" and "+0" are not input 0). */
+static void test_job_file_errors_name_the_file_and_what_is_wrong(void) {
+  char ex[4096], text[8400], job[4096], want[8400];
+  example_path(0, ex, sizeof ex);
+  static const struct {
+    const char *machine, *message;
+  } cases[] = {
+      {"{\"program\": 5}", "machines[0]: \"program\" is not a string (a description's path)"},
+      {"{}", "machines[0]: no \"program\" (a description's path)"},
+      {"{\"program\": \"%s\", \"inputs\": {\"00\": \"x.bin\"}}",
+       "machines[0].inputs: \"00\" is not an input's number (0, 1, ... in decimal)"},
+      {"{\"program\": \"%s\", \"outputs\": {\"+0\": \"x.bin\"}}",
+       "machines[0].outputs: \"+0\" is not an input's number (0, 1, ... in decimal)"},
+      {"{\"program\": \"%s\", \"colour\": 1}", "machines[0]: unknown field \"colour\""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char machine[4200];
+    snprintf(machine, sizeof machine, cases[i].machine, ex);
+    snprintf(text, sizeof text, "{\"machines\": [%s]}", machine);
+    proc p = run_job_text("bad-job.json", text, job, sizeof job);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want, "progrun: %s: %s\n", job, cases[i].message);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    proc_free(&p);
+  }
+  proc p = run_job_text("bad-job.json", "{\"machines\": 3}", job, sizeof job);
+  snprintf(want, sizeof want, "progrun: %s: \"machines\" is not an array\n", job);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1337,9 +1409,17 @@ void rig_test_register(void) {
       {"reading stops at the bound", test_reading_stops_at_the_bound},
       {"run takes up to 2^62 runs", test_run_takes_up_to_2_to_the_62_runs},
       CU_TEST_INFO_NULL};
+  static CU_TestInfo jobs[] = {
+      {"a job file refuses every outputs without rank",
+       test_a_job_file_refuses_every_outputs_without_rank},
+      {"a job file replaces every rank in a path", test_a_job_file_replaces_every_rank_in_a_path},
+      {"job file errors name the file and what is wrong",
+       test_job_file_errors_name_the_file_and_what_is_wrong},
+      CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);
   rig_test_add_suite("cli: pack", pack);
   rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
+  rig_test_add_suite("cli: job files", jobs);
 }

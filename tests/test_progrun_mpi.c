@@ -371,6 +371,60 @@ static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void)
   rig_proc_free(&p);
 }
 
+/* A job file naming more machines than the job has is refused (exit 2),
+ * naming both counts, rather than run without the machines past the job. */
+static void test_a_job_file_with_more_machines_than_the_job_is_refused(void) {
+  char saxpy[512], job[512], text[2048];
+  const char *ex = example("saxpy.json", saxpy, sizeof saxpy);
+  snprintf(
+      text, sizeof text,
+      "{\"machines\": [{\"program\": \"%s\"}, {\"program\": \"%s\"}, {\"program\": \"%s\"}]}\n", ex,
+      ex, ex);
+  write_text(in_tmp("three.json", job, sizeof job), text);
+  const char *args[] = {job, NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_FALSE(p.timed_out);
+  char want[1024];
+  snprintf(want, sizeof want,
+           "progrun: %s: \"machines\" has 3 machines, more than the job's 2 (start as many ranks "
+           "as it has machines, or more with \"every\")\n",
+           job);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (p.code != 2 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* Under mpirun too an output that cannot be written is found before the
+ * first run (which here would fail, exit 1): exit 2, said once. */
+static void test_an_unwritable_output_is_refused_before_any_run(void) {
+  char desc[512], out[512], arg[600];
+  write_failing(in_tmp("fails-out.json", desc, sizeof desc));
+  /* The same, with an input to write out. */
+  size_t n = 0;
+  char *bytes = slurp(desc, &n), *text = bytes ? strndup(bytes, n) : NULL;
+  free(bytes);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  char *at = strstr(text, "\"inputs\": []");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  char edited[4096];
+  snprintf(edited, sizeof edited, "%.*s\"inputs\": [{\"device\": 0, \"bytes\": 8}]%s",
+           (int)(at - text), text, at + strlen("\"inputs\": []"));
+  free(text);
+  write_text(desc, edited);
+  snprintf(arg, sizeof arg, "0=%s", in_tmp("no-dir/y{rank}.bin", out, sizeof out));
+  const char *args[] = {desc, "--ints", "0", "--output", arg, NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  char want[1024];
+  snprintf(want, sizeof want, "progrun: cannot write %s/no-dir/y0.bin: No such file or directory\n",
+           tmp);
+  const char *first = strstr(p.err, want);
+  CU_ASSERT(first && !strstr(first + 1, want));
+  if (p.code != 2 || !first) show(&p);
+  rig_proc_free(&p);
+}
+
 /* ---- launches -------------------------------------------------------------- */
 
 static void test_srun_without_pmix_is_refused_instead_of_running_separate_jobs(void) {
@@ -424,6 +478,10 @@ void rig_test_register(void) {
        test_a_silent_machine_fails_the_job_past_the_bound},
       {"a silent agent fails the job while the controller is busy",
        test_a_silent_agent_fails_the_job_while_the_controller_is_busy},
+      {"a job file with more machines than the job is refused",
+       test_a_job_file_with_more_machines_than_the_job_is_refused},
+      {"an unwritable output is refused before any run",
+       test_an_unwritable_output_is_refused_before_any_run},
       {"srun without PMIx is refused instead of running separate jobs",
        test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
       {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},

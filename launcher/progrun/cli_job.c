@@ -57,15 +57,16 @@ const char *cli_singletons(void) {
 
 /* ---- the plan --------------------------------------------------------------- */
 
+/* path with every {rank} replaced by the machine's index. */
 static char *with_rank(const char *path, size_t rank) {
-  const char *at = strstr(path, "{rank}");
-  size_t n = strlen(path) + 24;
-  char *s = malloc(n);
+  size_t n = 1;
+  for (const char *at = path; (at = strstr(at, "{rank}")); at += 6) n++;
+  size_t room = strlen(path) + n * 24;
+  char *s = malloc(room), *w = s;
   if (!s) return NULL;
-  if (at)
-    snprintf(s, n, "%.*s%zu%s", (int)(at - path), path, rank, at + 6);
-  else
-    snprintf(s, n, "%s", path);
+  for (const char *at; (at = strstr(path, "{rank}")); path = at + 6)
+    w += snprintf(w, room - (size_t)(w - s), "%.*s%zu", (int)(at - path), path, rank);
+  snprintf(w, room - (size_t)(w - s), "%s", path);
   return s;
 }
 
@@ -130,8 +131,10 @@ static int plan_machine(plan *p, size_t m, const char *file, rig_desc *shared, c
 }
 
 /* The plans of n machines from the options and FILE (a description or a
- * job file); the exit code. */
-static int make_plans(const cli_run_opts *o, size_t n, plan *plans, cli_jobfile *jf,
+ * job file); the exit code. `whole` when the n machines are the whole job
+ * (not `progrun run JOBFILE` alone, machine 0's part): a job file's
+ * machines must then all be in it. */
+static int make_plans(const cli_run_opts *o, size_t n, bool whole, plan *plans, cli_jobfile *jf,
                       uint64_t *runs) {
   *runs = o->runs;
   if (cli_is_jobfile(o->file)) {
@@ -139,6 +142,13 @@ static int make_plans(const cli_run_opts *o, size_t n, plan *plans, cli_jobfile 
     int rc = cli_jobfile_read(o->file, jf, &err);
     if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
     if (jf->runs && o->runs == 1) *runs = jf->runs; /* --runs, when given, wins */
+    /* A machine left out would be work silently not done. */
+    char shown[CLI_PATH_SHOWN];
+    if (whole && jf->n > n)
+      return cli_fail(CLI_EXIT_USAGE,
+                      "%s: \"machines\" has %zu machines, more than the job's %zu (start as many "
+                      "ranks as it has machines, or more with \"every\")",
+                      cli_short_path(o->file, shown, sizeof shown), jf->n, n);
     for (size_t m = 0; m < n; m++) {
       const cli_job_machine *jm = cli_jobfile_machine(jf, m);
       if (!jm)
@@ -437,7 +447,7 @@ int cli_run_job(int argc, char **argv) {
     }
     if (rc == CLI_EXIT_OK) {
       plans = calloc(s.n, sizeof *plans);
-      rc = plans ? make_plans(&o, s.n, plans, &jf, &s.runs)
+      rc = plans ? make_plans(&o, s.n, true, plans, &jf, &s.runs)
                  : cli_fail(CLI_EXIT_FAIL, "out of memory");
     }
   }
@@ -492,7 +502,7 @@ int cli_run_jobfile_here(int argc, char **argv) {
   plan p;
   memset(&p, 0, sizeof p);
   run_state s = {.n = 1, .plans = &p, .quiet = o.quiet};
-  rc = make_plans(&o, 1, &p, &jf, &s.runs);
+  rc = make_plans(&o, 1, false, &p, &jf, &s.runs);
   if (rc == CLI_EXIT_OK) rc = control(&s);
   if (rc == CLI_EXIT_OK && !s.quiet) summary(&s);
   state_free(&s);
