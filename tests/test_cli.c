@@ -1286,6 +1286,28 @@ static void test_job_file_errors_name_the_file_and_what_is_wrong(void) {
   proc_free(&p);
 }
 
+/* A file that is neither bytes (its magic) nor JSON is "not a program
+ * description" (docs/format.md), then what each reading found. */
+static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void) {
+  char path[4096], want[8400];
+  static const struct {
+    const char *text, *found;
+  } cases[] = {
+      {"", "line 1 column 0: unexpected token near end of file"},
+      {"rig.programX{}", "line 1 column 3: invalid token near 'rig'"},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    write_text(tmp_path("neither.bin", path, sizeof path), cases[i].text);
+    proc p = RUN("check", path);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want,
+             "progrun: %s: not a program description: neither the bytes' magic nor JSON: %s\n",
+             path, cases[i].found);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    proc_free(&p);
+  }
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1366,6 +1388,8 @@ void rig_test_register(void) {
       {"check passes every example", test_check_passes_every_example},
       {"check gives the decoder message", test_check_gives_the_decoder_message},
       {"check gives the rule message", test_check_gives_the_rule_message},
+      {"a file neither bytes nor JSON is not a program description",
+       test_a_file_neither_bytes_nor_json_is_not_a_program_description},
       CU_TEST_INFO_NULL};
   static CU_TestInfo dump[] = {
       {"dump lists every field", test_dump_lists_every_field},

@@ -2,6 +2,7 @@
  * description from a file (bytes or JSON). */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -81,6 +82,17 @@ int cli_read_desc(const char *path, rig_desc **d) {
     st = rig_desc_of_json(text, len, dirname(copy), d, &err);
     free(copy);
   }
+  /* Text that is no JSON either is no description at all (docs/format.md):
+   * said first, then what each reading found. */
+  json_error_t je;
+  json_t *any = NULL;
+  if (st != RIG_OK && st != RIG_ENOMEM && !rig_desc_is_bytes(text, len) &&
+      !(any = json_loadb(text, len, JSON_DECODE_ANY, &je)))
+    rig_error_set(&err, RIG_EMALFORMED,
+                  "not a program description: neither the bytes' magic nor JSON: line %d column "
+                  "%d: %s",
+                  je.line, je.column, je.text);
+  json_decref(any);
   free(text);
   if (st != RIG_OK) {
     *d = NULL;
