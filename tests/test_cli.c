@@ -1308,6 +1308,51 @@ static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void
   }
 }
 
+/* An image the device refuses is named: `image <i>: <device>: <why>`. */
+static void test_an_image_a_device_refuses_is_named(void) {
+  char path[4096], want[8400];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_image(d, 0, "AB", 2);
+  write_desc(d, "short-image.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("run", path);
+  CU_ASSERT_EQUAL(p.code, 1);
+  snprintf(want, sizeof want, "progrun: %s: image 0: host: ", path);
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  if (strncmp(p.err.p, want, strlen(want)) != 0) show("short image", &p);
+  proc_free(&p);
+}
+
+/* A path too long for a message is shortened in its middle, so that the
+ * reason after it is never cut off. */
+static void test_a_long_path_keeps_the_reason(void) {
+  char ex[4096], path[4096], arg[8400];
+  example_path(0, ex, sizeof ex);
+  tmp_path("", path, sizeof path);
+  for (int i = 0; i < 6; i++) {
+    size_t n = strlen(path);
+    memset(path + n, 'a' + i, 100);
+    strcpy(path + n + 100, "/");
+  }
+  strcat(path, "y.bin");
+  const char *opts[] = {"--input", "--output"};
+  const char *verbs[] = {"cannot read ", "cannot write "};
+  for (int i = 0; i < 2; i++) {
+    proc p = RUN("run", ex, opts[i], io_arg(0, path, arg, sizeof arg));
+    CU_ASSERT_EQUAL(p.code, 2);
+    size_t n = strlen(p.err.p);
+    const char *reason = ": No such file or directory\n";
+    CU_ASSERT(n > strlen(reason) && strcmp(p.err.p + n - strlen(reason), reason) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, verbs[i]));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "b...e"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "/y.bin: "));
+    if (n <= strlen(reason) || strcmp(p.err.p + n - strlen(reason), reason) != 0)
+      show("long path", &p);
+    proc_free(&p);
+  }
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1432,6 +1477,8 @@ void rig_test_register(void) {
        test_outputs_follow_links_and_keep_special_files},
       {"reading stops at the bound", test_reading_stops_at_the_bound},
       {"run takes up to 2^62 runs", test_run_takes_up_to_2_to_the_62_runs},
+      {"an image a device refuses is named", test_an_image_a_device_refuses_is_named},
+      {"a long path keeps the reason", test_a_long_path_keeps_the_reason},
       CU_TEST_INFO_NULL};
   static CU_TestInfo jobs[] = {
       {"a job file refuses every outputs without rank",

@@ -223,7 +223,8 @@ static int open_machines(run_state *s, rig_error *err) {
     if (rc == CLI_EXIT_OK) rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, err);
     free(devs);
     if (rc != CLI_EXIT_OK) {
-      rig_error_prefix(err, "%s: machine %zu", p->file, m);
+      char shown[CLI_PATH_SHOWN];
+      rig_error_prefix(err, "%s: machine %zu", cli_short_path(p->file, shown, sizeof shown), m);
       return rc;
     }
     for (size_t i = 0; rc == CLI_EXIT_OK && i < p->desc->ninputs; i++)
