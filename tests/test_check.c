@@ -499,13 +499,13 @@ static void test_an_entry_naming_a_later_image_is_refused(void) {
   rig_desc *d = base();
   rig_desc_data_set(d, binary_of(d, 0), zeros, 8);
   add_leaf_hole(d, binary_of(d, 0), 0, RIG_W64, 0, rig_desc_entry(1, "g"));
-  EXPECT_ERROR(d, "image 0: image 1: no such image");
+  EXPECT_ERROR(d, "image 0: an Entry of image 1, not of an image before this one");
 }
 
 static void test_an_entry_naming_its_own_image_is_refused(void) {
   rig_desc *d = base();
   set_term_leaf(binary_of(d, 1), 0, rig_desc_entry(1, "k"));
-  EXPECT_ERROR(d, "image 1: image 1: no such image");
+  EXPECT_ERROR(d, "image 1: an Entry of image 1, not of an image before this one");
   d = base();
   set_term_leaf(binary_of(d, 1), 0, rig_desc_entry(-1, "k"));
   EXPECT_ERROR(d, "image 1: image -1: no such image");
@@ -1486,7 +1486,7 @@ static void test_image_rules_apply_in_their_order(void) {
   d = base();
   add_leaf_hole(d, binary_of(d, 1), 0, RIG_W64, 0, rig_desc_address(0, 0));
   set_term_leaf(binary_of(d, 1), 0, rig_desc_entry(1, "k"));
-  EXPECT_ERROR(d, "image 1: image 1: no such image");
+  EXPECT_ERROR(d, "image 1: an Entry of image 1, not of an image before this one");
   d = base();
   add_leaf_hole(d, binary_of(d, 1), 0, RIG_W64, 0, rig_desc_address(0, 0));
   set_term_leaf(binary_of(d, 1), 0, rig_desc_handle(1));

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -68,6 +69,10 @@ static int64_t now_ms(void) {
   return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* When nonzero, the child's RLIMIT_FSIZE (its SIGXFSZ ignored, so that a
+ * write past it fails with EFBIG rather than killing it). */
+static rlim_t child_fsize;
+
 /* Runs progrun with the NULL-terminated `args` (after argv[0]) in directory
  * `cwd` (NULL: this one), stdin from the file `in` (NULL: /dev/null). */
 static proc run_io(const char *cwd, const char *in, const char *const *args) {
@@ -88,6 +93,11 @@ static proc run_io(const char *cwd, const char *in, const char *const *args) {
     int fd = open(in ? in : "/dev/null", O_RDONLY);
     if (fd < 0 || dup2(fd, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0) _exit(126);
     if (cwd && chdir(cwd) != 0) _exit(126);
+    if (child_fsize) {
+      struct rlimit rl = {child_fsize, child_fsize};
+      signal(SIGXFSZ, SIG_IGN);
+      if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(126);
+    }
     execv(argv[0], (char *const *)argv);
     _exit(127);
   }
@@ -893,7 +903,7 @@ static void test_run_refuses_bad_usage(void) {
       {"run", ex, "--runs", "1.5", NULL},
       {"run", ex, "--runs", "", NULL},
       {"run", ex, "--runs", NULL},
-      {"run", ex, "--runs", "10000001", NULL},
+      {"run", ex, "--runs", "4611686018427387905", NULL},
       {"run", ex, "--input", "0", NULL},
       {"run", ex, "--input", "x=y", NULL},
       {"run", ex, "--output", "0=", NULL},
@@ -1000,6 +1010,349 @@ static void test_run_failing_at_a_step_exits_1(void) {
   proc_free(&p);
 }
 
+/* The past-input description of test_run_failing_at_a_step_exits_1: with
+ * --ints run, run 2 fails at its step (exit 1). Its one input is 16 bytes. */
+static const char *write_past_input(char *buf, size_t size) {
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 8, RIG_COPIES_ONE);
+  rig_desc_add_input(d, 0, 16);
+  d->ints = 1;
+  rig_desc_step *mv =
+      rig_desc_add_move(d, NULL, rig_desc_slot_input(0), rig_desc_slot_memory(0, 0, 8), 8);
+  rig_desc_terms_add(d, &mv->u.move.src_offset, rig_desc_int(0), 8);
+  write_desc(d, "past-input.bin", buf, size);
+  rig_desc_free(d);
+  return buf;
+}
+
+/* An output that cannot be written is refused with exit 2 before the first
+ * run (which here would fail with exit 1), and no other output is written. */
+static void test_run_checks_every_output_before_the_first_run(void) {
+  char desc[4096], ok[4096], bad[4096], a1[8400], a2[8400], want[8400];
+  write_past_input(desc, sizeof desc);
+  tmp_path("early-ok.bin", ok, sizeof ok);
+  const char *dirs[] = {"no-dir/y.bin", ""};
+  int errs[] = {ENOENT, EISDIR};
+  for (size_t i = 0; i < 2; i++) {
+    tmp_path(dirs[i], bad, sizeof bad);
+    proc p = RUN("run", desc, "--runs", "5", "--ints", "run", "--output",
+                 io_arg(0, ok, a1, sizeof a1), "--output", io_arg(0, bad, a2, sizeof a2));
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want, "progrun: cannot write %s: %s\n", bad, strerror(errs[i]));
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (p.code != 2) show("early output", &p);
+    proc_free(&p);
+    CU_ASSERT_EQUAL(access(ok, F_OK), -1);
+  }
+  /* A job file's output, run here (machine 0's part). */
+  char job[4096], text[8400];
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"ints\": [\"run\"], "
+           "\"outputs\": {\"0\": \"no-dir/y.bin\"}}], \"runs\": 5}",
+           desc);
+  write_text(tmp_path("early-job.json", job, sizeof job), text);
+  proc p = RUN("run", job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  tmp_path("no-dir/y.bin", bad, sizeof bad);
+  snprintf(want, sizeof want, "progrun: cannot write %s: %s\n", bad, strerror(ENOENT));
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+/* --output replaces its file by a rename: a hard link to the old file
+ * keeps the old bytes, and no temporary file is left. */
+static void test_run_replaces_an_output_whole(void) {
+  char dir[4096], ex[4096], out[4096], old[4096], arg[8400];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("whole", dir, sizeof dir), 0777), 0);
+  tmp_path("whole/y.bin", out, sizeof out);
+  tmp_path("whole/old.bin", old, sizeof old);
+  write_text(out, "old contents");
+  CU_ASSERT_EQUAL_FATAL(link(out, old), 0);
+  RUN_EXITS(0, "run", example_path(0, ex, sizeof ex), "-q", "--output",
+            io_arg(1, out, arg, sizeof arg));
+  struct stat st;
+  CU_ASSERT(stat(out, &st) == 0 && st.st_size == 4096 && st.st_nlink == 1);
+  CU_ASSERT(file_is(old, "old contents", 12));
+  CU_ASSERT_EQUAL(entries(dir), 2);
+}
+
+/* Writing that fails midway (here past RLIMIT_FSIZE) keeps the old file
+ * and leaves no temporary one, for --output and pack alike. */
+static void test_a_failed_write_keeps_the_old_file(void) {
+  char dir[4096], ex[4096], desc[4096], out[4096], arg[8400];
+  write_past_input(desc, sizeof desc);
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("keep", dir, sizeof dir), 0777), 0);
+  tmp_path("keep/y.bin", out, sizeof out);
+  example_path(0, ex, sizeof ex);
+  for (int i = 0; i < 2; i++) {
+    write_text(out, "old contents");
+    child_fsize = 8; /* both outputs are larger (16 bytes, a description) */
+    proc p = i == 0 ? RUN("run", desc, "-q", "--output", io_arg(0, out, arg, sizeof arg))
+                    : RUN("pack", ex, "-o", out);
+    child_fsize = 0;
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT(strncmp(p.err.p, "progrun: cannot write ", 22) == 0);
+    if (p.code != 2) show("fsize", &p);
+    proc_free(&p);
+    CU_ASSERT(file_is(out, "old contents", 12));
+    CU_ASSERT_EQUAL(entries(dir), 1);
+  }
+}
+
+/* An output that is a symbolic link writes its target (the link stays); a
+ * FIFO is written in place, not replaced. For pack -o and --output. */
+static void test_outputs_follow_links_and_keep_special_files(void) {
+  char dir[4096], ex[4096], link_path[4096], target[4096], fifo[4096], arg[8400];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("special", dir, sizeof dir), 0777), 0);
+  example_path(0, ex, sizeof ex);
+  tmp_path("special/target.bin", target, sizeof target);
+  tmp_path("special/link.bin", link_path, sizeof link_path);
+  CU_ASSERT_EQUAL_FATAL(symlink("target.bin", link_path), 0);
+  for (int i = 0; i < 2; i++) {
+    if (i == 0)
+      RUN_EXITS(0, "pack", ex, "-o", link_path);
+    else
+      RUN_EXITS(0, "run", ex, "-q", "--output", io_arg(1, link_path, arg, sizeof arg));
+    struct stat st;
+    CU_ASSERT(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+    size_t n = 0;
+    char *b = rig_test_read_file(target, &n);
+    CU_ASSERT(b && (i == 0 ? rig_desc_is_bytes(b, n) : n == 4096));
+    free(b);
+    unlink(target);
+  }
+  /* A dangling link makes its target. */
+  RUN_EXITS(0, "pack", ex, "-o", link_path);
+  CU_ASSERT_EQUAL(access(target, F_OK), 0);
+
+  tmp_path("special/fifo", fifo, sizeof fifo);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0666), 0);
+  for (int i = 0; i < 2; i++) {
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    CU_ASSERT_FATAL(rd >= 0);
+    if (i == 0)
+      RUN_EXITS(0, "pack", ex, "-o", fifo);
+    else
+      RUN_EXITS(0, "run", ex, "-q", "--output", io_arg(1, fifo, arg, sizeof arg));
+    struct stat st;
+    CU_ASSERT(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    static char got[65536];
+    ssize_t n = read(rd, got, sizeof got);
+    CU_ASSERT(n > 0 && (i == 0 ? rig_desc_is_bytes(got, (size_t)n) : n == 4096));
+    close(rd);
+  }
+}
+
+/* FILE and --input files are read up to 1 GiB: a larger regular file is
+ * refused unread, an endless one (/dev/zero, as FILE or as stdin) once it
+ * passes the bound; exit 2. */
+static void test_reading_stops_at_the_bound(void) {
+  char big[4096], want[8400];
+  int fd = open(tmp_path("sparse.bin", big, sizeof big), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  CU_ASSERT_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL_FATAL(ftruncate(fd, (off_t)3 << 30), 0);
+  close(fd);
+  proc p = RUN("check", big);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: 3221225472 bytes, more than the 1 GiB progrun reads of a file\n", big);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  p = RUN("check", "/dev/zero");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.err.p,
+                         "progrun: /dev/zero: more than the 1 GiB progrun reads of a file\n");
+  proc_free(&p);
+  p = run_io(NULL, "/dev/zero", (const char *const[]){"check", "-", NULL});
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "progrun: -: more than the 1 GiB progrun reads of a file\n");
+  proc_free(&p);
+
+  /* An input of 4 GiB: its file may not pass the bound either. */
+  char desc[4096], arg[8400];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_input(d, 0, (int64_t)4 << 30);
+  write_desc(d, "huge-input.bin", desc, sizeof desc);
+  rig_desc_free(d);
+  p = RUN("run", desc, "--input", io_arg(0, big, arg, sizeof arg));
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: --input 0=%s: 3221225472 bytes, more than the 1 GiB progrun reads of a file\n",
+           big);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  unlink(big);
+}
+
+/* --runs takes any count up to 2^62 (here stopped by an output that does
+ * not fit), and a job file's "runs" too; one more is bad usage. */
+static void test_run_takes_up_to_2_to_the_62_runs(void) {
+  char ex[4096], want[8400];
+  example_path(0, ex, sizeof ex);
+  proc p = RUN("run", ex, "--runs", "4611686018427387904", "--output", "2=/dev/null");
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: %s: --output 2: no such input (the program has 2)\n", ex);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  p = RUN("run", ex, "--runs", "4611686018427387905");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "progrun: run: --runs: '4611686018427387905' is not a "
+                                         "number of runs from 1 to 4611686018427387904\n"));
+  proc_free(&p);
+  /* Past the runs whose times are kept one by one (2^20), a summary still. */
+  char empty[4096];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  write_desc(d, "empty.bin", empty, sizeof empty);
+  rig_desc_free(d);
+  p = RUN("run", empty, "--runs", "1100000");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "runs 1100000, min ", 18) == 0);
+  if (p.code != 0) show("many runs", &p);
+  proc_free(&p);
+}
+
+/* ---- job files --------------------------------------------------------------- */
+
+/* Runs the job file `text` (written to `name`) on this machine; its path
+ * in job. */
+static proc run_job_text(const char *name, const char *text, char *job, size_t size) {
+  write_text(tmp_path(name, job, size), text);
+  return RUN("run", job);
+}
+
+/* "every" serves many machines: an output of it without {rank} is refused
+ * (exit 2), as --output without {rank} is for many machines. */
+static void test_a_job_file_refuses_every_outputs_without_rank(void) {
+  char ex[4096], text[8400], job[4096], want[8400];
+  snprintf(text, sizeof text,
+           "{\"machines\": [], \"every\": {\"program\": \"%s\", \"outputs\": {\"1\": \"v.bin\"}}}",
+           example_path(0, ex, sizeof ex));
+  proc p = run_job_text("every-norank.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: every.outputs: input 1: \"v.bin\" needs {rank}: every machine past "
+           "\"machines\" writes it\n",
+           job);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+/* Every {rank} of an output path is replaced, not only the first. */
+static void test_a_job_file_replaces_every_rank_in_a_path(void) {
+  char ex[4096], text[8400], job[4096], out[4096];
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"outputs\": {\"1\": \"r{rank}-{rank}.bin\"}}]}",
+           example_path(0, ex, sizeof ex));
+  proc p = run_job_text("two-ranks.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show("two ranks", &p);
+  proc_free(&p);
+  CU_ASSERT_EQUAL(access(tmp_path("r0-0.bin", out, sizeof out), F_OK), 0);
+}
+
+/* A job file's messages start with its name and say what is wrong: a
+ * "program" that is no string, an input's number not in canonical decimal
+ * ("00" and "+0" are not input 0). */
+static void test_job_file_errors_name_the_file_and_what_is_wrong(void) {
+  char ex[4096], text[8400], job[4096], want[8400];
+  example_path(0, ex, sizeof ex);
+  static const struct {
+    const char *machine, *message;
+  } cases[] = {
+      {"{\"program\": 5}", "machines[0]: \"program\" is not a string (a description's path)"},
+      {"{}", "machines[0]: no \"program\" (a description's path)"},
+      {"{\"program\": \"%s\", \"inputs\": {\"00\": \"x.bin\"}}",
+       "machines[0].inputs: \"00\" is not an input's number (0, 1, ... in decimal)"},
+      {"{\"program\": \"%s\", \"outputs\": {\"+0\": \"x.bin\"}}",
+       "machines[0].outputs: \"+0\" is not an input's number (0, 1, ... in decimal)"},
+      {"{\"program\": \"%s\", \"colour\": 1}", "machines[0]: unknown field \"colour\""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char machine[4200];
+    snprintf(machine, sizeof machine, cases[i].machine, ex);
+    snprintf(text, sizeof text, "{\"machines\": [%s]}", machine);
+    proc p = run_job_text("bad-job.json", text, job, sizeof job);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want, "progrun: %s: %s\n", job, cases[i].message);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    proc_free(&p);
+  }
+  proc p = run_job_text("bad-job.json", "{\"machines\": 3}", job, sizeof job);
+  snprintf(want, sizeof want, "progrun: %s: \"machines\" is not an array\n", job);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+/* A file that is neither bytes (its magic) nor JSON is "not a program
+ * description" (docs/format.md), then what each reading found. */
+static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void) {
+  char path[4096], want[8400];
+  static const struct {
+    const char *text, *found;
+  } cases[] = {
+      {"", "line 1 column 0: unexpected token near end of file"},
+      {"rig.programX{}", "line 1 column 3: invalid token near 'rig'"},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    write_text(tmp_path("neither.bin", path, sizeof path), cases[i].text);
+    proc p = RUN("check", path);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want,
+             "progrun: %s: not a program description: neither the bytes' magic nor JSON: %s\n",
+             path, cases[i].found);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    proc_free(&p);
+  }
+}
+
+/* An image the device refuses is named: `image <i>: <device>: <why>`. */
+static void test_an_image_a_device_refuses_is_named(void) {
+  char path[4096], want[8400];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_image(d, 0, "AB", 2);
+  write_desc(d, "short-image.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("run", path);
+  CU_ASSERT_EQUAL(p.code, 1);
+  snprintf(want, sizeof want, "progrun: %s: image 0: host: ", path);
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  if (strncmp(p.err.p, want, strlen(want)) != 0) show("short image", &p);
+  proc_free(&p);
+}
+
+/* A path too long for a message is shortened in its middle, so that the
+ * reason after it is never cut off. */
+static void test_a_long_path_keeps_the_reason(void) {
+  char ex[4096], path[4096], arg[8400];
+  example_path(0, ex, sizeof ex);
+  tmp_path("", path, sizeof path);
+  for (int i = 0; i < 6; i++) {
+    size_t n = strlen(path);
+    memset(path + n, 'a' + i, 100);
+    strcpy(path + n + 100, "/");
+  }
+  strcat(path, "y.bin");
+  const char *opts[] = {"--input", "--output"};
+  const char *verbs[] = {"cannot read ", "cannot write "};
+  for (int i = 0; i < 2; i++) {
+    proc p = RUN("run", ex, opts[i], io_arg(0, path, arg, sizeof arg));
+    CU_ASSERT_EQUAL(p.code, 2);
+    size_t n = strlen(p.err.p);
+    const char *reason = ": No such file or directory\n";
+    CU_ASSERT(n > strlen(reason) && strcmp(p.err.p + n - strlen(reason), reason) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, verbs[i]));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "b...e"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "/y.bin: "));
+    if (n <= strlen(reason) || strcmp(p.err.p + n - strlen(reason), reason) != 0)
+      show("long path", &p);
+    proc_free(&p);
+  }
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1080,6 +1433,8 @@ void rig_test_register(void) {
       {"check passes every example", test_check_passes_every_example},
       {"check gives the decoder message", test_check_gives_the_decoder_message},
       {"check gives the rule message", test_check_gives_the_rule_message},
+      {"a file neither bytes nor JSON is not a program description",
+       test_a_file_neither_bytes_nor_json_is_not_a_program_description},
       CU_TEST_INFO_NULL};
   static CU_TestInfo dump[] = {
       {"dump lists every field", test_dump_lists_every_field},
@@ -1114,10 +1469,28 @@ void rig_test_register(void) {
       {"run refuses bad usage", test_run_refuses_bad_usage},
       {"run refuses a broken rule", test_run_refuses_a_broken_rule},
       {"run failing at a step exits 1", test_run_failing_at_a_step_exits_1},
+      {"run checks every output before the first run",
+       test_run_checks_every_output_before_the_first_run},
+      {"run replaces an output whole", test_run_replaces_an_output_whole},
+      {"a failed write keeps the old file", test_a_failed_write_keeps_the_old_file},
+      {"outputs follow links and keep special files",
+       test_outputs_follow_links_and_keep_special_files},
+      {"reading stops at the bound", test_reading_stops_at_the_bound},
+      {"run takes up to 2^62 runs", test_run_takes_up_to_2_to_the_62_runs},
+      {"an image a device refuses is named", test_an_image_a_device_refuses_is_named},
+      {"a long path keeps the reason", test_a_long_path_keeps_the_reason},
+      CU_TEST_INFO_NULL};
+  static CU_TestInfo jobs[] = {
+      {"a job file refuses every outputs without rank",
+       test_a_job_file_refuses_every_outputs_without_rank},
+      {"a job file replaces every rank in a path", test_a_job_file_replaces_every_rank_in_a_path},
+      {"job file errors name the file and what is wrong",
+       test_job_file_errors_name_the_file_and_what_is_wrong},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);
   rig_test_add_suite("cli: pack", pack);
   rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
+  rig_test_add_suite("cli: job files", jobs);
 }

@@ -197,7 +197,9 @@ static void test_a_run_failing_on_machine_2_ends_every_rank_with_its_message(voi
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
   CU_ASSERT(p.seconds < 20);
-  const char *want = "progrun: machine 2: step 0: part 0: groups (0, 1, 1) with a zero dimension";
+  /* The run it failed in, as on one machine (`run <r>: ...`). */
+  const char *want =
+      "progrun: run 0: machine 2: step 0: part 0: groups (0, 1, 1) with a zero dimension";
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   if (!strstr(p.err, want)) show(&p);
   rig_proc_free(&p);
@@ -317,8 +319,109 @@ static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
   CU_ASSERT(p.seconds < 3.0 + 15.0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: machine 1: silent for 2 s"));
+  /* "progrun: run <r>: machine 1: ...", r the run it fell silent in. */
+  const char *said = strstr(p.err, "progrun: run ");
+  CU_ASSERT(said && strstr(said, ": machine 1: silent for 2 s\n"));
   if (!strstr(p.err, "machine 1: silent")) show(&p);
+  rig_proc_free(&p);
+}
+
+/* A description of one launch on cpu:0 of `fn` from the test kernels,
+ * its 8 bytes of parameters `params` (hex). */
+static void write_launch(const char *path, const char *fn, const char *params) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"format\": 4, \"devices\": [\"cpu-%s\"], \"memory\": [],\n"
+           " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, "
+           "\"holes\": []}}],\n"
+           " \"inputs\": [], \"ints\": 0,\n"
+           " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
+           "   \"name\": \"%s\", \"params\": {\"bytes\": \"%s\", \"holes\": []}, \"refs\": [],\n"
+           "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+           "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
+           "{\"Fixed\": 0}}}],\n"
+           "   \"slots\": [], \"fixed\": []}}]}\n",
+           rig_host_isa(), env_or("RIG_TEST_KERNELS", "kernels.so"), fn, params);
+  write_text(path, text);
+}
+
+/* Machine 0 busy with a 40 s launch of its own, machine 1 stopped: the
+ * silence is reported within its bound, not after the launch, and no rank
+ * waits for the launch or for the silent one. */
+static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void) {
+  char slow[512], fast[512], job[512];
+  write_launch(in_tmp("slow.json", slow, sizeof slow), "pause_s", "2800000000000000");
+  write_launch(in_tmp("fast.json", fast, sizeof fast), "noop", "0000000000000000");
+  write_text(in_tmp("busy-job.json", job, sizeof job),
+             "{\"machines\": [{\"program\": \"slow.json\"}, {\"program\": \"fast.json\"}]}\n");
+  const char *args[] = {job, NULL};
+  static char silence[] = "RIG_JOB_SILENCE=2";
+  char *env[] = {silence, NULL};
+  int stopped = 0;
+  rig_proc p = mpirun_during(2, args, env, 60, 5.0, stop_rank_1, &stopped);
+  CU_ASSERT(stopped > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  /* The bound after the stop, and a few seconds more; the launch lasts 40. */
+  CU_ASSERT(p.seconds < 5.0 + 2.0 + 10.0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: run 0: machine 1: silent for 2 s"));
+  CU_ASSERT_PTR_NULL(strstr(p.out, "runs 1"));
+  if (p.code == 0 || p.timed_out || !strstr(p.err, "machine 1: silent")) show(&p);
+  if (stopped > 0 && p.timed_out) kill(stopped, SIGKILL);
+  rig_proc_free(&p);
+}
+
+/* A job file naming more machines than the job has is refused (exit 2),
+ * naming both counts, rather than run without the machines past the job. */
+static void test_a_job_file_with_more_machines_than_the_job_is_refused(void) {
+  char saxpy[512], job[512], text[2048];
+  const char *ex = example("saxpy.json", saxpy, sizeof saxpy);
+  snprintf(
+      text, sizeof text,
+      "{\"machines\": [{\"program\": \"%s\"}, {\"program\": \"%s\"}, {\"program\": \"%s\"}]}\n", ex,
+      ex, ex);
+  write_text(in_tmp("three.json", job, sizeof job), text);
+  const char *args[] = {job, NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_FALSE(p.timed_out);
+  char want[1024];
+  snprintf(want, sizeof want,
+           "progrun: %s: \"machines\" has 3 machines, more than the job's 2 (start as many ranks "
+           "as it has machines, or more with \"every\")\n",
+           job);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (p.code != 2 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* Under mpirun too an output that cannot be written is found before the
+ * first run (which here would fail, exit 1): exit 2, said once. */
+static void test_an_unwritable_output_is_refused_before_any_run(void) {
+  char desc[512], out[512], arg[600];
+  write_failing(in_tmp("fails-out.json", desc, sizeof desc));
+  /* The same, with an input to write out. */
+  size_t n = 0;
+  char *bytes = slurp(desc, &n), *text = bytes ? strndup(bytes, n) : NULL;
+  free(bytes);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  char *at = strstr(text, "\"inputs\": []");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  char edited[4096];
+  snprintf(edited, sizeof edited, "%.*s\"inputs\": [{\"device\": 0, \"bytes\": 8}]%s",
+           (int)(at - text), text, at + strlen("\"inputs\": []"));
+  free(text);
+  write_text(desc, edited);
+  snprintf(arg, sizeof arg, "0=%s", in_tmp("no-dir/y{rank}.bin", out, sizeof out));
+  const char *args[] = {desc, "--ints", "0", "--output", arg, NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  char want[1024];
+  snprintf(want, sizeof want, "progrun: cannot write %s/no-dir/y0.bin: No such file or directory\n",
+           tmp);
+  const char *first = strstr(p.err, want);
+  CU_ASSERT(first && !strstr(first + 1, want));
+  if (p.code != 2 || !first) show(&p);
   rig_proc_free(&p);
 }
 
@@ -373,6 +476,12 @@ void rig_test_register(void) {
        test_an_agent_killed_mid_run_ends_the_job_naming_its_machine},
       {"a silent machine fails the job past the bound",
        test_a_silent_machine_fails_the_job_past_the_bound},
+      {"a silent agent fails the job while the controller is busy",
+       test_a_silent_agent_fails_the_job_while_the_controller_is_busy},
+      {"a job file with more machines than the job is refused",
+       test_a_job_file_with_more_machines_than_the_job_is_refused},
+      {"an unwritable output is refused before any run",
+       test_an_unwritable_output_is_refused_before_any_run},
       {"srun without PMIx is refused instead of running separate jobs",
        test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
       {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},

@@ -71,8 +71,9 @@ typedef struct cli_io {
   const char *path; /* points into argv */
 } cli_io;
 
-/* The most runs --runs takes: each run's time is kept for the summary. */
-#define CLI_MAX_RUNS 10000000
+/* The most runs --runs takes (2^62): the summary keeps a bounded record
+ * of their times (cli_times), so the count is bounded only by time. */
+#define CLI_MAX_RUNS (INT64_C(1) << 62)
 
 typedef struct cli_run_opts {
   const char *file;
@@ -153,11 +154,48 @@ int cli_machine_run(cli_machine *m, uint64_t run, const cli_int *ints, size_t ni
 int cli_machine_read_input(cli_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err);
 void cli_machine_close(cli_machine *m);
 
-/* The summary line of n runs' times (ns, sorted in place; n >= 1):
- * "runs N, min A us, median B us, p99 C us per run" (docs/cli.md). */
-void cli_print_summary(FILE *f, uint64_t *ns, size_t n);
-/* Writes n bytes to path (created or truncated); the exit code. */
+/* ---- files (cli_file.c) ---------------------------------------------------- */
+
+/* The most progrun reads of one file (a description, a job file, an
+ * input): a regular file larger is refused before reading, anything else
+ * once it gives more (docs/cli.md, "Files"). */
+#define CLI_MAX_READ      ((size_t)1 << 30)
+#define CLI_MAX_READ_TEXT "1 GiB"
+/* How much of a path a message shows: a longer one keeps its head and
+ * tail around "...", so that the reason after it is never cut off. */
+#define CLI_PATH_SHOWN 256
+const char *cli_short_path(const char *path, char *buf, size_t size);
+/* The whole file ("-": stdin), NUL-terminated (not counted in *len), within
+ * CLI_MAX_READ; CLI_EXIT_USAGE with `cannot read PATH: <why>` or the bound
+ * (CLI_EXIT_FAIL out of memory). */
+int cli_read_whole(const char *path, char **text, size_t *len, rig_error *err);
+/* Whether cli_write_file could write path: its directory (or, for a
+ * device or FIFO, the file) writable, not a directory. Checked before any
+ * work, so that none is lost to a bad output. */
+int cli_output_check(const char *path, rig_error *err);
+/* Writes n bytes to path whole or not at all: a symbolic link is followed
+ * and its target replaced (temporary file in the target's directory,
+ * synced, renamed over it), the old file kept when writing fails; a file
+ * that is not regular (a device, a FIFO, /dev/stdout) is written in place,
+ * never replaced. CLI_EXIT_USAGE with `cannot write PATH: <why>`. */
 int cli_write_file(const char *path, const uint8_t *b, size_t n, rig_error *err);
+
+/* Runs' times (ns) for the summary: each kept up to CLI_EXACT_RUNS runs;
+ * past that a histogram of 1/1024 relative precision, the minimum still
+ * exact (docs/cli.md, "The summary"). Zero-initialized; free with
+ * cli_times_free. */
+#define CLI_EXACT_RUNS ((uint64_t)1 << 20)
+typedef struct cli_times {
+  uint64_t n, min;
+  uint64_t *exact; /* n of them while hist is NULL */
+  size_t room;
+  uint64_t *hist;
+} cli_times;
+int cli_times_add(cli_times *t, uint64_t ns, rig_error *err);
+void cli_times_free(cli_times *t);
+/* The summary line of t (n >= 1; sorts its times):
+ * "runs N, min A us, median B us, p99 C us per run" (docs/cli.md). */
+void cli_print_summary(FILE *f, cli_times *t);
 
 /* The readable listing of d (docs/cli.md, "dump"): every field, in a
  * stable layout. */

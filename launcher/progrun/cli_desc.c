@@ -2,6 +2,7 @@
  * description from a file (bytes or JSON). */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,53 +58,6 @@ static int parse_args(int argc, char **argv, int takes, cli_args *a) {
 
 /* ---- reading -------------------------------------------------------------- */
 
-/* The whole file ("-": stdin), NUL-terminated for the JSON reader's sake;
- * errno set on failure. Reads until end of file rather than trusting
- * st_size, so pipes and /proc files work too; the room for a regular file's
- * size and its NUL, plus one byte, finds the end without growing. */
-static char *read_whole(const char *path, size_t *len) {
-  bool is_stdin = strcmp(path, "-") == 0;
-  int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NULL;
-  struct stat st;
-  size_t room = 4096;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) room = (size_t)st.st_size + 2;
-  char *buf = malloc(room);
-  size_t n = 0;
-  while (buf) {
-    if (n + 1 >= room) {
-      char *b = room > SIZE_MAX / 2 ? NULL : realloc(buf, room * 2);
-      if (!b) {
-        free(buf);
-        buf = NULL;
-        errno = ENOMEM;
-        break;
-      }
-      buf = b;
-      room *= 2;
-    }
-    ssize_t got = read(fd, buf + n, room - n - 1);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      int e = errno;
-      free(buf);
-      buf = NULL;
-      errno = e;
-      break;
-    }
-    if (got == 0) break;
-    n += (size_t)got;
-  }
-  int e = errno;
-  if (!is_stdin) close(fd);
-  errno = e;
-  if (buf) {
-    buf[n] = '\0';
-    *len = n;
-  }
-  return buf;
-}
-
 /* Out of memory is the machine's failure; anything else is the file's. */
 static int status_exit(rig_status st) {
   return st == RIG_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
@@ -111,11 +65,10 @@ static int status_exit(rig_status st) {
 
 int cli_read_desc(const char *path, rig_desc **d) {
   size_t len = 0;
-  char *text = read_whole(path, &len);
-  if (!text)
-    return cli_fail(errno == ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE, "cannot read %s: %s", path,
-                    strerror(errno));
+  char *text = NULL;
   rig_error err = {0};
+  int rc = cli_read_whole(path, &text, &len, &err);
+  if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
   rig_status st;
   if (rig_desc_is_bytes(text, len)) {
     st = rig_desc_of_bytes(text, len, d, &err);
@@ -129,6 +82,17 @@ int cli_read_desc(const char *path, rig_desc **d) {
     st = rig_desc_of_json(text, len, dirname(copy), d, &err);
     free(copy);
   }
+  /* Text that is no JSON either is no description at all (docs/format.md):
+   * said first, then what each reading found. */
+  json_error_t je;
+  json_t *any = NULL;
+  if (st != RIG_OK && st != RIG_ENOMEM && !rig_desc_is_bytes(text, len) &&
+      !(any = json_loadb(text, len, JSON_DECODE_ANY, &je)))
+    rig_error_set(&err, RIG_EMALFORMED,
+                  "not a program description: neither the bytes' magic nor JSON: line %d column "
+                  "%d: %s",
+                  je.line, je.column, je.text);
+  json_decref(any);
   free(text);
   if (st != RIG_OK) {
     *d = NULL;
@@ -138,61 +102,6 @@ int cli_read_desc(const char *path, rig_desc **d) {
 }
 
 /* ---- writing -------------------------------------------------------------- */
-
-static bool write_all(int fd, const uint8_t *b, size_t n) {
-  while (n > 0) {
-    ssize_t put = write(fd, b, n);
-    if (put < 0 && errno == EINTR) continue;
-    if (put < 0) return false;
-    b += put;
-    n -= (size_t)put;
-  }
-  return true;
-}
-
-/* Writes `path` whole or not at all: a temporary file beside it (so the
- * rename stays within one file system), then rename over it. */
-static int write_atomic(const char *path, const uint8_t *b, size_t n) {
-  char *dcopy = strdup(path), *bcopy = strdup(path), *tmp = NULL;
-  int fd = -1, e = ENOMEM;
-  if (!dcopy || !bcopy) goto fail;
-  const char *dir = dirname(dcopy), *base = basename(bcopy);
-  size_t room = strlen(dir) + strlen(base) + 16;
-  tmp = malloc(room);
-  if (!tmp) goto fail;
-  snprintf(tmp, room, "%s/.%s.XXXXXX", dir, base);
-  fd = mkstemp(tmp);
-  if (fd < 0) {
-    e = errno;
-    free(tmp);
-    tmp = NULL;
-    goto fail;
-  }
-  /* mkstemp makes the file 0600; give it the mode a plain create would. */
-  mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0 || !write_all(fd, b, n) || fsync(fd) != 0) {
-    e = errno;
-    goto fail;
-  }
-  int c = close(fd);
-  fd = -1;
-  if (c != 0 || rename(tmp, path) != 0) {
-    e = errno;
-    goto fail;
-  }
-  free(tmp);
-  free(dcopy);
-  free(bcopy);
-  return CLI_EXIT_OK;
-fail:
-  if (fd >= 0) close(fd);
-  if (tmp) unlink(tmp);
-  free(tmp);
-  free(dcopy);
-  free(bcopy);
-  return cli_fail(CLI_EXIT_USAGE, "cannot write %s: %s", path, strerror(e));
-}
 
 /* stdout's buffered output reaches its file, or the command fails. */
 static int flush_stdout(int code) {
@@ -268,7 +177,7 @@ int cli_pack(int argc, char **argv) {
   rig_status st = rig_desc_to_bytes(d, &bytes, &len, &err);
   rig_desc_free(d);
   if (st != RIG_OK) return cli_fail(status_exit(st), "%s: %s", a.file, err.message);
-  rc = write_atomic(a.out, bytes, len);
+  rc = cli_write_file(a.out, bytes, len, &err);
   free(bytes);
-  return rc;
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
 }

@@ -6,6 +6,7 @@
  * other ranks serve. A failure prints its root cause on rank 0 and ends
  * every rank (MPI_Abort): no rank hangs. */
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,9 +35,11 @@ typedef struct run_state {
   size_t n;
   plan *plans;
   cli_machine *machines;
+  cli_times *times; /* per machine */
   uint64_t runs;
   bool quiet;
   rig_job *job;
+  int64_t failed_run; /* the run during which the job failed, or -1 */
 } run_state;
 
 bool cli_under_mpi(void) {
@@ -54,15 +57,16 @@ const char *cli_singletons(void) {
 
 /* ---- the plan --------------------------------------------------------------- */
 
+/* path with every {rank} replaced by the machine's index. */
 static char *with_rank(const char *path, size_t rank) {
-  const char *at = strstr(path, "{rank}");
-  size_t n = strlen(path) + 24;
-  char *s = malloc(n);
+  size_t n = 1;
+  for (const char *at = path; (at = strstr(at, "{rank}")); at += 6) n++;
+  size_t room = strlen(path) + n * 24;
+  char *s = malloc(room), *w = s;
   if (!s) return NULL;
-  if (at)
-    snprintf(s, n, "%.*s%zu%s", (int)(at - path), path, rank, at + 6);
-  else
-    snprintf(s, n, "%s", path);
+  for (const char *at; (at = strstr(path, "{rank}")); path = at + 6)
+    w += snprintf(w, room - (size_t)(w - s), "%.*s%zu", (int)(at - path), path, rank);
+  snprintf(w, room - (size_t)(w - s), "%s", path);
   return s;
 }
 
@@ -118,14 +122,19 @@ static int plan_machine(plan *p, size_t m, const char *file, rig_desc *shared, c
                       (long long)out_index[k]);
     if (!(p->outputs[out_index[k]] = with_rank(out[k], m)))
       return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    /* Before any run: an output that cannot be written would lose them. */
+    rc = cli_output_check(p->outputs[out_index[k]], &err);
+    if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
   }
   (void)runs;
   return CLI_EXIT_OK;
 }
 
 /* The plans of n machines from the options and FILE (a description or a
- * job file); the exit code. */
-static int make_plans(const cli_run_opts *o, size_t n, plan *plans, cli_jobfile *jf,
+ * job file); the exit code. `whole` when the n machines are the whole job
+ * (not `progrun run JOBFILE` alone, machine 0's part): a job file's
+ * machines must then all be in it. */
+static int make_plans(const cli_run_opts *o, size_t n, bool whole, plan *plans, cli_jobfile *jf,
                       uint64_t *runs) {
   *runs = o->runs;
   if (cli_is_jobfile(o->file)) {
@@ -133,6 +142,13 @@ static int make_plans(const cli_run_opts *o, size_t n, plan *plans, cli_jobfile 
     int rc = cli_jobfile_read(o->file, jf, &err);
     if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
     if (jf->runs && o->runs == 1) *runs = jf->runs; /* --runs, when given, wins */
+    /* A machine left out would be work silently not done. */
+    char shown[CLI_PATH_SHOWN];
+    if (whole && jf->n > n)
+      return cli_fail(CLI_EXIT_USAGE,
+                      "%s: \"machines\" has %zu machines, more than the job's %zu (start as many "
+                      "ranks as it has machines, or more with \"every\")",
+                      cli_short_path(o->file, shown, sizeof shown), jf->n, n);
     for (size_t m = 0; m < n; m++) {
       const cli_job_machine *jm = cli_jobfile_machine(jf, m);
       if (!jm)
@@ -195,12 +211,6 @@ static rig_device *open_on(void *ctx, const char *name, rig_error *why) {
   return d;
 }
 
-/* The job's root cause when it failed, else the call's own message. */
-static const char *why(const run_state *s, const rig_error *err, rig_error *cause) {
-  if (s->job && rig_job_failed(s->job, cause)) return cause->message;
-  return err->message;
-}
-
 static int open_machines(run_state *s, rig_error *err) {
   for (size_t m = 0; m < s->n; m++) {
     plan *p = &s->plans[m];
@@ -213,7 +223,8 @@ static int open_machines(run_state *s, rig_error *err) {
     if (rc == CLI_EXIT_OK) rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, err);
     free(devs);
     if (rc != CLI_EXIT_OK) {
-      rig_error_prefix(err, "%s: machine %zu", p->file, m);
+      char shown[CLI_PATH_SHOWN];
+      rig_error_prefix(err, "%s: machine %zu", cli_short_path(p->file, shown, sizeof shown), m);
       return rc;
     }
     for (size_t i = 0; rc == CLI_EXIT_OK && i < p->desc->ninputs; i++)
@@ -236,10 +247,34 @@ static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint6
           (double)last[slowest] * 1e-6);
 }
 
+/* Waits for an end of a run. One of this machine's own devices is waited
+ * in slices that also watch the job, so that a failure elsewhere (a
+ * silent agent) ends the wait at once rather than when the local work
+ * does; the caller then reports and leaves without waiting for that work
+ * (docs/jobs.md). Another machine's end is lost with the job, which ends
+ * rig_point_wait. */
+static rig_status wait_end(rig_job *job, rig_point p, rig_error *err) {
+  rig_device *dev = rig_device_at(rig_point_device(p));
+  if (!job || !dev || rig_device_facts_of(dev)->machine != 0) return rig_point_wait(p, err);
+  for (unsigned polls = 0; !rig_point_reached(p); polls++) {
+    if (rig_job_failed(job, err)) return RIG_EJOB;
+    if (rig_device_is_lost(dev, NULL)) return rig_point_wait(p, err);
+    /* Yielding first keeps short runs' times true; then a millisecond's
+     * sleep, so that a long launch does not cost a core. */
+    if (polls < 2000) {
+      sched_yield();
+    } else {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+  }
+  return RIG_OK;
+}
+
 /* Every run on every machine: each machine's run handed over first, then
  * their ends waited; each machine's time runs from the run's start to when
  * its ends are seen reached. */
-static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
+static int run_all(run_state *s, rig_error *err) {
   bool show = !s->quiet && isatty(2);
   uint64_t t0 = cli_now_ns(), shown = 0;
   uint64_t *last = calloc(s->n, sizeof *last);
@@ -272,12 +307,14 @@ static int run_all(run_state *s, uint64_t **ns, rig_error *err) {
     for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) {
       cli_machine *mm = &s->machines[m];
       for (size_t k = 0; rc == CLI_EXIT_OK && k < nends[m]; k++)
-        if (rig_point_wait(mm->ends[k], err) != RIG_OK) {
+        if (wait_end(s->job, mm->ends[k], err) != RIG_OK) {
           rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
           rc = CLI_EXIT_FAIL;
         }
-      last[m] = ns[m][r] = cli_now_ns() - start;
+      last[m] = cli_now_ns() - start;
+      if (rc == CLI_EXIT_OK) rc = cli_times_add(&s->times[m], last[m], err);
     }
+    if (rc != CLI_EXIT_OK) s->failed_run = (int64_t)r;
     if (show && rc == CLI_EXIT_OK && (cli_now_ns() - shown > 250000000u || r + 1 == s->runs)) {
       progress(s, r + 1, t0, last);
       shown = cli_now_ns();
@@ -304,42 +341,53 @@ static int write_outputs(run_state *s, rig_error *err) {
   return CLI_EXIT_OK;
 }
 
-static void summary(const run_state *s, uint64_t **ns) {
+static void summary(const run_state *s) {
   for (size_t m = 0; m < s->n; m++) {
     if (s->n > 1) printf("machine %zu: ", m);
-    cli_print_summary(stdout, ns[m], (size_t)s->runs);
+    cli_print_summary(stdout, &s->times[m]);
   }
   fflush(stdout);
 }
 
-/* The controller's whole run once the plans are made; the exit code, with
- * the message printed. */
+/* The job's root cause when it failed, with the run it failed in; else
+ * the call's own message. Prints it; returns the exit code. */
+static int report(const run_state *s, int rc, const rig_error *err) {
+  rig_error cause;
+  if (!s->job || !rig_job_failed(s->job, &cause)) return cli_fail(rc, "%s", err->message);
+  if (s->failed_run >= 0) return cli_fail(rc, "run %" PRId64 ": %s", s->failed_run, cause.message);
+  return cli_fail(rc, "%s", cause.message);
+}
+
+/* The controller's whole run once the plans are made: open, run, write
+ * the outputs, close the machines; the exit code, with the message
+ * printed. The summary waits for the job's close (the caller's): a
+ * failure found then still wins. */
 static int control(run_state *s) {
-  rig_error err = {0}, cause;
+  rig_error err = {0};
+  s->failed_run = -1;
   s->machines = calloc(s->n, sizeof *s->machines);
-  uint64_t **ns = calloc(s->n, sizeof *ns);
-  int rc = s->machines && ns ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-  for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++)
-    if (!(ns[m] = calloc(s->runs, sizeof **ns))) rc = CLI_EXIT_FAIL;
-  if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
-  size_t opened = 0;
-  rc = open_machines(s, &err);
-  for (size_t m = 0; m < s->n; m++) opened += s->machines[m].program != NULL;
-  if (rc == CLI_EXIT_OK) rc = run_all(s, ns, &err);
+  s->times = calloc(s->n, sizeof *s->times);
+  if (!s->machines || !s->times) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  int rc = open_machines(s, &err);
+  if (rc == CLI_EXIT_OK) rc = run_all(s, &err);
   if (rc == CLI_EXIT_OK) rc = write_outputs(s, &err);
-  if (rc != CLI_EXIT_OK) {
-    cli_fail(rc, "%s", why(s, &err, &cause));
-  } else if (!s->quiet) {
-    summary(s, ns);
-  }
-  /* After a failure the machines are left as they are: the caller ends
-   * the job (and every rank) at once. */
-  if (rc == CLI_EXIT_OK)
-    for (size_t m = 0; m < opened; m++) cli_machine_close(&s->machines[m]);
-  for (size_t m = 0; m < s->n; m++) free(ns[m]);
-  free(ns);
-  free(s->machines);
+  if (rc == CLI_EXIT_OK && s->job && rig_job_failed(s->job, NULL)) rc = CLI_EXIT_FAIL;
+  if (rc != CLI_EXIT_OK) rc = report(s, rc, &err);
+  /* After a failure in a job the machines are left as they are: the
+   * caller ends the job (and every rank) at once, without waiting for
+   * their work. On this machine alone they are closed. */
+  if (rc == CLI_EXIT_OK || !s->job)
+    for (size_t m = 0; m < s->n; m++)
+      if (s->machines[m].program) cli_machine_close(&s->machines[m]);
   return rc;
+}
+
+static void state_free(run_state *s) {
+  for (size_t m = 0; s->times && m < s->n; m++) cli_times_free(&s->times[m]);
+  free(s->times);
+  free(s->machines);
+  s->times = NULL;
+  s->machines = NULL;
 }
 
 /* ---- the ranks --------------------------------------------------------------- */
@@ -368,7 +416,12 @@ static void agent(int rank) {
     fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  rig_job_close(job, &err);
+  /* A failure after the controller closed the job (or during it) still
+   * fails every rank. */
+  if (rig_job_close(job, &err) != RIG_OK) {
+    fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
 }
 
 int cli_run_job(int argc, char **argv) {
@@ -395,7 +448,7 @@ int cli_run_job(int argc, char **argv) {
     }
     if (rc == CLI_EXIT_OK) {
       plans = calloc(s.n, sizeof *plans);
-      rc = plans ? make_plans(&o, s.n, plans, &jf, &s.runs)
+      rc = plans ? make_plans(&o, s.n, true, plans, &jf, &s.runs)
                  : cli_fail(CLI_EXIT_FAIL, "out of memory");
     }
   }
@@ -413,13 +466,20 @@ int cli_run_job(int argc, char **argv) {
       s.plans = plans;
       s.quiet = o.quiet;
       rc = control(&s);
+      /* The close waits for every agent's work: a failure found there
+       * (an agent gone silent) is the job's too. */
+      if (rc == CLI_EXIT_OK && rig_job_close(s.job, &err) != RIG_OK) {
+        s.job = NULL;
+        rc = cli_fail(CLI_EXIT_FAIL, "%s", err.message);
+      }
       if (rc != CLI_EXIT_OK) {
         /* Every rank ends now, with the cause printed above. */
         fflush(stdout);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, rc);
       }
-      rig_job_close(s.job, &err);
+      if (!s.quiet) summary(&s);
+      state_free(&s);
     }
   }
   for (size_t m = 0; plans && m < s.n; m++) plan_free(&plans[m]);
@@ -443,8 +503,10 @@ int cli_run_jobfile_here(int argc, char **argv) {
   plan p;
   memset(&p, 0, sizeof p);
   run_state s = {.n = 1, .plans = &p, .quiet = o.quiet};
-  rc = make_plans(&o, 1, &p, &jf, &s.runs);
+  rc = make_plans(&o, 1, false, &p, &jf, &s.runs);
   if (rc == CLI_EXIT_OK) rc = control(&s);
+  if (rc == CLI_EXIT_OK && !s.quiet) summary(&s);
+  state_free(&s);
   plan_free(&p);
   cli_jobfile_free(&jf);
   cli_run_opts_free(&o);

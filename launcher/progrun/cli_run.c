@@ -138,8 +138,8 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
     if (name && strcmp(name, "--runs") == 0) {
       int64_t n = 0;
       if (!parse_number(value, 1, CLI_MAX_RUNS, &n))
-        return cli_usage_error("%s: --runs: '%s' is not a number of runs from 1 to %d", cmd, value,
-                               CLI_MAX_RUNS);
+        return cli_usage_error("%s: --runs: '%s' is not a number of runs from 1 to %lld", cmd,
+                               value, (long long)CLI_MAX_RUNS);
       o->runs = (uint64_t)n;
     } else if (name && strcmp(name, "--ints") == 0) {
       rc = parse_ints(cmd, value, o);
@@ -311,14 +311,28 @@ int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *nam
 
 int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **out, rig_error *err) {
   *out = NULL;
+  char shown[CLI_PATH_SHOWN];
+  const char *p = cli_short_path(path, shown, sizeof shown);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     int e = fd < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : errno;
     if (fd >= 0) close(fd);
-    return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "cannot read %s: %s", path, strerror(e));
+    return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "cannot read %s: %s", p, strerror(e));
   }
-  /* One byte past the input tells a longer file without reading it all. */
+  /* A regular file's size refuses it unread; anything else is read up to
+   * one byte past the input, or past progrun's bound (cli.h). */
+  uint64_t most = bytes < CLI_MAX_READ ? bytes : CLI_MAX_READ;
+  if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > most) {
+    close(fd);
+    if ((uint64_t)st.st_size > bytes)
+      return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
+                    "--input %" PRId64 "=%s: %jd bytes, more than the input's %" PRIu64, index, p,
+                    (intmax_t)st.st_size, bytes);
+    return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
+                  "--input %" PRId64 "=%s: %jd bytes, more than the %s progrun reads of a file",
+                  index, p, (intmax_t)st.st_size, CLI_MAX_READ_TEXT);
+  }
   uint8_t *b = bytes ? calloc(1, (size_t)bytes + 1) : malloc(1);
   if (!b) {
     close(fd);
@@ -326,27 +340,25 @@ int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **ou
   }
   uint64_t n = 0;
   for (;;) {
-    ssize_t got = read(fd, b + n, (size_t)(bytes + 1 - n));
+    ssize_t got = read(fd, b + n, (size_t)(most + 1 - n));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       int e = errno;
       close(fd);
       free(b);
-      return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "cannot read %s: %s", path, strerror(e));
+      return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "cannot read %s: %s", p, strerror(e));
     }
-    if (got == 0 || (n += (uint64_t)got) > bytes) break;
+    if (got == 0 || (n += (uint64_t)got) > most) break;
   }
   close(fd);
-  if (n > bytes) {
+  if (n > most) {
     free(b);
-    /* A regular file's size says how much longer; a pipe's is unknown. */
-    if (S_ISREG(st.st_mode))
+    if (most < bytes)
       return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
-                    "--input %" PRId64 "=%s: %jd bytes, more than the input's %" PRIu64, index,
-                    path, (intmax_t)st.st_size, bytes);
+                    "--input %" PRId64 "=%s: more than the %s progrun reads of a file", index, p,
+                    CLI_MAX_READ_TEXT);
     return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
-                  "--input %" PRId64 "=%s: more bytes than the input's %" PRIu64, index, path,
-                  bytes);
+                  "--input %" PRId64 "=%s: more bytes than the input's %" PRIu64, index, p, bytes);
   }
   if (!bytes) {
     free(b);
@@ -484,49 +496,83 @@ void cli_machine_close(cli_machine *m) {
 
 /* ---- summary -------------------------------------------------------------- */
 
+/* Past CLI_EXACT_RUNS times, a histogram: values below 2^11 ns each their
+ * own bucket, above that 1024 buckets per power of two (a bucket's width
+ * at most 1/1024 of its values), so any number of runs takes 450 KiB. */
+#define EXACT_BELOW  2048
+#define SUB_BITS     10
+#define HIST_BUCKETS (EXACT_BELOW + (64 - 11) * (1u << SUB_BITS))
+
+static size_t bucket_of(uint64_t v) {
+  if (v < EXACT_BELOW) return (size_t)v;
+  unsigned e = 63 - (unsigned)__builtin_clzll(v); /* 11 .. 63 */
+  uint64_t sub = (v >> (e - SUB_BITS)) & ((1u << SUB_BITS) - 1);
+  return EXACT_BELOW + (size_t)(e - 11) * (1u << SUB_BITS) + (size_t)sub;
+}
+
+/* The middle of bucket b's values. */
+static uint64_t bucket_value(size_t b) {
+  if (b < EXACT_BELOW) return b;
+  size_t k = b - EXACT_BELOW;
+  unsigned e = 11 + (unsigned)(k >> SUB_BITS);
+  uint64_t lo = ((uint64_t)(1u << SUB_BITS) + (k & ((1u << SUB_BITS) - 1))) << (e - SUB_BITS);
+  return lo + (((uint64_t)1 << (e - SUB_BITS)) >> 1);
+}
+
+int cli_times_add(cli_times *t, uint64_t ns, rig_error *err) {
+  if (t->n == 0 || ns < t->min) t->min = ns;
+  if (!t->hist && t->n == CLI_EXACT_RUNS) {
+    if (!(t->hist = calloc(HIST_BUCKETS, sizeof *t->hist)))
+      return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory for the runs' times");
+    for (size_t i = 0; i < t->n; i++) t->hist[bucket_of(t->exact[i])]++;
+    free(t->exact);
+    t->exact = NULL;
+  }
+  if (t->hist) {
+    t->hist[bucket_of(ns)]++;
+  } else {
+    if (t->n == t->room) {
+      size_t room = t->room ? 2 * t->room : 64;
+      uint64_t *e = realloc(t->exact, room * sizeof *e);
+      if (!e) return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory for the runs' times");
+      t->exact = e;
+      t->room = room;
+    }
+    t->exact[t->n] = ns;
+  }
+  t->n++;
+  return CLI_EXIT_OK;
+}
+
+void cli_times_free(cli_times *t) {
+  free(t->exact);
+  free(t->hist);
+  memset(t, 0, sizeof *t);
+}
+
 static int by_value(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
 }
 
 /* The nearest-rank percentile: the ceil(q n / 100)-th smallest. */
-static uint64_t percentile(const uint64_t *sorted, size_t n, unsigned q) {
-  size_t k = (size_t)(((uint64_t)n * q + 99) / 100);
-  return sorted[k ? k - 1 : 0];
+static uint64_t percentile(const cli_times *t, unsigned q) {
+  uint64_t k = t->n / 100 * q + (t->n % 100 * q + 99) / 100;
+  if (k == 0) k = 1;
+  if (!t->hist) return t->exact[k - 1];
+  uint64_t seen = 0;
+  for (size_t b = 0; b < HIST_BUCKETS; b++)
+    if ((seen += t->hist[b]) >= k) return bucket_value(b);
+  return t->min;
 }
 
-void cli_print_summary(FILE *f, uint64_t *ns, size_t n) {
-  qsort(ns, n, sizeof *ns, by_value);
-  fprintf(f, "runs %zu, min %.1f us, median %.1f us, p99 %.1f us per run\n", n, (double)ns[0] / 1e3,
-          (double)percentile(ns, n, 50) / 1e3, (double)percentile(ns, n, 99) / 1e3);
+void cli_print_summary(FILE *f, cli_times *t) {
+  if (!t->hist) qsort(t->exact, (size_t)t->n, sizeof *t->exact, by_value);
+  fprintf(f, "runs %" PRIu64 ", min %.1f us, median %.1f us, p99 %.1f us per run\n", t->n,
+          (double)t->min / 1e3, (double)percentile(t, 50) / 1e3, (double)percentile(t, 99) / 1e3);
 }
 
 /* ---- the command ---------------------------------------------------------- */
-
-static bool write_all(int fd, const uint8_t *b, size_t n) {
-  while (n > 0) {
-    ssize_t put = write(fd, b, n);
-    if (put < 0 && errno == EINTR) continue;
-    if (put < 0) return false;
-    b += put;
-    n -= (size_t)put;
-  }
-  return true;
-}
-
-/* A plain create and write, not pack's rename, so that PATH may be a
- * device or a pipe (/dev/stdout). */
-int cli_write_file(const char *path, const uint8_t *b, size_t n, rig_error *err) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  bool ok = fd >= 0 && write_all(fd, b, n);
-  int e = errno;
-  if (fd >= 0 && close(fd) != 0 && ok) {
-    ok = false;
-    e = errno;
-  }
-  if (!ok) return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "cannot write %s: %s", path, strerror(e));
-  return CLI_EXIT_OK;
-}
 
 static int write_output(const char *path, const uint8_t *b, size_t n) {
   rig_error err;
@@ -543,8 +589,12 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
     return cli_fail(CLI_EXIT_USAGE, "%s: %s", o->file, err.message);
   if ((rc = cli_run_fit(o, d, &err)) != CLI_EXIT_OK)
     return cli_fail(rc, "%s: %s", o->file, err.message);
-  /* Inputs are read before any device is touched: a missing file is the
-   * user's mistake and should not cost a load. */
+  /* Outputs are checked and inputs read before any device is touched: a
+   * missing file is the user's mistake and should not cost a load, nor an
+   * unwritable output the runs' work. */
+  for (size_t k = 0; k < o->noutputs; k++)
+    if ((rc = cli_output_check(o->outputs[k].path, &err)) != CLI_EXIT_OK)
+      return cli_fail(rc, "%s", err.message);
   for (size_t k = 0; k < o->ninputs; k++) {
     const cli_io *io = &o->inputs[k];
     rc = cli_read_input(io->path, io->index, (uint64_t)d->inputs[io->index].bytes,
@@ -561,16 +611,15 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
 
   for (size_t i = 0; rc == CLI_EXIT_OK && i < d->ninputs; i++)
     if (bytes[i]) rc = cli_machine_fill_input(&m, i, bytes[i], (size_t)d->inputs[i].bytes, &err);
-  uint64_t *ns = calloc(o->runs, sizeof *ns);
-  if (!ns && rc == CLI_EXIT_OK) {
-    rc = CLI_EXIT_FAIL;
-    rig_error_set(&err, RIG_ENOMEM, "out of memory");
+  cli_times times = {0};
+  for (uint64_t r = 0; rc == CLI_EXIT_OK && r < o->runs; r++) {
+    uint64_t ns = 0;
+    rc = cli_machine_run(&m, r, o->ints, o->nints, &ns, &err);
+    if (rc == CLI_EXIT_OK) rc = cli_times_add(&times, ns, &err);
   }
-  for (uint64_t r = 0; rc == CLI_EXIT_OK && r < o->runs; r++)
-    rc = cli_machine_run(&m, r, o->ints, o->nints, &ns[r], &err);
   if (rc != CLI_EXIT_OK) {
     cli_machine_close(&m);
-    free(ns);
+    cli_times_free(&times);
     return cli_fail(rc, "%s", err.message);
   }
   for (size_t k = 0; rc == CLI_EXIT_OK && k < o->noutputs; k++) {
@@ -585,11 +634,11 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
   }
   cli_machine_close(&m);
   if (rc == CLI_EXIT_OK && !o->quiet) {
-    cli_print_summary(stdout, ns, (size_t)o->runs);
+    cli_print_summary(stdout, &times);
     if (fflush(stdout) != 0 || ferror(stdout))
       rc = cli_fail(CLI_EXIT_USAGE, "cannot write the output: %s", strerror(errno));
   }
-  free(ns);
+  cli_times_free(&times);
   return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_job.h"
 
@@ -18,7 +19,10 @@ static int bad(rig_error *err, const char *where, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  rig_error_set(err, RIG_EMALFORMED, "%s: %s", where, msg);
+  if (where)
+    rig_error_set(err, RIG_EMALFORMED, "%s: %s", where, msg);
+  else
+    rig_error_set(err, RIG_EMALFORMED, "%s", msg);
   return CLI_EXIT_USAGE;
 }
 
@@ -33,8 +37,22 @@ static char *joined(const char *dir, const char *path) {
   return s;
 }
 
-static int parse_io(json_t *obj, const char *dir, const char *where, cli_job_io **out, size_t *n,
-                    rig_error *err) {
+/* An input's number as the command line writes it: "0" or a decimal
+ * without leading zeros or sign, so that two keys never name one input. */
+static bool input_number(const char *key, long long *out) {
+  if (!(key[0] >= '1' && key[0] <= '9') && strcmp(key, "0") != 0) return false;
+  char *end;
+  errno = 0;
+  long long i = strtoll(key, &end, 10);
+  if (*end || errno) return false;
+  *out = i;
+  return true;
+}
+
+/* `every` serves many machines: each output path needs {rank} or they
+ * would all write one file. */
+static int parse_io(json_t *obj, const char *dir, const char *where, bool needs_rank,
+                    cli_job_io **out, size_t *n, rig_error *err) {
   if (!obj) return CLI_EXIT_OK;
   if (!json_is_object(obj)) return bad(err, where, "not an object of input numbers to paths");
   *out = calloc(json_object_size(obj) + 1, sizeof **out);
@@ -42,12 +60,15 @@ static int parse_io(json_t *obj, const char *dir, const char *where, cli_job_io 
   const char *key;
   json_t *v;
   json_object_foreach(obj, key, v) {
-    char *end;
-    errno = 0;
-    long long i = strtoll(key, &end, 10);
-    if (!*key || *end || errno || i < 0)
-      return bad(err, where, "\"%.32s\" is not an input's number", key);
+    long long i = 0;
+    if (!input_number(key, &i))
+      return bad(err, where, "\"%.32s\" is not an input's number (0, 1, ... in decimal)", key);
     if (!json_is_string(v)) return bad(err, where, "input %lld: not a path", i);
+    if (needs_rank && !strstr(json_string_value(v), "{rank}"))
+      return bad(err, where,
+                 "input %lld: \"%.200s\" needs {rank}: every machine past \"machines\" "
+                 "writes it",
+                 i, json_string_value(v));
     cli_job_io *io = &(*out)[(*n)++];
     io->index = i;
     if (!(io->path = joined(dir, json_string_value(v)))) return bad(err, where, "out of memory");
@@ -55,8 +76,8 @@ static int parse_io(json_t *obj, const char *dir, const char *where, cli_job_io 
   return CLI_EXIT_OK;
 }
 
-static int parse_machine(json_t *m, const char *dir, const char *where, cli_job_machine *out,
-                         rig_error *err) {
+static int parse_machine(json_t *m, const char *dir, const char *where, bool every,
+                         cli_job_machine *out, rig_error *err) {
   char at[96];
   if (!json_is_object(m)) return bad(err, where, "not an object");
   const char *key;
@@ -67,7 +88,9 @@ static int parse_machine(json_t *m, const char *dir, const char *where, cli_job_
       return bad(err, where, "unknown field \"%.32s\"", key);
   }
   json_t *prog = json_object_get(m, "program");
-  if (!json_is_string(prog)) return bad(err, where, "no \"program\" (a description's path)");
+  if (!prog) return bad(err, where, "no \"program\" (a description's path)");
+  if (!json_is_string(prog))
+    return bad(err, where, "\"program\" is not a string (a description's path)");
   if (!(out->program = joined(dir, json_string_value(prog))))
     return bad(err, where, "out of memory");
   json_t *devs = json_object_get(m, "devices");
@@ -84,10 +107,10 @@ static int parse_machine(json_t *m, const char *dir, const char *where, cli_job_
     }
   }
   snprintf(at, sizeof at, "%s.inputs", where);
-  int rc = parse_io(json_object_get(m, "inputs"), dir, at, &out->inputs, &out->ninputs, err);
+  int rc = parse_io(json_object_get(m, "inputs"), dir, at, false, &out->inputs, &out->ninputs, err);
   if (rc != CLI_EXIT_OK) return rc;
   snprintf(at, sizeof at, "%s.outputs", where);
-  rc = parse_io(json_object_get(m, "outputs"), dir, at, &out->outputs, &out->noutputs, err);
+  rc = parse_io(json_object_get(m, "outputs"), dir, at, every, &out->outputs, &out->noutputs, err);
   if (rc != CLI_EXIT_OK) return rc;
   json_t *ints = json_object_get(m, "ints");
   if (ints) {
@@ -115,6 +138,10 @@ static int parse_machine(json_t *m, const char *dir, const char *where, cli_job_
 }
 
 bool cli_is_jobfile(const char *path) {
+  /* Only a regular file is looked into: reading a pipe (/dev/stdin) here
+   * would take the description from the reader that needs it. */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
   json_error_t je;
   json_t *root = json_load_file(path, JSON_DISABLE_EOF_CHECK, &je);
   bool is = root && json_is_object(root) && json_object_get(root, "machines");
@@ -124,17 +151,23 @@ bool cli_is_jobfile(const char *path) {
 
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   memset(out, 0, sizeof *out);
+  char shown[CLI_PATH_SHOWN], *text = NULL;
+  size_t len = 0;
+  int rc = cli_read_whole(path, &text, &len, err);
+  if (rc != CLI_EXIT_OK) return rc;
   json_error_t je;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-  if (!root) return bad(err, path, "JSON line %d column %d: %s", je.line, je.column, je.text);
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  free(text);
+  if (!root)
+    return bad(err, cli_short_path(path, shown, sizeof shown), "JSON line %d column %d: %s",
+               je.line, je.column, je.text);
   char *copy = strdup(path);
   const char *dir = copy ? dirname(copy) : ".";
-  int rc = CLI_EXIT_OK;
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
     if (strcmp(key, "machines") && strcmp(key, "every") && strcmp(key, "runs")) {
-      rc = bad(err, path, "unknown field \"%.32s\"", key);
+      rc = bad(err, NULL, "unknown field \"%.32s\"", key);
       break;
     }
   }
@@ -142,26 +175,28 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   json_t *every = json_object_get(root, "every");
   json_t *runs = json_object_get(root, "runs");
   if (rc == CLI_EXIT_OK && !json_is_array(machines))
-    rc = bad(err, path, "\"machines\" is not an array");
+    rc = bad(err, NULL, "\"machines\" is not an array");
   if (rc == CLI_EXIT_OK && runs &&
       (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
        json_integer_value(runs) > CLI_MAX_RUNS))
-    rc = bad(err, path, "\"runs\" is not a number of runs from 1 to %d", CLI_MAX_RUNS);
+    rc = bad(err, NULL, "\"runs\" is not a number of runs from 1 to %lld", (long long)CLI_MAX_RUNS);
   if (rc == CLI_EXIT_OK) {
     out->runs = runs ? (uint64_t)json_integer_value(runs) : 0;
     out->n = json_array_size(machines);
     out->machines = calloc(out->n + 1, sizeof *out->machines);
-    if (!out->machines) rc = bad(err, path, "out of memory");
+    if (!out->machines) rc = bad(err, NULL, "out of memory");
   }
   for (size_t i = 0; rc == CLI_EXIT_OK && i < out->n; i++) {
     char where[64];
     snprintf(where, sizeof where, "machines[%zu]", i);
-    rc = parse_machine(json_array_get(machines, i), dir, where, &out->machines[i], err);
+    rc = parse_machine(json_array_get(machines, i), dir, where, false, &out->machines[i], err);
   }
   if (rc == CLI_EXIT_OK && every) {
     out->has_every = true;
-    rc = parse_machine(every, dir, "every", &out->every, err);
+    rc = parse_machine(every, dir, "every", true, &out->every, err);
   }
+  /* Every message names the file: a job has more than one. */
+  if (rc != CLI_EXIT_OK) rig_error_prefix(err, "%s", cli_short_path(path, shown, sizeof shown));
   free(copy);
   json_decref(root);
   if (rc != CLI_EXIT_OK) cli_jobfile_free(out);

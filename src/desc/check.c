@@ -84,9 +84,13 @@ static rig_status check_leaf(checker *c, const rig_desc_leaf *l, size_t images) 
     case RIG_LEAF_HANDLE:
       return check_memory_index(c, l->u.handle);
     case RIG_LEAF_ENTRY:
-      return in_range(l->u.entry.image, images)
-                 ? RIG_OK
-                 : fail(c, "image %" PRId64 ": no such image", l->u.entry.image);
+      if (in_range(l->u.entry.image, images)) return RIG_OK;
+      /* In an image's binary the image exists but is not an earlier one:
+       * "image 1: image 1: no such image" would read as a doubled prefix. */
+      if (in_range(l->u.entry.image, c->d->nimages))
+        return fail(c, "an Entry of image %" PRId64 ", not of an image before this one",
+                    l->u.entry.image);
+      return fail(c, "image %" PRId64 ": no such image", l->u.entry.image);
     case RIG_LEAF_READY:
       return RIG_OK; /* the rail is checked at load */
   }

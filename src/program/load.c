@@ -273,8 +273,10 @@ static rig_status load_images(rig_program *p, rig_error *err) {
     char what[32];
     snprintf(what, sizeof what, "image %zu", i);
     rig_status st = fill_leaf_data(p, &im->binary, 0, bytes, what, err);
-    if (st == RIG_OK)
-      st = rig_image_load(p->devices[im->device], bytes, len, &p->local->images[i], err);
+    /* The driver's reason names the device, not the image. */
+    if (st == RIG_OK && (st = rig_image_load(p->devices[im->device], bytes, len,
+                                             &p->local->images[i], err)) != RIG_OK)
+      rig_error_prefix(err, "%s", what);
     free(bytes);
     if (st != RIG_OK) return st;
   }
