@@ -139,7 +139,7 @@ typedef struct cli_machine {
  * zero-filled. A rule the load finds broken is CLI_EXIT_USAGE; anything
  * the devices refuse, CLI_EXIT_FAIL. On failure m holds nothing. */
 int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devices, int64_t rank,
-                     rig_error *err);
+                     const rig_rails *rails, rig_error *err);
 /* CLOCK_MONOTONIC in nanoseconds: what run times are measured with. */
 uint64_t cli_now_ns(void);
 /* Writes len bytes (at most the input's) at the start of input i. */

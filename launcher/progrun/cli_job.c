@@ -39,7 +39,9 @@ typedef struct run_state {
   uint64_t runs;
   bool quiet;
   rig_job *job;
-  int64_t failed_run; /* the run during which the job failed, or -1 */
+  int64_t failed_run;    /* the run during which the job failed, or -1 */
+  const cli_jobfile *jf; /* its rails, made before any machine loads */
+  rig_rail **rails;
 } run_state;
 
 bool cli_under_mpi(void) {
@@ -142,6 +144,9 @@ static int make_plans(const cli_run_opts *o, size_t n, bool whole, plan *plans, 
     int rc = cli_jobfile_read(o->file, jf, &err);
     if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
     if (jf->runs && o->runs == 1) *runs = jf->runs; /* --runs, when given, wins */
+    /* A rail to a machine the job lacks: refused before anything runs. */
+    if ((rc = cli_jobfile_rails_fit(jf, n, o->file, &err)) != CLI_EXIT_OK)
+      return cli_fail(rc, "%s", err.message);
     /* A machine left out would be work silently not done. */
     char shown[CLI_PATH_SHOWN];
     if (whole && jf->n > n)
@@ -220,7 +225,10 @@ static int open_machines(run_state *s, rig_error *err) {
     cli_opener op = {open_on, &jo};
     int rc = cli_map_devices_on(s->job ? &op : &cli_local_opener, p->desc, p->devices, p->ndevices,
                                 devs, err);
-    if (rc == CLI_EXIT_OK) rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, err);
+    /* The controller's loads take its rail ends; an agent's take its own. */
+    const rig_rails *rails = s->job && m == 0 ? rig_job_rails(s->job) : NULL;
+    if (rc == CLI_EXIT_OK)
+      rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, rails, err);
     free(devs);
     if (rc != CLI_EXIT_OK) {
       char shown[CLI_PATH_SHOWN];
@@ -287,7 +295,11 @@ static int run_all(run_state *s, rig_error *err) {
   int rc = CLI_EXIT_OK;
   for (uint64_t r = 0; rc == CLI_EXIT_OK && r < s->runs; r++) {
     uint64_t start = cli_now_ns();
-    for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) {
+    /* Every other machine's run is handed over before this machine's own
+     * (whose host steps may run here until they end): each run starts on
+     * every machine before any machine's work can wait on another's. */
+    for (size_t turn = 0; rc == CLI_EXIT_OK && turn < s->n; turn++) {
+      size_t m = (turn + 1) % s->n;
       cli_machine *mm = &s->machines[m];
       const plan *p = &s->plans[m];
       for (size_t k = 0; k < mm->nints; k++) {
@@ -358,6 +370,23 @@ static int report(const run_state *s, int rc, const rig_error *err) {
   return cli_fail(rc, "%s", cause.message);
 }
 
+/* The job file's rails, between the machines it names. */
+static int make_rails(run_state *s, rig_error *err) {
+  if (!s->jf || !s->jf->nrails) return CLI_EXIT_OK;
+  s->rails = calloc(s->jf->nrails, sizeof *s->rails);
+  if (!s->rails) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+  for (size_t i = 0; i < s->jf->nrails; i++) {
+    const cli_job_rail *r = &s->jf->rails[i];
+    rig_status st = rig_job_rail_as(s->job, r->id, r->between[0], r->between[1], r->send, r->nsend,
+                                    r->receive, r->nreceive, &s->rails[i], err);
+    if (st != RIG_OK) {
+      rig_error_prefix(err, "rails[%zu]", i);
+      return st == RIG_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+  }
+  return CLI_EXIT_OK;
+}
+
 /* The controller's whole run once the plans are made: open, run, write
  * the outputs, close the machines; the exit code, with the message
  * printed. The summary waits for the job's close (the caller's): a
@@ -368,7 +397,8 @@ static int control(run_state *s) {
   s->machines = calloc(s->n, sizeof *s->machines);
   s->times = calloc(s->n, sizeof *s->times);
   if (!s->machines || !s->times) return cli_fail(CLI_EXIT_FAIL, "out of memory");
-  int rc = open_machines(s, &err);
+  int rc = make_rails(s, &err);
+  if (rc == CLI_EXIT_OK) rc = open_machines(s, &err);
   if (rc == CLI_EXIT_OK) rc = run_all(s, &err);
   if (rc == CLI_EXIT_OK) rc = write_outputs(s, &err);
   if (rc == CLI_EXIT_OK && s->job && rig_job_failed(s->job, NULL)) rc = CLI_EXIT_FAIL;
@@ -376,9 +406,12 @@ static int control(run_state *s) {
   /* After a failure in a job the machines are left as they are: the
    * caller ends the job (and every rank) at once, without waiting for
    * their work. On this machine alone they are closed. */
-  if (rc == CLI_EXIT_OK || !s->job)
+  if (rc == CLI_EXIT_OK || !s->job) {
     for (size_t m = 0; m < s->n; m++)
       if (s->machines[m].program) cli_machine_close(&s->machines[m]);
+    /* After the programs that use them. */
+    for (size_t i = 0; s->rails && i < s->jf->nrails; i++) rig_rail_release(s->rails[i]);
+  }
   return rc;
 }
 
@@ -386,6 +419,8 @@ static void state_free(run_state *s) {
   for (size_t m = 0; s->times && m < s->n; m++) cli_times_free(&s->times[m]);
   free(s->times);
   free(s->machines);
+  free(s->rails);
+  s->rails = NULL;
   s->times = NULL;
   s->machines = NULL;
 }
@@ -465,6 +500,7 @@ int cli_run_job(int argc, char **argv) {
       }
       s.plans = plans;
       s.quiet = o.quiet;
+      s.jf = &jf;
       rc = control(&s);
       /* The close waits for every agent's work: a failure found there
        * (an agent gone silent) is the job's too. */

@@ -4,6 +4,7 @@
 #define RIG_CLI_JOB_H
 
 #include "cli.h"
+#include "rig/rig_rail.h"
 
 typedef struct cli_job_io {
   int64_t index;
@@ -21,7 +22,17 @@ typedef struct cli_job_machine {
   size_t nints;
 } cli_job_machine;
 
+/* A rail of a job file: `send` flows from between[0] to between[1]. */
+typedef struct cli_job_rail {
+  int64_t id;
+  int between[2];
+  rig_rail_transfer *send, *receive;
+  size_t nsend, nreceive;
+} cli_job_rail;
+
 typedef struct cli_jobfile {
+  cli_job_rail *rails; /* made before any machine loads */
+  size_t nrails;
   cli_job_machine *machines;
   size_t n;
   cli_job_machine every; /* for the machines past `machines` */
@@ -33,6 +44,13 @@ typedef struct cli_jobfile {
 bool cli_is_jobfile(const char *path);
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err);
 void cli_jobfile_free(cli_jobfile *j);
+/* The job file's "rails" (json_t *rails; NULL when it has none), into
+ * out->rails; the exit code, the message naming the JSON path. */
+int cli_jobfile_rails(void *rails, cli_jobfile *out, rig_error *err);
+/* Refuses a rail naming a machine past the job's `machines`. */
+int cli_jobfile_rails_fit(const cli_jobfile *j, size_t machines, const char *file, rig_error *err);
+void cli_jobfile_rails_free(cli_jobfile *j);
+
 /* Machine m's part, or NULL when the file has none for it. */
 const cli_job_machine *cli_jobfile_machine(const cli_jobfile *j, size_t m);
 

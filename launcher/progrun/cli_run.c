@@ -375,7 +375,7 @@ static int load_exit(rig_status st) {
 }
 
 int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devices, int64_t rank,
-                     rig_error *err) {
+                     const rig_rails *rails, rig_error *err) {
   memset(m, 0, sizeof *m);
   m->rank = rank;
   m->desc = d;
@@ -392,7 +392,7 @@ int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devic
     return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory");
   }
   memcpy(m->devices, devices, d->ndevices * sizeof *devices);
-  rig_status st = rig_program_load(d, m->devices, m->ndevices, NULL, &m->program, err);
+  rig_status st = rig_program_load(d, m->devices, m->ndevices, rails, &m->program, err);
   if (st != RIG_OK) {
     m->program = NULL;
     cli_machine_close(m);
@@ -605,7 +605,7 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
   if (!devices) return cli_fail(CLI_EXIT_FAIL, "out of memory");
   rc = cli_map_devices(d, o->devices, o->ndevices, devices, &err);
   cli_machine m;
-  if (rc == CLI_EXIT_OK) rc = cli_machine_open(&m, d, devices, 0, &err);
+  if (rc == CLI_EXIT_OK) rc = cli_machine_open(&m, d, devices, 0, NULL, &err);
   free(devices);
   if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s: %s", o->file, err.message);
 

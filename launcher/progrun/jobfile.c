@@ -166,7 +166,8 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
-    if (strcmp(key, "machines") && strcmp(key, "every") && strcmp(key, "runs")) {
+    if (strcmp(key, "machines") && strcmp(key, "every") && strcmp(key, "runs") &&
+        strcmp(key, "rails")) {
       rc = bad(err, NULL, "unknown field \"%.32s\"", key);
       break;
     }
@@ -195,6 +196,7 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
     out->has_every = true;
     rc = parse_machine(every, dir, "every", true, &out->every, err);
   }
+  if (rc == CLI_EXIT_OK) rc = cli_jobfile_rails(json_object_get(root, "rails"), out, err);
   /* Every message names the file: a job has more than one. */
   if (rc != CLI_EXIT_OK) rig_error_prefix(err, "%s", cli_short_path(path, shown, sizeof shown));
   free(copy);
@@ -218,6 +220,7 @@ void cli_jobfile_free(cli_jobfile *j) {
   for (size_t i = 0; j->machines && i < j->n; i++) free_machine(&j->machines[i]);
   free(j->machines);
   if (j->has_every) free_machine(&j->every);
+  cli_jobfile_rails_free(j);
   memset(j, 0, sizeof *j);
 }
 
