@@ -1318,7 +1318,7 @@ static void test_an_image_a_device_refuses_is_named(void) {
   rig_desc_free(d);
   proc p = RUN("run", path);
   CU_ASSERT_EQUAL(p.code, 1);
-  snprintf(want, sizeof want, "progrun: %s: image 0: host: ", path);
+  snprintf(want, sizeof want, "progrun: %s: host: image 0: ", path);
   CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
   if (strncmp(p.err.p, want, strlen(want)) != 0) show("short image", &p);
   proc_free(&p);

@@ -273,10 +273,21 @@ static rig_status load_images(rig_program *p, rig_error *err) {
     char what[32];
     snprintf(what, sizeof what, "image %zu", i);
     rig_status st = fill_leaf_data(p, &im->binary, 0, bytes, what, err);
-    /* The driver's reason names the device, not the image. */
-    if (st == RIG_OK && (st = rig_image_load(p->devices[im->device], bytes, len,
-                                             &p->local->images[i], err)) != RIG_OK)
-      rig_error_prefix(err, "%s", what);
+    /* The driver's reason names the device, not the image: the image
+     * goes after the device's name, which a refusal starts with. */
+    rig_device *dev = p->devices[im->device];
+    if (st == RIG_OK &&
+        (st = rig_image_load(dev, bytes, len, &p->local->images[i], err)) != RIG_OK && err) {
+      const char *name = rig_device_name(dev);
+      size_t n = strlen(name);
+      if (strncmp(err->message, name, n) == 0 && strncmp(err->message + n, ": ", 2) == 0) {
+        char rest[RIG_ERROR_MESSAGE_MAX];
+        snprintf(rest, sizeof rest, "%s", err->message + n + 2);
+        rig_error_set(err, err->code, "%s: %s: %s", name, what, rest);
+      } else {
+        rig_error_prefix(err, "%s", what);
+      }
+    }
     free(bytes);
     if (st != RIG_OK) return st;
   }
