@@ -1286,6 +1286,50 @@ static void test_job_file_errors_name_the_file_and_what_is_wrong(void) {
   proc_free(&p);
 }
 
+/* A job file's rails are checked field by field, each message naming the
+ * file and the JSON path; a rail naming a machine the job lacks is refused
+ * (exit 2) before anything runs. */
+static void test_job_file_rails_are_checked_field_by_field(void) {
+  char ex[4096], text[8400], job[4096], want[8400];
+  example_path(0, ex, sizeof ex);
+  static const struct {
+    const char *rails, *message;
+  } cases[] = {
+      {"3", "rails: not an array of rails"},
+      {"[{\"between\": [0, 1], \"send\": []}]", "rails[0]: no \"id\" (a rail's number from 1)"},
+      {"[{\"id\": 1, \"between\": [0], \"send\": []}]",
+       "rails[0].between: not the two machines of the rail"},
+      {"[{\"id\": 1, \"between\": [1, 1], \"send\": []}]",
+       "rails[0].between: machine 1 and itself"},
+      {"[{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0}]}]",
+       "rails[0].send[0]: no \"length\" (a number of bytes)"},
+      {"[{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, "
+       "\"length\": 0}]}]",
+       "rails[0]: send 0: a length of 0"},
+      {"[{\"id\": 1, \"between\": [0, 1], \"receive\": [{\"src\": -8, \"dst\": 0, "
+       "\"length\": 8}]}]",
+       "rails[0]: receive 0: a negative offset (-8)"},
+      {"[{\"id\": 1, \"between\": [0, 1]}]", "rails[0]: a rail with no transfer either way"},
+      {"[{\"id\": 1, \"between\": [0, 1], \"colour\": 2}]", "rails[0]: unknown field \"colour\""},
+      {"[{\"id\": 2, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}, "
+       "{\"id\": 2, \"between\": [1, 0], \"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]",
+       "rails[1]: id 2 is rails[0]'s too"},
+      /* Well formed, but run here the job has one machine. */
+      {"[{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]",
+       "rails[0].between: machine 1 is not in this job of 1 machine"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\"}], \"rails\": %s}", ex,
+             cases[i].rails);
+    proc p = run_job_text("bad-rails.json", text, job, sizeof job);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want, "progrun: %s: %s\n", job, cases[i].message);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (strcmp(p.err.p, want) != 0) show("rails", &p);
+    proc_free(&p);
+  }
+}
+
 /* A file that is neither bytes (its magic) nor JSON is "not a program
  * description" (docs/format.md), then what each reading found. */
 static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void) {
@@ -1486,6 +1530,7 @@ void rig_test_register(void) {
       {"a job file replaces every rank in a path", test_a_job_file_replaces_every_rank_in_a_path},
       {"job file errors name the file and what is wrong",
        test_job_file_errors_name_the_file_and_what_is_wrong},
+      {"job file rails are checked field by field", test_job_file_rails_are_checked_field_by_field},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);

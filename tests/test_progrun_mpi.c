@@ -163,6 +163,107 @@ static void test_a_job_file_gives_each_machine_its_program(void) {
   rig_proc_free(&p);
 }
 
+/* ---- rails ------------------------------------------------------------------- */
+
+/* The pipeline example's two programs with a rail between them, its
+ * output in the test's folder; `runs` runs. */
+static const char *write_pipeline(const char *name, long long runs, char *job, size_t size) {
+  char produce[512], consume[512], text[4096];
+  snprintf(text, sizeof text,
+           "{\"runs\": %lld,\n"
+           " \"machines\": [{\"program\": \"%s\", \"ints\": [\"run\"]},\n"
+           "              {\"program\": \"%s\", \"ints\": [\"run\"], \"outputs\": {\"0\": "
+           "\"sum.bin\"}}],\n"
+           " \"rails\": [{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, "
+           "\"length\": 4096}],\n"
+           "            \"receive\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]}\n",
+           runs, example("pipeline_produce.json", produce, sizeof produce),
+           example("pipeline_consume.json", consume, sizeof consume));
+  write_text(in_tmp(name, job, size), text);
+  return job;
+}
+
+/* Machine 0 sends each run's block over a rail, machine 1 adds it into its
+ * output and acknowledges it: after R runs word i is R i + R (R - 1) / 2. */
+static void test_the_pipeline_example_sums_every_block_over_a_rail(void) {
+  char job[512], sum[512];
+  const char *args[] = {write_pipeline("pipeline.json", 200, job, sizeof job), NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  size_t n = 0;
+  uint64_t *got = slurp(in_tmp("sum.bin", sum, sizeof sum), &n);
+  CU_ASSERT(got && n == 4096);
+  bool right = got && n == 4096;
+  for (uint64_t i = 0; right && i < 512; i++) right = got[i] == 200 * i + 200 * 199 / 2;
+  CU_ASSERT(right);
+  free(got);
+  rig_proc_free(&p);
+}
+
+/* Machine 0's step waits in the same run for what machine N - 1 sends: it
+ * ends only if every machine's run starts before machine 0's own work
+ * waits. After R runs machine 0 holds R (R - 1) / 2 + R N (N - 1) / 2. */
+static void test_the_ring_example_passes_every_run_around_its_machines(void) {
+  for (int n = 2; n <= 4; n += 2) {
+    char job[512], out[512], name[64];
+    snprintf(name, sizeof name, "ring-%d.json", n);
+    const char *args[] = {example(name, job, sizeof job), "--runs", "50", "--quiet", NULL};
+    rig_proc p = mpirun(n, args, 90);
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_FALSE(p.timed_out);
+    if (p.code != 0) show(&p);
+    snprintf(name, sizeof name, "ring-%d-sum.bin", n);
+    size_t len = 0;
+    uint64_t *got = slurp(example(name, out, sizeof out), &len);
+    CU_ASSERT(got && len == 8);
+    if (got && len == 8) CU_ASSERT_EQUAL(*got, 50 * 49 / 2 + 50 * (uint64_t)(n * (n - 1)) / 2);
+    free(got);
+    rig_proc_free(&p);
+  }
+}
+
+static void test_a_rail_to_a_machine_the_job_lacks_is_refused(void) {
+  char saxpy[512], job[512], text[2048], want[1024];
+  snprintf(text, sizeof text,
+           "{\"machines\": [], \"every\": {\"program\": \"%s\"},\n"
+           " \"rails\": [{\"id\": 4, \"between\": [2, 0], \"send\": [{\"src\": 0, \"dst\": 0, "
+           "\"length\": 8}]}]}\n",
+           example("saxpy.json", saxpy, sizeof saxpy));
+  write_text(in_tmp("rail-to-2.json", job, sizeof job), text);
+  const char *args[] = {job, NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_FALSE(p.timed_out);
+  snprintf(want, sizeof want,
+           "progrun: %s: rails[0].between: machine 2 is not in this job of 2 machines\n", job);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+static void stop_rank_1_rails(void *ctx, pid_t launcher);
+
+/* Machine 1 stops (SIGSTOP) while machine 0's step waits for its
+ * acknowledgement: the job fails naming machine 1, and machine 0's wait
+ * ends (the failure raises every count), within the bound. */
+static void test_a_silent_peer_releases_every_rail_wait_and_fails_the_job(void) {
+  char job[512];
+  const char *args[] = {write_pipeline("pipeline-long.json", 100000000, job, sizeof job), "--quiet",
+                        NULL};
+  static char silence[] = "RIG_JOB_SILENCE=2";
+  char *env[] = {silence, NULL};
+  int stopped = 0;
+  rig_proc p = mpirun_during(2, args, env, 60, 4.0, stop_rank_1_rails, &stopped);
+  CU_ASSERT(stopped > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  CU_ASSERT(p.seconds < 4.0 + 15.0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "machine 1: silent for 2 s"));
+  if (!strstr(p.err, "machine 1: silent")) show(&p);
+  rig_proc_free(&p);
+}
+
 /* ---- failures --------------------------------------------------------------- */
 
 /* A description whose launch's groups are int 0: a frame that sets it to 0
@@ -305,6 +406,10 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
 static void stop_rank_1(void *ctx, pid_t launcher) {
   pid_t pid = signal_rank(launcher, 1, SIGSTOP);
   if (pid > 0) *(int *)ctx = pid;
+}
+
+static void stop_rank_1_rails(void *ctx, pid_t launcher) {
+  stop_rank_1(ctx, launcher);
 }
 
 static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
@@ -485,6 +590,14 @@ void rig_test_register(void) {
       {"srun without PMIx is refused instead of running separate jobs",
        test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
       {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},
+      {"the pipeline example sums every block over a rail",
+       test_the_pipeline_example_sums_every_block_over_a_rail},
+      {"the ring example passes every run around its machines",
+       test_the_ring_example_passes_every_run_around_its_machines},
+      {"a rail to a machine the job lacks is refused",
+       test_a_rail_to_a_machine_the_job_lacks_is_refused},
+      {"a silent peer releases every rail wait and fails the job",
+       test_a_silent_peer_releases_every_rail_wait_and_fails_the_job},
       CU_TEST_INFO_NULL};
   if (setup() != 0) exit(2);
   atexit(teardown);
