@@ -1078,6 +1078,154 @@ static void test_each_image_of_a_program_keeps_its_own_functions(void) {
   rig_desc_free(d);
 }
 
+/* ---- what load refuses before it makes anything ---------------------------------------- */
+
+/* A host step whose one launch (pk_keep) has the geometry `set` makes:
+ * step 2, after a step and a loop of zero trips. */
+static rig_desc *geometry_program(const char *arch, void (*set)(rig_desc_part *)) {
+  rig_desc *d = desc_of(1, arch);
+  int64_t img = add_pk(d, 0);
+  d->ints = 1;
+  launch(d, rig_desc_add_submit(d, NULL, 0), img, "pk_keep", NULL, 2);
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_fixed(0));
+  rig_desc_submit *s = rig_desc_add_submit(d, loop, 0);
+  launch(d, s, img, "pk_keep", NULL, 2);
+  set(launch(d, s, img, "pk_keep", NULL, 2));
+  return d;
+}
+
+static void groups_0_1_1(rig_desc_part *p) {
+  p->u.launch.groups[0] = rig_desc_fixed(0);
+}
+static void threads_1_0_1(rig_desc_part *p) {
+  p->u.launch.threads[1] = rig_desc_fixed(0);
+}
+static void groups_int_0_1(rig_desc_part *p) {
+  p->u.launch.groups[0] = rig_desc_int(0);
+  p->u.launch.groups[1] = rig_desc_fixed(0);
+}
+static void shared_past_the_device(rig_desc_part *p) {
+  p->u.launch.shared = rig_desc_fixed(48 * 1024 + 1);
+}
+static void threads_65(rig_desc_part *p) {
+  p->u.launch.threads[0] = rig_desc_fixed(65);
+}
+static void threads_int_65(rig_desc_part *p) {
+  p->u.launch.threads[0] = rig_desc_int(0);
+  p->u.launch.threads[2] = rig_desc_fixed(65);
+}
+static void threads_int_64(rig_desc_part *p) {
+  p->u.launch.threads[0] = rig_desc_int(0);
+  p->u.launch.threads[2] = rig_desc_fixed(64);
+}
+static void groups_2_40(rig_desc_part *p) {
+  p->u.launch.groups[1] = rig_desc_fixed(INT64_C(1) << 40);
+}
+static void shared_minus_1(rig_desc_part *p) {
+  p->u.launch.shared = rig_desc_fixed(-1);
+}
+
+/* Zero dimensions and shared memory past the device's, with or without an
+ * Int beside them, are refused by the run's own rule, naming the step and
+ * part, before anything is made. */
+static void test_load_refuses_a_launch_geometry_that_every_run_refuses(void) {
+  static const struct {
+    void (*set)(rig_desc_part *);
+    const char *message;
+  } cases[] = {
+      {groups_0_1_1, "step 2: part 1: groups (0, 1, 1) with a zero dimension"},
+      {threads_1_0_1, "step 2: part 1: threads (1, 0, 1) with a zero dimension"},
+      {groups_int_0_1, "step 2: part 1: groups (1, 0, 1) with a zero dimension"},
+      {shared_past_the_device,
+       "step 2: part 1: 49153 bytes of shared memory, more than polled:%u's 49152"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    rig_polled *pd;
+    rig_device *dev = polled_dev(&pd, "polled", false);
+    unsigned n = 0;
+    CU_ASSERT_EQUAL(sscanf(rig_device_name(dev), "polled:%u", &n), 1);
+    char want[160];
+    snprintf(want, sizeof want, cases[c].message, n);
+    rig_desc *d = geometry_program("polled", cases[c].set);
+    assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED, want);
+    CU_ASSERT_STRING_EQUAL(rig_polled_log(pd), "");
+    rig_desc_free(d);
+  }
+  rig_device *h = rig_host();
+  rig_desc *d = geometry_program(rig_host_isa(), groups_0_1_1);
+  assert_load_refused(d, &h, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: groups (0, 1, 1) with a zero dimension");
+  rig_desc_free(d);
+}
+
+/* Constant threads past its function's 64 are refused once the function
+ * is known (its image loaded), and what load made is released; an Int
+ * beside constants within it loads. */
+static void test_load_refuses_constant_threads_past_its_functions_limit(void) {
+  rig_polled *pd;
+  rig_polled_options opt = {.arch = "polled", .max_threads = 64};
+  rig_device *dev = NULL;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_polled_open(&opt, &dev, &pd, &err), RIG_OK);
+  rig_desc *d = geometry_program("polled", threads_65);
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: threads (65, 1, 1), more than its function's 64");
+  rig_desc_free(d);
+  d = geometry_program("polled", threads_int_65);
+  assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: threads (1, 1, 65), more than its function's 64");
+  rig_desc_free(d);
+  rig_reclaim();
+  const char *log = rig_polled_log(pd);
+  CU_ASSERT_EQUAL(count_lines(log, "alloc "), 1);
+  CU_ASSERT_EQUAL(count_lines(log, "free "), 1);
+  d = geometry_program("polled", threads_int_64);
+  rig_program *p = load_ok(d, &dev, 1, NULL);
+  rig_program_release(p);
+  rig_desc_free(d);
+}
+
+/* A constant size past 32 bits is a refusal of the step before anything
+ * is made; a Handle's value, known once its memory is made, is refused
+ * then, and what load made is released. */
+static void test_load_refuses_constant_geometry_past_32_bits(void) {
+  rig_polled *pd;
+  rig_device *dev = polled_dev(&pd, "polled", false);
+  rig_desc *d = geometry_program("polled", groups_2_40);
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  assert_load_refused(
+      d, &dev, 1, NULL, RIG_EREFUSED,
+      "step 2: part 1: a launch's groups of 1099511627776, outside 0 to 4294967295");
+  rig_desc_free(d);
+  d = geometry_program("polled", shared_minus_1);
+  assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: a launch's shared memory of -1, outside 0 to 4294967295");
+  rig_desc_free(d);
+  CU_ASSERT_STRING_EQUAL(rig_polled_log(pd), "");
+  /* Threads of a Handle of the memory the step names whole: an address of
+   * page-aligned host memory, past 32 bits. */
+  d = desc_of(1, "polled");
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  int64_t img = add_pk(d, 0);
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  int64_t k = slot(d, s, rig_desc_slot_memory(0, 0, 64));
+  rig_desc_part *part = launch(d, s, img, "pk_keep", NULL, 2);
+  ref(d, part, k, 0, RIG_USE_READ);
+  part->u.launch.threads[0] = rig_desc_leaf_value(rig_desc_handle(0));
+  rig_program *p = NULL;
+  rig_error err = {0};
+  CU_ASSERT_EQUAL(rig_program_load(d, &dev, 1, NULL, &p, &err), RIG_EREFUSED);
+  const char *prefix = "step 0: part 0: a launch's threads of ";
+  CU_ASSERT_NSTRING_EQUAL(err.message, prefix, strlen(prefix));
+  CU_ASSERT_PTR_NULL(p);
+  rig_reclaim();
+  const char *log = rig_polled_log(pd);
+  CU_ASSERT_EQUAL(count_lines(log, "alloc "), 1);
+  CU_ASSERT_EQUAL(count_lines(log, "free "), 1);
+  rig_desc_free(d);
+}
+
 /* ---- the frame ------------------------------------------------------------------------ */
 
 static void assert_run_refused(rig_program *p, fr *x, const char *message) {
@@ -1879,6 +2027,12 @@ void rig_test_register(void) {
       {"load refuses a function an image does not have",
        test_load_refuses_a_function_an_image_does_not_have},
       {"load refuses an image its device refuses", test_load_refuses_an_image_its_device_refuses},
+      {"load refuses a launch geometry that every run refuses",
+       test_load_refuses_a_launch_geometry_that_every_run_refuses},
+      {"load refuses constant threads past its function's limit",
+       test_load_refuses_constant_threads_past_its_functions_limit},
+      {"load refuses constant geometry past 32 bits",
+       test_load_refuses_constant_geometry_past_32_bits},
       {"each image of a program keeps its own functions",
        test_each_image_of_a_program_keeps_its_own_functions},
       {"a frame that does not fit is refused before any step",

@@ -318,6 +318,15 @@ uint64_t *rig_block_offsets(const rig_submission *s, void *block, size_t part);
 rig_status rig_submit(rig_submission *s, const void *block, rig_buffer *const *slots,
                       const rig_point *waits, size_t nwaits, rig_point *point, rig_error *err);
 
+/* What dev cannot run of a launch (part `part`) of geometry g (groups[3],
+ * threads[3], shared, as a block holds them) whose function allows
+ * max_threads (0: unknown): RIG_EINVAL `part <part>: ...` for a zero
+ * dimension, more threads than the function allows, more shared memory
+ * than dev has. rig_submit applies it to each launch; a caller may apply
+ * it ahead to the geometry it knows. */
+rig_status rig_launch_check(const rig_device *dev, size_t part, const uint32_t g[7],
+                            uint32_t max_threads, rig_error *err);
+
 /* The submission is freed once released and its last hand-over is done;
  * its fixed memory and images are released then. */
 void rig_submission_release(rig_submission *s);

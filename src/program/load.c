@@ -116,6 +116,34 @@ static int64_t area_bytes(void *ctx, int64_t rail, rig_desc_area area) {
   return b ? (int64_t)rig_buffer_length(b) : -1;
 }
 
+/* ---- what load will make, before it makes anything --------------------------- */
+
+/* The launch geometry no run changes, by the rule each run applies:
+ * refused here rather than by every run, before anything is made. Its
+ * function's thread limit is known once its image is loaded
+ * (rig_program_prepare checks it then). */
+static rig_status check_geometry(const rig_desc_steps *steps, rig_device *const *devices,
+                                 int64_t *number, rig_error *err) {
+  for (size_t j = 0; j < steps->n; j++) {
+    const rig_desc_step *s = &steps->items[j];
+    int64_t me = (*number)++;
+    if (s->tag == RIG_STEP_LOOP) {
+      rig_status st = check_geometry(&s->u.loop.body, devices, number, err);
+      if (st != RIG_OK) return st;
+    } else if (s->tag == RIG_STEP_SUBMIT) {
+      const rig_desc_submit *sub = &s->u.submit;
+      for (size_t i = 0; i < sub->nparts; i++) {
+        if (sub->parts[i].tag != RIG_PART_LAUNCH) continue;
+        uint32_t g[7];
+        rig_status st = rig_program_load_geometry(NULL, 0, devices[sub->device], me, i,
+                                                  &sub->parts[i], 0, g, err);
+        if (st != RIG_OK) return st;
+      }
+    }
+  }
+  return RIG_OK;
+}
+
 /* ---- what every program has ------------------------------------------------ */
 
 /* Counts the Submit steps and the launches, and notes the inputs a step
@@ -339,6 +367,11 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
   rig_desc_rail_sizes sizes = {area_bytes, (void *)rails};
   st = rig_desc_check_rails(desc, !remote && rails && rails->lookup ? &sizes : NULL, err);
   if (st != RIG_OK) return st;
+  if (!remote) {
+    /* The agent checks a program of another machine against its devices. */
+    int64_t number = 0;
+    if ((st = check_geometry(&desc->steps, devices, &number, err)) != RIG_OK) return st;
+  }
   rig_program *p = calloc(1, sizeof *p);
   if (!p) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
   p->desc = rig_desc_copy(desc);

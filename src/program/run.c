@@ -153,7 +153,9 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
   for (size_t g = 0; g < s->ngeoms; g++) {
     uint64_t v;
     if ((st = run_value(r, s->geoms[g].value, &v, err)) != RIG_OK) return st;
-    if ((st = rig_program_geometry(s, s->geoms[g].which, v, err)) != RIG_OK) return st;
+    if ((st = rig_program_geometry(s->number, s->geoms[g].part, s->geoms[g].which, v, RIG_EINVAL,
+                                   err)) != RIG_OK)
+      return st;
     rig_block_geometry(pp->sub, pp->block, s->geoms[g].part)[s->geoms[g].which] = (uint32_t)v;
   }
   for (size_t i = 0; i < sub->nslots; i++)
