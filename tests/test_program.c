@@ -1080,6 +1080,47 @@ static void test_each_image_of_a_program_keeps_its_own_functions(void) {
 
 /* ---- what load refuses before it makes anything ---------------------------------------- */
 
+#define MIB (UINT64_C(1) << 20)
+
+/* A polled device (a budget of 1 GiB) refuses memory of parts each below
+ * it, counting two copies twice and the images; the host refuses ints of
+ * 2^59 words, held twice. Nothing is made. */
+static void test_load_refuses_what_exceeds_a_devices_budget_before_it_makes_anything(void) {
+  rig_polled *pd;
+  rig_device *dev = polled_dev(&pd, "polled", false);
+  char want[160];
+  rig_desc *d = desc_of(1, "polled");
+  for (int i = 0; i < 3; i++) rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 400 * MIB, RIG_COPIES_ONE);
+  snprintf(want, sizeof want, "out of memory: 1.172 GiB for %s, which has 1 GiB",
+           rig_device_name(dev));
+  assert_load_refused(d, &dev, 1, NULL, RIG_ENOMEM, want);
+  rig_desc_free(d);
+  d = desc_of(1, "polled");
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 600 * MIB, RIG_COPIES_TWO);
+  assert_load_refused(d, &dev, 1, NULL, RIG_ENOMEM, want);
+  rig_desc_free(d);
+  /* 100 bytes past the budget: in bytes, as both round to 1 GiB. */
+  d = desc_of(1, "polled");
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 1024 * MIB - 100, RIG_COPIES_ONE);
+  static const char image[200] = "not an image";
+  rig_desc_add_image(d, 0, image, sizeof image);
+  snprintf(want, sizeof want, "out of memory: 1073741924 bytes for %s, which has 1073741824 bytes",
+           rig_device_name(dev));
+  assert_load_refused(d, &dev, 1, NULL, RIG_ENOMEM, want);
+  rig_desc_free(d);
+  CU_ASSERT_STRING_EQUAL(rig_polled_log(pd), "");
+  /* The ints are the host's, whichever devices the program has. */
+  d = desc_of(1, "polled");
+  d->ints = INT64_C(1) << 59;
+  rig_program *p = NULL;
+  rig_error err = {0};
+  CU_ASSERT_EQUAL(rig_program_load(d, &dev, 1, NULL, &p, &err), RIG_ENOMEM);
+  const char *prefix = "out of memory: 8 EiB for host, which has ";
+  CU_ASSERT_NSTRING_EQUAL(err.message, prefix, strlen(prefix));
+  CU_ASSERT_PTR_NULL(p);
+  rig_desc_free(d);
+}
+
 /* A host step whose one launch (pk_keep) has the geometry `set` makes:
  * step 2, after a step and a loop of zero trips. */
 static rig_desc *geometry_program(const char *arch, void (*set)(rig_desc_part *)) {
@@ -2027,6 +2068,8 @@ void rig_test_register(void) {
       {"load refuses a function an image does not have",
        test_load_refuses_a_function_an_image_does_not_have},
       {"load refuses an image its device refuses", test_load_refuses_an_image_its_device_refuses},
+      {"load refuses what exceeds a device's budget before it makes anything",
+       test_load_refuses_what_exceeds_a_devices_budget_before_it_makes_anything},
       {"load refuses a launch geometry that every run refuses",
        test_load_refuses_a_launch_geometry_that_every_run_refuses},
       {"load refuses constant threads past its function's limit",
