@@ -1695,6 +1695,67 @@ static void test_a_run_from_inside_its_own_run_is_refused(void) {
   alarm(0);
 }
 
+/* A run of pk_reenter_all on dev (input 0 on dev holds its control), the
+ * run's frame in *x. */
+static rig_program *reenter_all_program(rig_device *dev, uint32_t groups, rig_buffer **in, fr *x,
+                                        pk_reenter_all_ctl **ctl) {
+  rig_desc *d = desc_of(1, dev == rig_host() ? rig_host_isa() : cpu_arch());
+  rig_desc_add_input(d, 0, sizeof(pk_reenter_all_ctl));
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  int64_t k = slot(d, s, rig_desc_slot_input(0));
+  rig_desc_part *part = launch(d, s, add_pk(d, 0), "pk_reenter_all", NULL, 1);
+  part->u.launch.groups[0] = rig_desc_fixed(groups);
+  ref(d, part, k, 0, RIG_USE_WRITE);
+  rig_program *p = load_ok(d, &dev, 1, NULL);
+  rig_desc_free(d);
+  *in = buf(dev, sizeof(pk_reenter_all_ctl));
+  *ctl = rig_buffer_host(*in);
+  fr_init(x, p, in, 1, NULL, 0);
+  (*ctl)->run = rig_program_run;
+  (*ctl)->program = p;
+  (*ctl)->frame = &x->f;
+  return p;
+}
+
+/* A host launch of 64 groups whose groups on pool workers run the program
+ * (the caller's group waiting for them, so that one does), and a cpu:0
+ * launch whose group runs it after the run returned: every such run is
+ * refused, none blocks. */
+static void test_a_run_from_a_thread_that_works_for_the_run_is_refused(void) {
+  alarm(120); /* the deadlock this refuses would hang the suite */
+  if (rig_device_facts_of(rig_host())->threads < 2) {
+    rig_test_skip("a run from a thread that works for the run is refused",
+                  "the host has no pool worker besides the caller");
+  } else {
+    rig_buffer *in;
+    fr x;
+    pk_reenter_all_ctl *ctl;
+    rig_program *p = reenter_all_program(rig_host(), 64, &in, &x, &ctl);
+    ctl->limit = 64;
+    ctl->wait_for_worker = 1;
+    run_ok(p, &x);
+    CU_ASSERT(atomic_load(&ctl->worker_tried));
+    CU_ASSERT(atomic_load(&ctl->tried) >= 1);
+    CU_ASSERT_EQUAL(atomic_load(&ctl->refused), atomic_load(&ctl->tried));
+    fr_free(&x);
+    rig_program_release(p);
+    rig_buffer_release(in);
+  }
+  rig_buffer *in;
+  fr x;
+  pk_reenter_all_ctl *ctl;
+  rig_program *p = reenter_all_program(cpu0(), 1, &in, &x, &ctl);
+  ctl->limit = 1;
+  run_ok(p, &x);
+  wait_ends(&x);
+  CU_ASSERT_EQUAL(atomic_load(&ctl->tried), 1);
+  CU_ASSERT_EQUAL(atomic_load(&ctl->refused), 1);
+  fr_free(&x);
+  rig_program_release(p);
+  rig_buffer_release(in);
+  alarm(0);
+}
+
 /* ---- no allocation per run ------------------------------------------------------------ */
 
 /* Host and cpu:0 steps, a loop storing its trip that an Int hole reads,
@@ -2097,6 +2158,8 @@ void rig_test_register(void) {
       {"a move counts in the ends of the device that made it",
        test_a_move_counts_in_the_ends_of_the_device_that_made_it},
       {"a run from inside its own run is refused", test_a_run_from_inside_its_own_run_is_refused},
+      {"a run from a thread that works for the run is refused",
+       test_a_run_from_a_thread_that_works_for_the_run_is_refused},
       {"a run allocates nothing", test_a_run_allocates_nothing},
       CU_TEST_INFO_NULL};
   static CU_TestInfo received[] = {

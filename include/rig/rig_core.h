@@ -331,6 +331,23 @@ rig_status rig_launch_check(const rig_device *dev, size_t part, const uint32_t g
  * its fixed memory and images are released then. */
 void rig_submission_release(rig_submission *s);
 
+/* The works this thread runs now, innermost first: a driver that runs a
+ * work's code on a thread marks it there while it runs (a pool worker
+ * taking the groups of a launch marks the launching thread's chain), so
+ * that code a work calls can tell whose work it is part of: a program
+ * refuses a run from inside its own run, on every thread that works for
+ * it. */
+typedef struct rig_working {
+  const rig_submission *sub;
+  const struct rig_working *outer; /* the work whose code made this hand-over, or NULL */
+} rig_working;
+
+/* This thread's chain, or NULL when it runs no work. */
+const rig_working *rig_working_now(void);
+/* Makes w (NULL: none) this thread's chain; answers the one it replaces,
+ * which the caller puts back when the work is done. */
+const rig_working *rig_working_set(const rig_working *w);
+
 /* ---- Reclaiming ----------------------------------------------------------- */
 
 /* Frees what was released and whose last use is now reached. Later calls
