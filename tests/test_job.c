@@ -384,6 +384,39 @@ static void test_the_threads_check_refuses_too_many_threads_here(void) {
   close_ok(job);
 }
 
+/* Threads (Int 0, Int 1, 64) of 2^61 and 2^61: a product of 2^128, which
+ * wraps to 0 modulo 2^128, is refused all the same. */
+static void test_the_threads_check_is_exact_past_64_bits(void) {
+  rig_job *job = start();
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "polled");
+  rig_desc_add_image(d, 0, kernels, kernels_len);
+  d->ints = 2;
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_part *p =
+      rig_desc_submit_add_launch(d, s, 0, "noop", NULL, 0, rig_desc_fixed(1), rig_desc_int(0));
+  p->u.launch.threads[1] = rig_desc_int(1);
+  p->u.launch.threads[2] = rig_desc_fixed(64);
+  rig_device *dev = rig_job_device_named(job, 1, "polled:0");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dev);
+  rig_program *prog;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_program_load(d, &dev, 1, NULL, &prog, &err), RIG_OK);
+  size_t np;
+  rig_point *pts = rig_program_step_points(prog, &np);
+  int64_t ints[2] = {INT64_C(1) << 61, INT64_C(1) << 61};
+  rig_frame f = {NULL, 0, ints, 2, pts, np};
+  rig_point ends[1];
+  size_t ne;
+  RIG_ASSERT_ERROR(rig_program_run(prog, &f, NULL, 0, ends, &ne, &err), err, RIG_EINVAL,
+                   "step 0: a launch of (2305843009213693952, 2305843009213693952, 64) threads "
+                   "per group, more than its function's 64");
+  free(pts);
+  rig_program_release(prog);
+  rig_desc_free(d);
+  close_ok(job);
+}
+
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"bootstrap gathers every machine", test_bootstrap_gathers_every_machine},
@@ -398,6 +431,7 @@ void rig_test_register(void) {
        test_load_refusals_come_back_with_the_agents_message},
       {"the threads check refuses too many threads here",
        test_the_threads_check_refuses_too_many_threads_here},
+      {"the threads check is exact past 64 bits", test_the_threads_check_is_exact_past_64_bits},
       {"malformed run words fail the job with the agent's message",
        test_malformed_run_words_fail_the_job_with_the_agents_message},
       {"a run failing at a step fails the job", test_a_run_failing_at_a_step_fails_the_job},

@@ -1078,6 +1078,195 @@ static void test_each_image_of_a_program_keeps_its_own_functions(void) {
   rig_desc_free(d);
 }
 
+/* ---- what load refuses before it makes anything ---------------------------------------- */
+
+#define MIB (UINT64_C(1) << 20)
+
+/* A polled device (a budget of 1 GiB) refuses memory of parts each below
+ * it, counting two copies twice and the images; the host refuses ints of
+ * 2^59 words, held twice. Nothing is made. */
+static void test_load_refuses_what_exceeds_a_devices_budget_before_it_makes_anything(void) {
+  rig_polled *pd;
+  rig_device *dev = polled_dev(&pd, "polled", false);
+  char want[160];
+  rig_desc *d = desc_of(1, "polled");
+  for (int i = 0; i < 3; i++) rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 400 * MIB, RIG_COPIES_ONE);
+  snprintf(want, sizeof want, "out of memory: 1.172 GiB for %s, which has 1 GiB",
+           rig_device_name(dev));
+  assert_load_refused(d, &dev, 1, NULL, RIG_ENOMEM, want);
+  rig_desc_free(d);
+  d = desc_of(1, "polled");
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 600 * MIB, RIG_COPIES_TWO);
+  assert_load_refused(d, &dev, 1, NULL, RIG_ENOMEM, want);
+  rig_desc_free(d);
+  /* 100 bytes past the budget: in bytes, as both round to 1 GiB. */
+  d = desc_of(1, "polled");
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 1024 * MIB - 100, RIG_COPIES_ONE);
+  static const char image[200] = "not an image";
+  rig_desc_add_image(d, 0, image, sizeof image);
+  snprintf(want, sizeof want, "out of memory: 1073741924 bytes for %s, which has 1073741824 bytes",
+           rig_device_name(dev));
+  assert_load_refused(d, &dev, 1, NULL, RIG_ENOMEM, want);
+  rig_desc_free(d);
+  CU_ASSERT_STRING_EQUAL(rig_polled_log(pd), "");
+  /* The ints are the host's, whichever devices the program has. */
+  d = desc_of(1, "polled");
+  d->ints = INT64_C(1) << 59;
+  rig_program *p = NULL;
+  rig_error err = {0};
+  CU_ASSERT_EQUAL(rig_program_load(d, &dev, 1, NULL, &p, &err), RIG_ENOMEM);
+  const char *prefix = "out of memory: 8 EiB for host, which has ";
+  CU_ASSERT_NSTRING_EQUAL(err.message, prefix, strlen(prefix));
+  CU_ASSERT_PTR_NULL(p);
+  rig_desc_free(d);
+}
+
+/* A host step whose one launch (pk_keep) has the geometry `set` makes:
+ * step 2, after a step and a loop of zero trips. */
+static rig_desc *geometry_program(const char *arch, void (*set)(rig_desc_part *)) {
+  rig_desc *d = desc_of(1, arch);
+  int64_t img = add_pk(d, 0);
+  d->ints = 1;
+  launch(d, rig_desc_add_submit(d, NULL, 0), img, "pk_keep", NULL, 2);
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_fixed(0));
+  rig_desc_submit *s = rig_desc_add_submit(d, loop, 0);
+  launch(d, s, img, "pk_keep", NULL, 2);
+  set(launch(d, s, img, "pk_keep", NULL, 2));
+  return d;
+}
+
+static void groups_0_1_1(rig_desc_part *p) {
+  p->u.launch.groups[0] = rig_desc_fixed(0);
+}
+static void threads_1_0_1(rig_desc_part *p) {
+  p->u.launch.threads[1] = rig_desc_fixed(0);
+}
+static void groups_int_0_1(rig_desc_part *p) {
+  p->u.launch.groups[0] = rig_desc_int(0);
+  p->u.launch.groups[1] = rig_desc_fixed(0);
+}
+static void shared_past_the_device(rig_desc_part *p) {
+  p->u.launch.shared = rig_desc_fixed(48 * 1024 + 1);
+}
+static void threads_65(rig_desc_part *p) {
+  p->u.launch.threads[0] = rig_desc_fixed(65);
+}
+static void threads_int_65(rig_desc_part *p) {
+  p->u.launch.threads[0] = rig_desc_int(0);
+  p->u.launch.threads[2] = rig_desc_fixed(65);
+}
+static void threads_int_64(rig_desc_part *p) {
+  p->u.launch.threads[0] = rig_desc_int(0);
+  p->u.launch.threads[2] = rig_desc_fixed(64);
+}
+static void groups_2_40(rig_desc_part *p) {
+  p->u.launch.groups[1] = rig_desc_fixed(INT64_C(1) << 40);
+}
+static void shared_minus_1(rig_desc_part *p) {
+  p->u.launch.shared = rig_desc_fixed(-1);
+}
+
+/* Zero dimensions and shared memory past the device's, with or without an
+ * Int beside them, are refused by the run's own rule, naming the step and
+ * part, before anything is made. */
+static void test_load_refuses_a_launch_geometry_that_every_run_refuses(void) {
+  static const struct {
+    void (*set)(rig_desc_part *);
+    const char *message;
+  } cases[] = {
+      {groups_0_1_1, "step 2: part 1: groups (0, 1, 1) with a zero dimension"},
+      {threads_1_0_1, "step 2: part 1: threads (1, 0, 1) with a zero dimension"},
+      {groups_int_0_1, "step 2: part 1: groups (1, 0, 1) with a zero dimension"},
+      {shared_past_the_device,
+       "step 2: part 1: 49153 bytes of shared memory, more than polled:%u's 49152"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    rig_polled *pd;
+    rig_device *dev = polled_dev(&pd, "polled", false);
+    unsigned n = 0;
+    CU_ASSERT_EQUAL(sscanf(rig_device_name(dev), "polled:%u", &n), 1);
+    char want[160];
+    snprintf(want, sizeof want, cases[c].message, n);
+    rig_desc *d = geometry_program("polled", cases[c].set);
+    assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED, want);
+    CU_ASSERT_STRING_EQUAL(rig_polled_log(pd), "");
+    rig_desc_free(d);
+  }
+  rig_device *h = rig_host();
+  rig_desc *d = geometry_program(rig_host_isa(), groups_0_1_1);
+  assert_load_refused(d, &h, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: groups (0, 1, 1) with a zero dimension");
+  rig_desc_free(d);
+}
+
+/* Constant threads past its function's 64 are refused once the function
+ * is known (its image loaded), and what load made is released; an Int
+ * beside constants within it loads. */
+static void test_load_refuses_constant_threads_past_its_functions_limit(void) {
+  rig_polled *pd;
+  rig_polled_options opt = {.arch = "polled", .max_threads = 64};
+  rig_device *dev = NULL;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_polled_open(&opt, &dev, &pd, &err), RIG_OK);
+  rig_desc *d = geometry_program("polled", threads_65);
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: threads (65, 1, 1), more than its function's 64");
+  rig_desc_free(d);
+  d = geometry_program("polled", threads_int_65);
+  assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: threads (1, 1, 65), more than its function's 64");
+  rig_desc_free(d);
+  rig_reclaim();
+  const char *log = rig_polled_log(pd);
+  CU_ASSERT_EQUAL(count_lines(log, "alloc "), 1);
+  CU_ASSERT_EQUAL(count_lines(log, "free "), 1);
+  d = geometry_program("polled", threads_int_64);
+  rig_program *p = load_ok(d, &dev, 1, NULL);
+  rig_program_release(p);
+  rig_desc_free(d);
+}
+
+/* A constant size past 32 bits is a refusal of the step before anything
+ * is made; a Handle's value, known once its memory is made, is refused
+ * then, and what load made is released. */
+static void test_load_refuses_constant_geometry_past_32_bits(void) {
+  rig_polled *pd;
+  rig_device *dev = polled_dev(&pd, "polled", false);
+  rig_desc *d = geometry_program("polled", groups_2_40);
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  assert_load_refused(
+      d, &dev, 1, NULL, RIG_EREFUSED,
+      "step 2: part 1: a launch's groups of 1099511627776, outside 0 to 4294967295");
+  rig_desc_free(d);
+  d = geometry_program("polled", shared_minus_1);
+  assert_load_refused(d, &dev, 1, NULL, RIG_EREFUSED,
+                      "step 2: part 1: a launch's shared memory of -1, outside 0 to 4294967295");
+  rig_desc_free(d);
+  CU_ASSERT_STRING_EQUAL(rig_polled_log(pd), "");
+  /* Threads of a Handle of the memory the step names whole: an address of
+   * page-aligned host memory, past 32 bits. */
+  d = desc_of(1, "polled");
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  int64_t img = add_pk(d, 0);
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  int64_t k = slot(d, s, rig_desc_slot_memory(0, 0, 64));
+  rig_desc_part *part = launch(d, s, img, "pk_keep", NULL, 2);
+  ref(d, part, k, 0, RIG_USE_READ);
+  part->u.launch.threads[0] = rig_desc_leaf_value(rig_desc_handle(0));
+  rig_program *p = NULL;
+  rig_error err = {0};
+  CU_ASSERT_EQUAL(rig_program_load(d, &dev, 1, NULL, &p, &err), RIG_EREFUSED);
+  const char *prefix = "step 0: part 0: a launch's threads of ";
+  CU_ASSERT_NSTRING_EQUAL(err.message, prefix, strlen(prefix));
+  CU_ASSERT_PTR_NULL(p);
+  rig_reclaim();
+  const char *log = rig_polled_log(pd);
+  CU_ASSERT_EQUAL(count_lines(log, "alloc "), 1);
+  CU_ASSERT_EQUAL(count_lines(log, "free "), 1);
+  rig_desc_free(d);
+}
+
 /* ---- the frame ------------------------------------------------------------------------ */
 
 static void assert_run_refused(rig_program *p, fr *x, const char *message) {
@@ -1506,6 +1695,67 @@ static void test_a_run_from_inside_its_own_run_is_refused(void) {
   alarm(0);
 }
 
+/* A run of pk_reenter_all on dev (input 0 on dev holds its control), the
+ * run's frame in *x. */
+static rig_program *reenter_all_program(rig_device *dev, uint32_t groups, rig_buffer **in, fr *x,
+                                        pk_reenter_all_ctl **ctl) {
+  rig_desc *d = desc_of(1, dev == rig_host() ? rig_host_isa() : cpu_arch());
+  rig_desc_add_input(d, 0, sizeof(pk_reenter_all_ctl));
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  int64_t k = slot(d, s, rig_desc_slot_input(0));
+  rig_desc_part *part = launch(d, s, add_pk(d, 0), "pk_reenter_all", NULL, 1);
+  part->u.launch.groups[0] = rig_desc_fixed(groups);
+  ref(d, part, k, 0, RIG_USE_WRITE);
+  rig_program *p = load_ok(d, &dev, 1, NULL);
+  rig_desc_free(d);
+  *in = buf(dev, sizeof(pk_reenter_all_ctl));
+  *ctl = rig_buffer_host(*in);
+  fr_init(x, p, in, 1, NULL, 0);
+  (*ctl)->run = rig_program_run;
+  (*ctl)->program = p;
+  (*ctl)->frame = &x->f;
+  return p;
+}
+
+/* A host launch of 64 groups whose groups on pool workers run the program
+ * (the caller's group waiting for them, so that one does), and a cpu:0
+ * launch whose group runs it after the run returned: every such run is
+ * refused, none blocks. */
+static void test_a_run_from_a_thread_that_works_for_the_run_is_refused(void) {
+  alarm(120); /* the deadlock this refuses would hang the suite */
+  if (rig_device_facts_of(rig_host())->threads < 2) {
+    rig_test_skip("a run from a thread that works for the run is refused",
+                  "the host has no pool worker besides the caller");
+  } else {
+    rig_buffer *in;
+    fr x;
+    pk_reenter_all_ctl *ctl;
+    rig_program *p = reenter_all_program(rig_host(), 64, &in, &x, &ctl);
+    ctl->limit = 64;
+    ctl->wait_for_worker = 1;
+    run_ok(p, &x);
+    CU_ASSERT(atomic_load(&ctl->worker_tried));
+    CU_ASSERT(atomic_load(&ctl->tried) >= 1);
+    CU_ASSERT_EQUAL(atomic_load(&ctl->refused), atomic_load(&ctl->tried));
+    fr_free(&x);
+    rig_program_release(p);
+    rig_buffer_release(in);
+  }
+  rig_buffer *in;
+  fr x;
+  pk_reenter_all_ctl *ctl;
+  rig_program *p = reenter_all_program(cpu0(), 1, &in, &x, &ctl);
+  ctl->limit = 1;
+  run_ok(p, &x);
+  wait_ends(&x);
+  CU_ASSERT_EQUAL(atomic_load(&ctl->tried), 1);
+  CU_ASSERT_EQUAL(atomic_load(&ctl->refused), 1);
+  fr_free(&x);
+  rig_program_release(p);
+  rig_buffer_release(in);
+  alarm(0);
+}
+
 /* ---- no allocation per run ------------------------------------------------------------ */
 
 /* Host and cpu:0 steps, a loop storing its trip that an Int hole reads,
@@ -1879,6 +2129,14 @@ void rig_test_register(void) {
       {"load refuses a function an image does not have",
        test_load_refuses_a_function_an_image_does_not_have},
       {"load refuses an image its device refuses", test_load_refuses_an_image_its_device_refuses},
+      {"load refuses what exceeds a device's budget before it makes anything",
+       test_load_refuses_what_exceeds_a_devices_budget_before_it_makes_anything},
+      {"load refuses a launch geometry that every run refuses",
+       test_load_refuses_a_launch_geometry_that_every_run_refuses},
+      {"load refuses constant threads past its function's limit",
+       test_load_refuses_constant_threads_past_its_functions_limit},
+      {"load refuses constant geometry past 32 bits",
+       test_load_refuses_constant_geometry_past_32_bits},
       {"each image of a program keeps its own functions",
        test_each_image_of_a_program_keeps_its_own_functions},
       {"a frame that does not fit is refused before any step",
@@ -1900,6 +2158,8 @@ void rig_test_register(void) {
       {"a move counts in the ends of the device that made it",
        test_a_move_counts_in_the_ends_of_the_device_that_made_it},
       {"a run from inside its own run is refused", test_a_run_from_inside_its_own_run_is_refused},
+      {"a run from a thread that works for the run is refused",
+       test_a_run_from_a_thread_that_works_for_the_run_is_refused},
       {"a run allocates nothing", test_a_run_allocates_nothing},
       CU_TEST_INFO_NULL};
   static CU_TestInfo received[] = {

@@ -24,11 +24,7 @@ static uint64_t side_addr(const rig_work *w, rig_side side) {
   return side.slot >= 0 ? w->slot_addr[side.slot] : rig_work_fixed_address(w, (size_t)side.fixed);
 }
 
-rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
-  if (!w->sub) {
-    if (w->length) memmove((void *)(uintptr_t)w->dst, (const void *)(uintptr_t)w->src, w->length);
-    return RIG_OK;
-  }
+static rig_status run_parts(const rig_work *w, rig_error *err) {
   const rig_submission *s = w->sub;
   _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
   size_t nparts = rig_submission_nparts(s);
@@ -71,6 +67,19 @@ rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
     }
   }
   return RIG_OK;
+}
+
+rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
+  if (!w->sub) {
+    if (w->length) memmove((void *)(uintptr_t)w->dst, (const void *)(uintptr_t)w->src, w->length);
+    return RIG_OK;
+  }
+  /* Marked while it runs, so that code it calls knows whose work it is. */
+  rig_working me = {w->sub, rig_working_now()};
+  const rig_working *outer = rig_working_set(&me);
+  rig_status st = run_parts(w, err);
+  rig_working_set(outer);
+  return st;
 }
 
 /* ---- images ---------------------------------------------------------------- */

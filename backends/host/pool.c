@@ -16,6 +16,7 @@
 #include "hostcode.h"
 
 typedef struct job {
+  const rig_working *by; /* the launching thread's works, which the job's groups are part of */
   rig_launch_fn *fn;
   void *params;
   uint32_t groups[3], threads[3], shared;
@@ -96,7 +97,11 @@ static void *worker_main(void *arg) {
      * the job before waiting for the count, never leaves while we read it. */
     atomic_fetch_add(&pool.active, 1);
     job *j = atomic_load(&pool.current);
-    if (j) run_groups(j, w->index + 1, w->scratch);
+    if (j) {
+      const rig_working *outer = rig_working_set(j->by);
+      run_groups(j, w->index + 1, w->scratch);
+      rig_working_set(outer);
+    }
     atomic_fetch_sub(&pool.active, 1);
   }
   return NULL;
@@ -203,7 +208,7 @@ void rig_pool_launch(rig_launch_fn *fn, void *params, const uint32_t groups[3],
     caller_scratch = scratch_alloc();
     pthread_setspecific(scratch_key, caller_scratch);
   }
-  job j = {.fn = fn, .params = params, .shared = shared_bytes};
+  job j = {.by = rig_working_now(), .fn = fn, .params = params, .shared = shared_bytes};
   memcpy(j.groups, groups, sizeof j.groups);
   memcpy(j.threads, threads, sizeof j.threads);
   j.total = (uint64_t)groups[0] * groups[1] * groups[2];

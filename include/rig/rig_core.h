@@ -318,9 +318,35 @@ uint64_t *rig_block_offsets(const rig_submission *s, void *block, size_t part);
 rig_status rig_submit(rig_submission *s, const void *block, rig_buffer *const *slots,
                       const rig_point *waits, size_t nwaits, rig_point *point, rig_error *err);
 
+/* What dev cannot run of a launch (part `part`) of geometry g (groups[3],
+ * threads[3], shared, as a block holds them) whose function allows
+ * max_threads (0: unknown): RIG_EINVAL `part <part>: ...` for a zero
+ * dimension, more threads than the function allows, more shared memory
+ * than dev has. rig_submit applies it to each launch; a caller may apply
+ * it ahead to the geometry it knows. */
+rig_status rig_launch_check(const rig_device *dev, size_t part, const uint32_t g[7],
+                            uint32_t max_threads, rig_error *err);
+
 /* The submission is freed once released and its last hand-over is done;
  * its fixed memory and images are released then. */
 void rig_submission_release(rig_submission *s);
+
+/* The works this thread runs now, innermost first: a driver that runs a
+ * work's code on a thread marks it there while it runs (a pool worker
+ * taking the groups of a launch marks the launching thread's chain), so
+ * that code a work calls can tell whose work it is part of: a program
+ * refuses a run from inside its own run, on every thread that works for
+ * it. */
+typedef struct rig_working {
+  const rig_submission *sub;
+  const struct rig_working *outer; /* the work whose code made this hand-over, or NULL */
+} rig_working;
+
+/* This thread's chain, or NULL when it runs no work. */
+const rig_working *rig_working_now(void);
+/* Makes w (NULL: none) this thread's chain; answers the one it replaces,
+ * which the caller puts back when the work is done. */
+const rig_working *rig_working_set(const rig_working *w);
 
 /* ---- Reclaiming ----------------------------------------------------------- */
 

@@ -33,6 +33,28 @@ static uint64_t side_length(const rig_submission *s, rig_buffer *const *slots, r
   return side.slot >= 0 ? slots[side.slot]->length : s->fixed[side.fixed].buffer->length;
 }
 
+/* One rule for a launch's geometry: rig_submit applies it to each block,
+ * and a program's load to the geometry no run changes. */
+rig_status rig_launch_check(const rig_device *d, size_t i, const uint32_t g[7],
+                            uint32_t max_threads, rig_error *err) {
+  if (!g[0] || !g[1] || !g[2])
+    return rig_error_set(err, RIG_EINVAL, "part %zu: groups (%u, %u, %u) with a zero dimension", i,
+                         g[0], g[1], g[2]);
+  if (!g[3] || !g[4] || !g[5])
+    return rig_error_set(err, RIG_EINVAL, "part %zu: threads (%u, %u, %u) with a zero dimension", i,
+                         g[3], g[4], g[5]);
+  /* Exact: g[3] * g[4] fits 64 bits, and is at most max before the last. */
+  uint64_t t = (uint64_t)g[3] * g[4];
+  if (max_threads && (t > max_threads || t * g[5] > max_threads))
+    return rig_error_set(err, RIG_EINVAL,
+                         "part %zu: threads (%u, %u, %u), more than its function's %u", i, g[3],
+                         g[4], g[5], max_threads);
+  if (g[6] > d->facts.max_shared)
+    return rig_error_set(err, RIG_EINVAL, "part %zu: %u bytes of shared memory, more than %s's %u",
+                         i, g[6], d->facts.name, d->facts.max_shared);
+  return RIG_OK;
+}
+
 /* What the device cannot run with this block and these slots. */
 static rig_status check_run(const rig_submission *s, const void *block, rig_buffer *const *slots,
                             rig_error *err) {
@@ -49,24 +71,9 @@ static rig_status check_run(const rig_submission *s, const void *block, rig_buff
   for (size_t i = 0; i < s->nparts; i++) {
     const rig_part *p = &s->parts[i].p;
     if (p->kind == RIG_WORK_LAUNCH) {
-      const uint32_t *g = rig_block_geometry(s, (void *)block, i);
-      if (!g[0] || !g[1] || !g[2])
-        return rig_error_set(err, RIG_EINVAL, "part %zu: groups (%u, %u, %u) with a zero dimension",
-                             i, g[0], g[1], g[2]);
-      if (!g[3] || !g[4] || !g[5])
-        return rig_error_set(err, RIG_EINVAL,
-                             "part %zu: threads (%u, %u, %u) with a zero dimension", i, g[3], g[4],
-                             g[5]);
-      uint64_t t = (uint64_t)g[3] * g[4];
-      uint32_t max = p->u.launch.entry.max_threads;
-      if (max && (t > max || t * g[5] > max))
-        return rig_error_set(err, RIG_EINVAL,
-                             "part %zu: threads (%u, %u, %u), more than its function's %u", i, g[3],
-                             g[4], g[5], max);
-      if (g[6] > d->facts.max_shared)
-        return rig_error_set(err, RIG_EINVAL,
-                             "part %zu: %u bytes of shared memory, more than %s's %u", i, g[6],
-                             d->facts.name, d->facts.max_shared);
+      rig_status st = rig_launch_check(d, i, rig_block_geometry(s, (void *)block, i),
+                                       p->u.launch.entry.max_threads, err);
+      if (st != RIG_OK) return st;
     } else if (p->kind == RIG_WORK_COPY) {
       const uint64_t *o = rig_block_offsets(s, (void *)block, i);
       uint64_t n = p->u.copy.length;

@@ -1,8 +1,23 @@
 /* A work as a driver sees it: its parts' per-run state and fixed memory,
- * and packing it into a queue (a copy that outlives the hand-over). */
+ * packing it into a queue (a copy that outlives the hand-over), and the
+ * works a thread runs now (rig_working). */
 #include <string.h>
 
 #include "core_internal.h"
+
+/* One word per thread, read once per program run and set twice per work
+ * that runs host code: cheap on both paths. */
+static _Thread_local const rig_working *working;
+
+const rig_working *rig_working_now(void) {
+  return working;
+}
+
+const rig_working *rig_working_set(const rig_working *w) {
+  const rig_working *outer = working;
+  working = w;
+  return outer;
+}
 
 const void *rig_work_part_block(const rig_work *w, size_t part) {
   return (const unsigned char *)w->block + w->sub->parts[part].block_at;

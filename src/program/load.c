@@ -116,6 +116,97 @@ static int64_t area_bytes(void *ctx, int64_t rail, rig_desc_area area) {
   return b ? (int64_t)rig_buffer_length(b) : -1;
 }
 
+/* ---- what load will make, before it makes anything --------------------------- */
+
+static uint64_t add_sat(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Bytes as a person reads them: "40 GiB", "512 MiB", "100 bytes". */
+static void say_bytes(uint64_t n, char *out, size_t size) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  double v = (double)n;
+  while (v >= 1024 && u < 6) v /= 1024, u++;
+  snprintf(out, size, "%.4g %s", v, units[u]);
+}
+
+/* Index of the first of devices[0..n) that is dev; n if none. */
+static size_t first_of(rig_device *const *devices, size_t n, const rig_device *dev) {
+  for (size_t i = 0; i < n; i++)
+    if (devices[i] == dev) return i;
+  return n;
+}
+
+/* What load makes on each device (its memory, one or two copies; its
+ * images; on the host, the two copies of the ints), within each device's
+ * budget: a program too big for its machine is refused whole, rather than
+ * made until the machine runs out. */
+static rig_status check_budget(const rig_desc *d, rig_device *const *devices, size_t n,
+                               rig_error *err) {
+  /* Entry n: the host, when the program has no device of it. */
+  uint64_t *total = calloc(n + 1, sizeof *total);
+  if (!total) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  rig_device *host = rig_host();
+  size_t h = first_of(devices, n, host);
+  uint64_t ints = (uint64_t)d->ints * 8;
+  total[h] = add_sat(total[h], add_sat(add_sat(ints, ints), 8));
+  for (size_t m = 0; m < d->nmemory; m++) {
+    const rig_desc_memory *mem = &d->memory[m];
+    if (mem->tag != RIG_MEMORY_ALLOC) continue; /* a rail's areas are made already */
+    size_t i = first_of(devices, n, devices[mem->u.alloc.device]);
+    uint64_t b = (uint64_t)mem->u.alloc.bytes;
+    total[i] = add_sat(total[i], mem->u.alloc.copies == RIG_COPIES_TWO ? add_sat(b, b) : b);
+  }
+  for (size_t k = 0; k < d->nimages; k++) {
+    size_t i = first_of(devices, n, devices[d->images[k].device]);
+    total[i] = add_sat(total[i], d->images[k].binary.bytes.len);
+  }
+  rig_status st = RIG_OK;
+  for (size_t i = 0; st == RIG_OK && i <= n; i++) {
+    const rig_device *dev = i < n ? devices[i] : host;
+    uint64_t budget = rig_device_facts_of(dev)->budget;
+    if (!budget || total[i] <= budget) continue; /* 0: a budget the device does not know */
+    char want[32], has[32];
+    say_bytes(total[i], want, sizeof want);
+    say_bytes(budget, has, sizeof has);
+    if (strcmp(want, has) == 0) {
+      snprintf(want, sizeof want, "%llu bytes", (unsigned long long)total[i]);
+      snprintf(has, sizeof has, "%llu bytes", (unsigned long long)budget);
+    }
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory: %s for %s, which has %s", want,
+                       rig_device_name(dev), has);
+  }
+  free(total);
+  return st;
+}
+
+/* The launch geometry no run changes, by the rule each run applies:
+ * refused here rather than by every run, before anything is made. Its
+ * function's thread limit is known once its image is loaded
+ * (rig_program_prepare checks it then). */
+static rig_status check_geometry(const rig_desc_steps *steps, rig_device *const *devices,
+                                 int64_t *number, rig_error *err) {
+  for (size_t j = 0; j < steps->n; j++) {
+    const rig_desc_step *s = &steps->items[j];
+    int64_t me = (*number)++;
+    if (s->tag == RIG_STEP_LOOP) {
+      rig_status st = check_geometry(&s->u.loop.body, devices, number, err);
+      if (st != RIG_OK) return st;
+    } else if (s->tag == RIG_STEP_SUBMIT) {
+      const rig_desc_submit *sub = &s->u.submit;
+      for (size_t i = 0; i < sub->nparts; i++) {
+        if (sub->parts[i].tag != RIG_PART_LAUNCH) continue;
+        uint32_t g[7];
+        rig_status st = rig_program_load_geometry(NULL, 0, devices[sub->device], me, i,
+                                                  &sub->parts[i], 0, g, err);
+        if (st != RIG_OK) return st;
+      }
+    }
+  }
+  return RIG_OK;
+}
+
 /* ---- what every program has ------------------------------------------------ */
 
 /* Counts the Submit steps and the launches, and notes the inputs a step
@@ -352,6 +443,13 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
   rig_desc_rail_sizes sizes = {area_bytes, (void *)rails};
   st = rig_desc_check_rails(desc, !remote && rails && rails->lookup ? &sizes : NULL, err);
   if (st != RIG_OK) return st;
+  if (!remote) {
+    /* The agent checks a program of another machine against its devices. */
+    int64_t number = 0;
+    if ((st = check_budget(desc, devices, ndevices, err)) != RIG_OK ||
+        (st = check_geometry(&desc->steps, devices, &number, err)) != RIG_OK)
+      return st;
+  }
   rig_program *p = calloc(1, sizeof *p);
   if (!p) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
   p->desc = rig_desc_copy(desc);

@@ -130,18 +130,12 @@ static rig_status launch_part(rig_program *p, pstep *s, size_t i, const rig_desc
                                   &dp->u.launch.groups[2],  &dp->u.launch.threads[0],
                                   &dp->u.launch.threads[1], &dp->u.launch.threads[2],
                                   &dp->u.launch.shared};
+  for (int w = 0; w < 7 && k == 0; w++)
+    if (geo[w]->tag == RIG_VALUE_INT) s->geoms[s->ngeoms++] = (pgeom){i, w, geo[w]};
   uint32_t g[7];
-  for (int w = 0; w < 7; w++) {
-    uint64_t v = 1;
-    if (geo[w]->tag == RIG_VALUE_INT) {
-      if (k == 0) s->geoms[s->ngeoms++] = (pgeom){i, w, geo[w]};
-      v = w == 6 ? 0 : 1;
-    } else if ((st = load_value(p, geo[w], k, &v, err)) != RIG_OK) {
-      return st;
-    }
-    if ((st = rig_program_geometry(s, w, v, err)) != RIG_OK) return st;
-    g[w] = (uint32_t)v;
-  }
+  st = rig_program_load_geometry(p, k, p->devices[s->device], s->number, i, dp,
+                                 part->u.launch.entry.max_threads, g, err);
+  if (st != RIG_OK) return st;
   memcpy(part->u.launch.groups, g, 3 * sizeof *g);
   memcpy(part->u.launch.threads, g + 3, 3 * sizeof *g);
   part->u.launch.shared = g[6];

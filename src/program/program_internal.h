@@ -173,9 +173,20 @@ rig_status rig_program_fill_hole(unsigned char *bytes, const unsigned char *base
  * which offset). */
 bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *sum);
 
-/* RIG_EINVAL when step s's launch geometry value `which` (of the seven of
- * pgeom) is past 32 bits: at load for values known then, per run for Ints. */
-rig_status rig_program_geometry(const pstep *s, int which, uint64_t v, rig_error *err);
+/* `code` (RIG_EREFUSED at load, RIG_EINVAL at run) naming step `step` and
+ * part `part` when its launch's geometry value `which` (of the seven of
+ * pgeom) is past 32 bits. */
+rig_status rig_program_geometry(int64_t step, size_t part, int which, uint64_t v, rig_status code,
+                                rig_error *err);
+
+/* Launch part `part` (dp) of step `step`: its geometry as load knows it,
+ * into g, and RIG_EREFUSED `step <s>: part <i>: ...` for a value past 32
+ * bits or one dev cannot run (rig_launch_check, the rule rig_submit
+ * applies; max_threads 0 when its function is not known yet). Leaves are
+ * copy k's, or stand in like Ints when p is NULL (nothing made yet). */
+rig_status rig_program_load_geometry(rig_program *p, int k, const rig_device *dev, int64_t step,
+                                     size_t part, const rig_desc_part *dp, uint32_t max_threads,
+                                     uint32_t g[7], rig_error *err);
 
 /* Prepares Submit step s (program step index i) for each copy it needs. */
 rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err);

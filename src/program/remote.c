@@ -167,9 +167,14 @@ static rig_status check_threads(rig_program *p, const rig_frame *f, rig_error *e
       }
     }
     if (!known || !any_int) continue;
-    /* Sizes past 32 bits are the agent's to refuse; here only the product. */
-    unsigned __int128 n = (unsigned __int128)t[0] * t[1] * t[2];
-    if (n > max)
+    /* Sizes past 32 bits are the agent's to refuse; here only the exact
+     * product. A zero size makes it 0 (the agent refuses the zero); else
+     * it only grows, so it stops once past max, where no product wraps. */
+    bool over = false;
+    if (t[0] && t[1] && t[2])
+      for (uint64_t n = 1, k = 0; k < 3 && !over; n *= t[k], k++)
+        over = t[k] > max || n * t[k] > max;
+    if (over)
       return rig_error_set(err, RIG_EINVAL,
                            "step %lld: a launch of (%llu, %llu, %llu) threads per group, more "
                            "than its function's %u",

@@ -153,7 +153,9 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
   for (size_t g = 0; g < s->ngeoms; g++) {
     uint64_t v;
     if ((st = run_value(r, s->geoms[g].value, &v, err)) != RIG_OK) return st;
-    if ((st = rig_program_geometry(s, s->geoms[g].which, v, err)) != RIG_OK) return st;
+    if ((st = rig_program_geometry(s->number, s->geoms[g].part, s->geoms[g].which, v, RIG_EINVAL,
+                                   err)) != RIG_OK)
+      return st;
     rig_block_geometry(pp->sub, pp->block, s->geoms[g].part)[s->geoms[g].which] = (uint32_t)v;
   }
   for (size_t i = 0; i < sub->nslots; i++)
@@ -343,13 +345,35 @@ static rig_status run_locked(rig_program *p, const rig_frame *f, const rig_point
   return st;
 }
 
+/* Whether s is one of p's prepared submissions. */
+static bool prepared_by(const rig_program *p, const rig_submission *s) {
+  if (p->kind != PKIND_LOCAL) return false; /* its work runs on another machine */
+  const plocal *l = p->local;
+  for (size_t i = 0; i < l->nsteps; i++)
+    for (int k = 0; k < l->steps[i].nprep; k++)
+      if (l->steps[i].prep[k].sub == s) return true;
+  return false;
+}
+
+/* Whether this thread runs the work of one of p's steps (a pool worker
+ * taking a launch's groups, a cpu device's thread), even after the run
+ * that submitted it returned. */
+static bool works_for(const rig_program *p) {
+  for (const rig_working *w = rig_working_now(); w; w = w->outer)
+    if (prepared_by(p, w->sub)) return true;
+  return false;
+}
+
 rig_status rig_program_run(rig_program *p, const rig_frame *f, const rig_point *waits,
                            size_t nwaits, rig_point *ends, size_t *nends, rig_error *err) {
   *nends = 0;
   /* Only this thread can have made itself the runner: a run from inside
-   * its own run is refused rather than deadlocked on the lock. */
-  if (atomic_load_explicit(&p->active, memory_order_relaxed) &&
-      pthread_equal(p->runner, pthread_self()))
+   * its own run is refused rather than deadlocked on the lock. A thread
+   * that works for the run would deadlock too, its run waiting for the
+   * lock while the runner waits for its work. */
+  if ((atomic_load_explicit(&p->active, memory_order_relaxed) &&
+       pthread_equal(p->runner, pthread_self())) ||
+      (rig_working_now() && works_for(p)))
     return rig_error_set(err, RIG_EINVAL, "a run of a program from inside its own run");
   pthread_mutex_lock(&p->run_lock);
   p->runner = pthread_self();

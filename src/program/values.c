@@ -104,12 +104,42 @@ bool rig_program_offset(const rig_desc_terms *t, const int64_t *vals, int64_t *s
   return true;
 }
 
-rig_status rig_program_geometry(const pstep *s, int which, uint64_t v, rig_error *err) {
-  static const char *const names[7] = {"groups",  "groups",  "groups",       "threads",
-                                       "threads", "threads", "shared memory"};
+static const char *const geometry_names[7] = {"groups",  "groups",  "groups",       "threads",
+                                              "threads", "threads", "shared memory"};
+
+rig_status rig_program_geometry(int64_t step, size_t part, int which, uint64_t v, rig_status code,
+                                rig_error *err) {
   if (v > UINT32_MAX)
-    return rig_error_set(err, RIG_EINVAL, "step %lld: a launch's %s of %lld, outside 0 to %u",
-                         (long long)s->number, names[which], (long long)v, UINT32_MAX);
+    return rig_error_set(err, code, "step %lld: part %zu: a launch's %s of %lld, outside 0 to %u",
+                         (long long)step, part, geometry_names[which], (long long)v, UINT32_MAX);
+  return RIG_OK;
+}
+
+rig_status rig_program_load_geometry(rig_program *p, int k, const rig_device *dev, int64_t step,
+                                     size_t part, const rig_desc_part *dp, uint32_t max_threads,
+                                     uint32_t g[7], rig_error *err) {
+  const rig_desc_value *geo[7] = {&dp->u.launch.groups[0],  &dp->u.launch.groups[1],
+                                  &dp->u.launch.groups[2],  &dp->u.launch.threads[0],
+                                  &dp->u.launch.threads[1], &dp->u.launch.threads[2],
+                                  &dp->u.launch.shared};
+  rig_status st;
+  for (int w = 0; w < 7; w++) {
+    /* A value known only later stands as one every run either passes as
+     * it is or has refused: 1 for a size (0 is refused, and more only
+     * grows the threads), 0 for the shared memory. */
+    uint64_t v = w == 6 ? 0 : 1;
+    if (geo[w]->tag == RIG_VALUE_FIXED)
+      v = (uint64_t)geo[w]->u.fixed;
+    else if (geo[w]->tag == RIG_VALUE_LEAF && p &&
+             (st = rig_program_leaf(p, &geo[w]->u.leaf, k, &v, err)) != RIG_OK)
+      return st;
+    if ((st = rig_program_geometry(step, part, w, v, RIG_EREFUSED, err)) != RIG_OK) return st;
+    g[w] = (uint32_t)v;
+  }
+  if (rig_launch_check(dev, part, g, max_threads, err) != RIG_OK) {
+    rig_error_prefix(err, "step %lld", (long long)step);
+    return rig_program_refused(err);
+  }
   return RIG_OK;
 }
 
