@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "job_internal.h"
 
 static const char *thread_level(int level) {
@@ -31,6 +32,34 @@ rig_status rig_mpi_status(int rc, const char *call, rig_error *err) {
   if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
     len = snprintf(msg, sizeof msg, "error code %d", rc);
   return rig_error_set(err, RIG_EJOB, "%s failed: %.*s", call, len, msg);
+}
+
+/* Waits for a collective of the job's start, within the silence bound: a
+ * machine that never joins (stopped, or gone before MPI noticed) fails the
+ * start instead of hanging it. A collective left pending is never freed
+ * (MPI may still write its buffers): *pending says so, and the caller then
+ * keeps the communicator too. */
+static rig_status start_wait(MPI_Request *req, const char *call, bool *pending, rig_error *err) {
+  double bound = rig_env_get()->job_silence;
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (unsigned polls = 0;; polls++) {
+    int done = 0;
+    rig_status st = rig_mpi_status(MPI_Test(req, &done, MPI_STATUS_IGNORE), call, err);
+    if (st != RIG_OK || done) return st;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (waited > bound) {
+      *pending = true;
+      return rig_error_set(err, RIG_EJOB,
+                           "the job's start: %s not done after %g s: a machine did not join "
+                           "(stopped, or gone)",
+                           call, bound);
+    }
+    /* Polls first (a start takes milliseconds), then naps. */
+    struct timespec nap = {0, polls < 1000 ? 10000 : 1000000};
+    nanosleep(&nap, NULL);
+  }
 }
 
 /* Keeps the first failure: st if it is one, else s with e's message. */
@@ -238,8 +267,10 @@ static rig_status gather(rig_job *job, bool described, rig_error *err) {
       goto out;
     }
   }
-  rig_status s = rig_mpi_status(MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm),
-                                "MPI_Gather", &e);
+  MPI_Request req;
+  rig_status s = rig_mpi_status(MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm, &req),
+                                "MPI_Igather", &e);
+  if (s == RIG_OK) s = start_wait(&req, "MPI_Igather", &job->start_pending, &e);
   st = first_failure(st, s, &e, err);
   if (s != RIG_OK) goto out;
   if (root) {
@@ -254,8 +285,10 @@ static rig_status gather(rig_job *job, bool described, rig_error *err) {
       goto out;
     }
   }
-  s = rig_mpi_status(MPI_Gatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm),
-                     "MPI_Gatherv", &e);
+  s = rig_mpi_status(
+      MPI_Igatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm, &req),
+      "MPI_Igatherv", &e);
+  if (s == RIG_OK) s = start_wait(&req, "MPI_Igatherv", &job->start_pending, &e);
   st = first_failure(st, s, &e, err);
   /* A controller that did not describe itself may have no table to fill. */
   for (int r = 1; root && described && st == RIG_OK && r < job->size; r++) {
@@ -284,6 +317,8 @@ static rig_status gather(rig_job *job, bool described, rig_error *err) {
     memcpy(m->devices, all + offs[r] + sizeof *m, m->ndevices * sizeof *m->devices);
   }
 out:
+  /* Buffers MPI may still write stay allocated. */
+  if (job->start_pending) return st;
   free(mine);
   free(lens);
   free(offs);
@@ -333,9 +368,12 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   pthread_mutex_init(&job->lock, NULL);
   rig_job_rails_init(job);
   pthread_cond_init(&job->changed, NULL);
-  st = rig_mpi_status(MPI_Comm_dup(comm, &job->c.comm), "MPI_Comm_dup", err);
+  MPI_Request req;
+  bool pending = false;
+  st = rig_mpi_status(MPI_Comm_idup(comm, &job->c.comm, &req), "MPI_Comm_idup", err);
+  if (st == RIG_OK) st = start_wait(&req, "MPI_Comm_idup", &pending, err);
   if (st != RIG_OK) {
-    free_job(job);
+    if (!pending) free_job(job);
     return st;
   }
   /* The job's failures come back here as codes, not as MPI's abort. */
@@ -356,8 +394,11 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
     id += atomic_fetch_add(&serial, 1) * UINT64_C(0x9E3779B97F4A7C15);
   }
   if (st == RIG_OK)
-    st = rig_mpi_status(MPI_Bcast(&id, 1, MPI_UINT64_T, 0, job->c.comm), "MPI_Bcast", err);
+    st = rig_mpi_status(MPI_Ibcast(&id, 1, MPI_UINT64_T, 0, job->c.comm, &req), "MPI_Ibcast", err);
+  if (st == RIG_OK) st = start_wait(&req, "MPI_Ibcast", &pending, err);
   if (st != RIG_OK) {
+    /* A collective still pending keeps the job's memory and communicator. */
+    if (pending) return st;
     st = free_comm(job, st, err);
     free_job(job);
     return st;
@@ -377,6 +418,7 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
     st = rig_proxies_make(job, r, err);
   if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
   if (st == RIG_OK) st = rig_ctl_start(job, err);
+  if (st != RIG_OK && job->start_pending) return st;
   if (st != RIG_OK) {
     st = free_comm(job, st, err);
     free_job(job);

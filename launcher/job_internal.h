@@ -171,6 +171,7 @@ struct rig_job {
   /* Agent. */
   agent *agent;
   bool closed;
+  bool start_pending; /* a collective of the start never completed */
 };
 
 /* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or
