@@ -33,6 +33,10 @@
  *   in the same batches; its "floor" is the UCX put of rail/64MiB.
  *   Reported only.
  *
+ * The waits spin (pause) on the count; $RIG_BENCH_RAIL_YIELD=1 makes the
+ * rail waits yield the core instead (sched_yield), for machines with fewer
+ * free cores than the 4 threads a rail ping-pong keeps busy (2 programs, 2
+ * rail threads); the floor's polls always progress their worker.
  * The table shows medians; stderr the p99s. Set
  * $RIG_BENCH_RAIL_INFO to print the floor endpoint's lanes (ucp_ep_print_info).
  * $RIG_BENCH_RAIL_BATCHES, $RIG_BENCH_RAIL_TRIPS (round trips per batch)
@@ -40,6 +44,7 @@
  *
  * Usage: mpirun -n 2 bench_rail [RESULTS.jsonl] */
 #include <mpi.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,9 +336,15 @@ static void rail_open(rail_side *s, int64_t id, int64_t to_one, int64_t to_zero)
   s->c = 0;
 }
 
+static bool wait_yields; /* $RIG_BENCH_RAIL_YIELD */
 static inline void rail_wait_count(_Atomic uint64_t *count, uint64_t c) {
   uint64_t v;
-  while ((v = atomic_load_explicit(count, memory_order_acquire)) < c) relax();
+  while ((v = atomic_load_explicit(count, memory_order_acquire)) < c) {
+    if (wait_yields)
+      sched_yield();
+    else
+      relax();
+  }
   CHECK(v != RIG_RAIL_RAISED);
 }
 
@@ -572,6 +583,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const char *yield = getenv("RIG_BENCH_RAIL_YIELD");
+  wait_yields = yield && yield[0];
   size_t batches = env_count("RIG_BENCH_RAIL_BATCHES", BATCHES);
   size_t trips = env_count("RIG_BENCH_RAIL_TRIPS", TRIPS);
   size_t bw_runs = env_count("RIG_BENCH_RAIL_RUNS", BW_RUNS);
@@ -593,8 +606,10 @@ int main(int argc, char **argv) {
   if (rank == 0) bench_print_header();
   const char *tls = getenv("UCX_TLS");
   if (rank == 0)
-    fprintf(stderr, "(bench_rail: UCX_TLS=%s UCX_NET_DEVICES=%s)\n", tls ? tls : "(default)",
-            getenv("UCX_NET_DEVICES") ? getenv("UCX_NET_DEVICES") : "(unset)");
+    fprintf(stderr, "(bench_rail: UCX_TLS=%s UCX_NET_DEVICES=%s; rail waits %s)\n",
+            tls ? tls : "(default)",
+            getenv("UCX_NET_DEVICES") ? getenv("UCX_NET_DEVICES") : "(unset)",
+            wait_yields ? "yield" : "spin");
   int rc = 0;
   pingpong_row rows[2] = {{"rail/8B", 8, &s8}, {"rail/4KiB", SMALL_MAX, &s4k}};
   for (int i = 0; i < 2; i++) rc |= pingpong(argc, argv, &rows[i], &f, r, fl, batches, trips);
