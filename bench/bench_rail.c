@@ -55,10 +55,10 @@
 #include "rig/rig_job.h"
 #include "rig/rig_rail.h"
 
-#define BATCHES    16  /* batches of each ping-pong row and of its floor */
-#define TRIPS      250 /* timed round trips per batch */
+#define BATCHES    12  /* batches of each ping-pong row and of its floor */
+#define TRIPS      200 /* timed round trips per batch */
 #define WARMUP     50  /* untimed ones at the start of each batch */
-#define BW_BATCHES 8   /* batches of rail/64MiB, its floor and memcpy */
+#define BW_BATCHES 6   /* batches of rail/64MiB, its floor and memcpy */
 #define BW_RUNS    3   /* timed 64 MiB runs per batch */
 #define BW_WARMUP  1
 #define BIG        ((size_t)64 << 20)
