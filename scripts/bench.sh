@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/bench.sh — install what is missing, build (preset default) and run
 # every benchmark (build/default/bench/bench_*: bench_codec, bench_core, ...),
-# printing one table. bench_remote is an MPI program: it runs under mpirun,
-# with 2 ranks (remote/run) and with 4 (remote/host-64 x4), after the others.
+# printing one table. bench_remote and bench_rail are MPI programs: they run
+# under mpirun after the others, bench_remote with 2 ranks (remote/run) and
+# with 4 (remote/host-64 x4), bench_rail with 2 (the rail/ rows).
 # Each row is also appended as a JSON line to
 # $RIG_BENCH_RESULTS (default bench/results.jsonl). A row that misses its
 # target says FAIL in the table; the script fails only when a benchmark
@@ -36,7 +37,7 @@ printf '%-22s %-6s %12s %12s %7s %7s  %-16s %s\n' name unit median floor ratio s
 failed=0
 for bench in "${benches[@]}"; do
   [[ -x "$bench" && -f "$bench" ]] || continue
-  if [[ "$(basename "$bench")" == bench_remote ]]; then continue; fi # under mpirun, below
+  case "$(basename "$bench")" in bench_remote | bench_rail) continue ;; esac # under mpirun, below
   RIG_BENCH_NO_HEADER=1 "$bench" || {
     echo "$bench failed" >&2
     failed=1
@@ -50,6 +51,15 @@ if [[ -x "$remote" && -f "$remote" ]]; then
       failed=1
     }
   done
+fi
+rail="$build/bench/bench_rail"
+if [[ -x "$rail" && -f "$rail" ]]; then
+  # UCX_NET_DEVICES=lo (scripts/lib/env.sh): the rails and their floors
+  # never leave loopback. UCX_TLS, when set, is honoured by both.
+  RIG_BENCH_NO_HEADER=1 mpirun -n 2 --oversubscribe --bind-to none "$rail" || {
+    echo "$rail (mpirun -n 2) failed" >&2
+    failed=1
+  }
 fi
 echo "(rows appended to $RIG_BENCH_RESULTS)"
 exit "$failed"
