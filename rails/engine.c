@@ -5,8 +5,11 @@
  * so it progresses whenever a rail is live. Idle, it spins ~50 us, then
  * arms the worker and sleeps on its event fd and on a wake fd that ready
  * and the engine's callers write. Every other use of the worker (endpoints,
- * remote keys, closing) runs on the thread as a call, so the worker needs
- * no lock. */
+ * remote keys, closing) runs on the thread as a call. The one exception:
+ * a thread that calls ready while the rail thread is between turns (or
+ * asleep) takes the worker and posts its rail's puts itself, sparing the
+ * wake-up of the rail thread (the worker is UCS_THREAD_MODE_SERIALIZED,
+ * serialized by worker_lock). */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -46,6 +49,9 @@ typedef struct engine {
 } engine;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Who uses the worker: the rail thread between its sleeps, or a thread
+ * that calls ready and finds the worker free (rig_engine_try). */
+static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 static engine eng = {.efd = -1, .wakefd = -1};
 
 static double now_s(void) {
@@ -100,7 +106,9 @@ static void sleep_on_worker(void) {
     pending = ready > r->posted && ready != RIG_RAIL_RAISED;
   }
   if (!pending && !atomic_load(&eng.stop)) {
+    pthread_mutex_lock(&worker_lock);
     ucs_status_t st = ucp_worker_arm(eng.worker);
+    pthread_mutex_unlock(&worker_lock);
     if (st == UCS_OK) {
       struct pollfd fds[2] = {{.fd = eng.efd, .events = POLLIN},
                               {.fd = eng.wakefd, .events = POLLIN}};
@@ -120,10 +128,14 @@ static void *rail_main(void *arg) {
   (void)arg;
   double last_busy = now_s();
   while (!atomic_load(&eng.stop)) {
+    /* The worker is let go between turns, so that a ready on another
+     * thread may post its own puts at once. */
+    pthread_mutex_lock(&worker_lock);
     bool busy = run_calls();
     while (ucp_worker_progress(eng.worker)) busy = true;
     bool waiting = false;
     for (size_t i = 0; i < eng.nlive; i++) busy |= rig_rail_pump(eng.live[i], &waiting);
+    pthread_mutex_unlock(&worker_lock);
     double now = now_s();
     if (busy) {
       last_busy = now;
@@ -141,8 +153,18 @@ static void *rail_main(void *arg) {
     }
     sleep_on_worker();
   }
+  pthread_mutex_lock(&worker_lock);
   run_calls();
+  pthread_mutex_unlock(&worker_lock);
   return NULL;
+}
+
+bool rig_engine_try(void) {
+  return pthread_mutex_trylock(&worker_lock) == 0;
+}
+
+void rig_engine_untry(void) {
+  pthread_mutex_unlock(&worker_lock);
 }
 
 static rig_status ucx_error(rig_error *err, const char *what, ucs_status_t st) {
@@ -174,7 +196,7 @@ static rig_status engine_make(rig_error *err) {
     return ucx_error(err, "ucp_init", st);
   }
   ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                            .thread_mode = UCS_THREAD_MODE_SINGLE};
+                            .thread_mode = UCS_THREAD_MODE_SERIALIZED};
   const char *what = "ucp_worker_create";
   if ((st = ucp_worker_create(eng.context, &wp, &eng.worker)) != UCS_OK ||
       (what = "ucp_worker_get_efd", st = ucp_worker_get_efd(eng.worker, &eng.efd)) != UCS_OK ||

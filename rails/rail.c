@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/env.h"
 #include "rails_internal.h"
@@ -84,6 +85,16 @@ static void rail_ready(void *counts, uint64_t c) {
   unsigned char *page = counts;
   if (*(const uint64_t *)(page + RAIL_BACK_AT + 8) != RAIL_MAGIC) return;
   raise_to((_Atomic uint64_t *)(page + RIG_RAIL_READY_AT), c);
+  /* The worker free: the puts go now, from here, without waking the rail
+   * thread (which takes over what stays in flight). */
+  rig_rail *r;
+  memcpy(&r, page + RAIL_BACK_AT, sizeof r);
+  if (atomic_load(&r->state) == RAIL_LIVE && rig_engine_try()) {
+    bool waiting = false;
+    if (atomic_load(&r->state) == RAIL_LIVE) rig_rail_pump(r, &waiting);
+    ucp_worker_progress(rig_engine_worker());
+    rig_engine_untry();
+  }
   /* Seen by the rail thread before it sleeps, or it is woken. */
   atomic_thread_fence(memory_order_seq_cst);
   rig_engine_wake();
@@ -95,6 +106,7 @@ static void rail_ready(void *counts, uint64_t c) {
  * receive transfers, the worker's address and the two remote keys. */
 typedef struct rail_wire {
   uint64_t magic;
+  char host[64]; /* the end's host name: peers on one host use shared memory */
   int64_t id;
   uint64_t nsend, nreceive;
   uint64_t inbound, in_copy, counts;
@@ -105,24 +117,55 @@ static rig_status ucx_error(rig_error *err, const char *what, ucs_status_t st) {
   return rig_error_set(err, RIG_ESYS, "UCX: %s: %s", what, ucs_status_string(st));
 }
 
-static rig_status map(void *address, size_t length, ucp_mem_h *memh, rig_error *err) {
-  if (length == 0) return RIG_OK;
-  ucp_mem_map_params_t p = {.field_mask =
-                                UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                            .address = address,
-                            .length = length};
-  ucs_status_t st = ucp_mem_map(rig_engine_context(), &p, memh);
-  return st == UCS_OK ? RIG_OK : ucx_error(err, "ucp_mem_map", st);
+/* An area's memory is UCX's (ucp_mem_map allocating it), so that a peer
+ * on this host maps it and its puts and adds are plain stores there; the
+ * buffer that adopts it unmaps it once released and unused, and holds the
+ * engine (whose context it is) till then. */
+static void area_free(void *ctx) {
+  ucp_mem_unmap(rig_engine_context(), ctx);
+  rig_engine_drop();
 }
 
-/* On the rail thread: registers the areas and writes the address bytes. */
+static rig_status make_area(size_t length, rig_buffer **out, ucp_mem_h *memh, unsigned char **host,
+                            rig_error *err) {
+  *memh = NULL;
+  if (length == 0) {
+    rig_status st = rig_buffer_create(rig_host(), RIG_KIND_DEVICE, 0, out, err);
+    if (st == RIG_OK) *host = rig_buffer_host(*out);
+    return st;
+  }
+  ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                          UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                                          UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                            .address = NULL,
+                            .length = length,
+                            .flags = UCP_MEM_MAP_ALLOCATE};
+  ucs_status_t us = ucp_mem_map(rig_engine_context(), &p, memh);
+  if (us != UCS_OK) return ucx_error(err, "ucp_mem_map", us);
+  ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+  us = ucp_mem_query(*memh, &attr);
+  rig_status st = us == UCS_OK ? rig_engine_hold(err) : ucx_error(err, "ucp_mem_query", us);
+  if (st == RIG_OK) {
+    *host = attr.address;
+    memset(*host, 0, length);
+    st = rig_buffer_adopt(*host, length, area_free, *memh, out, err);
+    if (st != RIG_OK) rig_engine_drop();
+  }
+  if (st != RIG_OK) {
+    ucp_mem_unmap(rig_engine_context(), *memh);
+    *memh = NULL;
+  }
+  return st;
+}
+
+static rig_status make_areas(rig_rail *r, rig_error *err);
+
+/* On the rail thread: makes and registers the areas, writes the address
+ * bytes. */
 static rig_status register_end(void *arg, rig_error *err) {
   rig_rail *r = arg;
   rig_status st;
-  if ((st = map(r->outbound, 2 * r->out_copy, &r->out_memh, err)) != RIG_OK ||
-      (st = map(r->inbound, 2 * r->in_copy, &r->in_memh, err)) != RIG_OK ||
-      (st = map(r->counts, RAIL_PAGE, &r->counts_memh, err)) != RIG_OK)
-    return st;
+  if ((st = make_areas(r, err)) != RIG_OK) return st;
   void *in_key = NULL, *counts_key = NULL;
   size_t in_len = 0, counts_len = 0;
   ucs_status_t us = UCS_OK;
@@ -140,16 +183,13 @@ static rig_status register_end(void *arg, rig_error *err) {
   r->address_len = sizeof(rail_wire) + transfers + worker_len + in_len + counts_len;
   unsigned char *a = r->address = malloc(r->address_len);
   if (a) {
-    rail_wire w = {RAIL_MAGIC,
-                   r->id,
-                   r->nsend,
-                   r->nreceive,
-                   (uint64_t)(uintptr_t)r->inbound,
-                   r->in_copy,
-                   (uint64_t)(uintptr_t)r->counts,
-                   worker_len,
-                   in_len,
+    rail_wire w = {RAIL_MAGIC,  {0},
+                   r->id,       r->nsend,
+                   r->nreceive, (uint64_t)(uintptr_t)r->inbound,
+                   r->in_copy,  (uint64_t)(uintptr_t)r->counts,
+                   worker_len,  in_len,
                    counts_len};
+    gethostname(w.host, sizeof w.host - 1);
     memcpy(a, &w, sizeof w);
     a += sizeof w;
     if (r->nsend) memcpy(a, r->send, r->nsend * sizeof *r->send);
@@ -167,19 +207,6 @@ static rig_status register_end(void *arg, rig_error *err) {
   return r->address ? RIG_OK : rig_error_set(err, RIG_ENOMEM, "out of memory for a rail");
 }
 
-/* On the rail thread: the registrations go (the peer can no longer reach
- * the areas). */
-static rig_status unregister_end(void *arg, rig_error *err) {
-  (void)err;
-  rig_rail *r = arg;
-  ucp_context_h ctx = rig_engine_context();
-  if (r->out_memh) ucp_mem_unmap(ctx, r->out_memh);
-  if (r->in_memh) ucp_mem_unmap(ctx, r->in_memh);
-  if (r->counts_memh) ucp_mem_unmap(ctx, r->counts_memh);
-  r->out_memh = r->in_memh = r->counts_memh = NULL;
-  return RIG_OK;
-}
-
 static void free_areas(rig_rail *r) {
   rig_buffer_release(r->end.outbound);
   rig_buffer_release(r->end.inbound);
@@ -191,20 +218,16 @@ static void free_areas(rig_rail *r) {
   r->address = NULL;
 }
 
+/* On the rail thread. */
 static rig_status make_areas(rig_rail *r, rig_error *err) {
-  rig_device *host = rig_host();
   rig_status st;
-  if ((st = rig_buffer_create(host, RIG_KIND_DEVICE, 2 * r->out_copy, &r->end.outbound, err)) !=
+  if ((st = make_area(2 * r->out_copy, &r->end.outbound, &r->out_memh, &r->outbound, err)) !=
           RIG_OK ||
-      (st = rig_buffer_create(host, RIG_KIND_DEVICE, 2 * r->in_copy, &r->end.inbound, err)) !=
-          RIG_OK ||
-      (st = rig_buffer_create(host, RIG_KIND_DEVICE, RAIL_PAGE, &r->counts_page, err)) != RIG_OK ||
+      (st = make_area(2 * r->in_copy, &r->end.inbound, &r->in_memh, &r->inbound, err)) != RIG_OK ||
+      (st = make_area(RAIL_PAGE, &r->counts_page, &r->counts_memh, &r->counts, err)) != RIG_OK ||
       (st = rig_buffer_view(r->counts_page, 0, RIG_RAIL_COUNTS_BYTES, &r->end.counts, err)) !=
           RIG_OK)
     return st;
-  r->outbound = rig_buffer_host(r->end.outbound);
-  r->inbound = rig_buffer_host(r->end.inbound);
-  r->counts = rig_buffer_host(r->counts_page);
   r->end.ready = rail_ready;
   void *self = r;
   memcpy(r->counts + RAIL_BACK_AT, &self, sizeof self);
@@ -257,11 +280,8 @@ rig_status rig_rail_create(int64_t id, const rig_rail_transfer *send, size_t nse
   r->nreceive = nreceive;
   r->out_copy = rig_rail_copy_bytes(send, nsend, false);
   r->in_copy = rig_rail_copy_bytes(receive, nreceive, true);
-  st = make_areas(r, err);
-  if (st == RIG_OK) st = rig_engine_call(register_end, r, err);
+  st = rig_engine_call(register_end, r, err);
   if (st != RIG_OK) {
-    rig_error ignored;
-    rig_engine_call(unregister_end, r, &ignored);
     free_areas(r);
     free(r->send);
     free(r->receive);
@@ -326,6 +346,7 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
 typedef struct attach_args {
   rig_rail *r;
   const unsigned char *worker, *in_key, *counts_key;
+  bool same_host;
 } attach_args;
 
 static rig_status attach_on_thread(void *arg, rig_error *err) {
@@ -337,6 +358,13 @@ static rig_status attach_on_thread(void *arg, rig_error *err) {
                         .address = (const ucp_address_t *)a->worker,
                         .err_mode = UCP_ERR_HANDLING_MODE_PEER,
                         .err_handler = {.cb = ep_failed, .arg = r}};
+  /* Peer-failure handling keeps UCX (1.13) off shared memory, and on one
+   * host the job learns of a lost peer anyway (the launcher, the control
+   * protocol's silence): there the rail takes shared memory, across hosts
+   * UCX reports a lost peer. */
+  if (a->same_host)
+    ep.field_mask &=
+        ~(uint64_t)(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
   ucs_status_t st = ucp_ep_create(rig_engine_worker(), &ep, &r->peer.ep);
   if (st != UCS_OK) return ucx_error(err, "ucp_ep_create", st);
   if (a->in_key &&
@@ -389,8 +417,11 @@ rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error 
   r->peer.inbound = w.inbound;
   r->peer.inbound_copy = w.in_copy;
   r->peer.counts = w.counts;
+  char host[64] = {0};
+  gethostname(host, sizeof host - 1);
+  w.host[sizeof w.host - 1] = '\0';
   attach_args a = {r, at, w.in_rkey_len ? at + w.worker_len : NULL,
-                   at + w.worker_len + w.in_rkey_len};
+                   at + w.worker_len + w.in_rkey_len, strcmp(host, w.host) == 0};
   return rig_engine_call(attach_on_thread, &a, err);
 }
 
@@ -443,11 +474,10 @@ static bool post_puts(rig_rail *r, uint64_t ready) {
     put_slot *slot = &r->ring[(c - 1) % RAIL_WINDOW];
     atomic_store_explicit(&slot->done, false, memory_order_relaxed);
     slot->request = NULL;
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                             UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMH,
+    ucp_request_param_t p = {.op_attr_mask =
+                                 UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                              .cb.send = put_done,
-                             .user_data = slot,
-                             .memh = r->out_memh};
+                             .user_data = slot};
     ucs_status_ptr_t sp = ucp_put_nbx(
         r->peer.ep, r->outbound + copy * r->out_copy + (uint64_t)t->src, (size_t)t->length,
         r->peer.inbound + copy * r->peer.inbound_copy + (uint64_t)t->dst, r->peer.inbound_rkey, &p);
@@ -545,8 +575,6 @@ bool rig_rail_pump(rig_rail *r, bool *waiting) {
       busy = true;
     }
     if (r->bye_posted && !r->peer.ep && !r->close_request) {
-      rig_error ignored;
-      unregister_end(r, &ignored);
       rig_engine_remove(r);
       atomic_store(&r->state, RAIL_CLOSED);
       return true;
@@ -573,8 +601,6 @@ static void drop_end(rig_rail *r) {
   int state = atomic_load(&r->state);
   if (state == RAIL_MADE) {
     /* Never attached: no peer knows the areas. */
-    rig_error ignored;
-    rig_engine_call(unregister_end, r, &ignored);
     free_areas(r);
     rig_engine_drop();
     return;

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <ucp/api/ucp.h>
 
+#include "rig/rig_driver.h"
 #include "rig/rig_rail.h"
 
 /* At most this many puts of one rail in flight (a ring of their slots). */
@@ -92,6 +93,10 @@ void rig_engine_remove(rig_rail *r);
 /* Wakes the rail thread if it sleeps (any thread, never blocks). */
 void rig_engine_wake(void);
 ucp_worker_h rig_engine_worker(void);
+/* Takes the worker if no one has it (then rig_engine_untry), for a ready
+ * that posts its own puts; false when the rail thread is using it. */
+bool rig_engine_try(void);
+void rig_engine_untry(void);
 
 /* ---- a rail, on the rail thread ------------------------------------------- */
 

@@ -126,6 +126,13 @@ typedef struct rig_provider {
  * reached point or a point of no device. */
 const _Atomic uint64_t *rig_point_word(rig_point p, uint64_t *value);
 
+/* Host memory made elsewhere (a rail's areas, which UCX allocates so that
+ * peers on the host map them) as a buffer of the host: release(ctx) frees
+ * it once the buffer is released and the work on it is done. On failure
+ * the memory stays the caller's. */
+rig_status rig_buffer_adopt(void *host, uint64_t bytes, void (*release)(void *ctx), void *ctx,
+                            rig_buffer **out, rig_error *err);
+
 /* The parts of a submission, for drivers that run them. */
 size_t rig_submission_nparts(const rig_submission *s);
 const rig_part *rig_submission_part(const rig_submission *s, size_t i);

@@ -49,6 +49,35 @@ rig_status rig_buffer_create(rig_device *dev, rig_buffer_kind kind, uint64_t byt
   return RIG_OK;
 }
 
+rig_status rig_buffer_adopt(void *host, uint64_t bytes, void (*release)(void *ctx), void *ctx,
+                            rig_buffer **out, rig_error *err) {
+  rig_device *dev = rig_host();
+  rig_mem *m = calloc(1, sizeof *m);
+  if (!m) return rig_error_set(err, RIG_ENOMEM, "out of memory for a buffer");
+  m->info.address = m->info.handle = (uint64_t)(uintptr_t)host;
+  m->info.host = host;
+  m->adopted = release;
+  m->adopted_ctx = ctx;
+  m->owner = dev;
+  rig_device_ref(dev);
+  m->kind = RIG_KIND_DEVICE;
+  m->bytes = bytes;
+  rig_stamps_init(&m->stamps);
+  pthread_mutex_init(&m->lock, NULL);
+  rig_buffer *b = new_ref(m, dev, 0, bytes, m->info.address, RIG_ACCESS_READ_WRITE);
+  if (!b) {
+    /* The memory stays the caller's. */
+    m->adopted = NULL;
+    rig_device_unref(dev);
+    rig_stamps_fini(&m->stamps);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for a buffer");
+  }
+  *out = b;
+  return RIG_OK;
+}
+
 rig_status rig_buffer_view(rig_buffer *b, uint64_t offset, uint64_t length, rig_buffer **out,
                            rig_error *err) {
   if (offset > b->length || length > b->length - offset)
@@ -149,7 +178,10 @@ void rig_mem_free_now(rig_mem *m) {
     rig_device_unref(p->dev);
     free(p);
   }
-  m->owner->drv->free(m->owner->st, &m->info);
+  if (m->adopted)
+    m->adopted(m->adopted_ctx);
+  else
+    m->owner->drv->free(m->owner->st, &m->info);
   rig_device_unref(m->owner);
   rig_stamps_fini(&m->stamps);
   pthread_mutex_destroy(&m->lock);

@@ -97,6 +97,8 @@ typedef struct rig_mem {
   rig_buffer_kind kind;
   uint64_t bytes;
   rig_mem_info info;
+  void (*adopted)(void *ctx); /* memory made elsewhere: freed by this */
+  void *adopted_ctx;
   rig_stamps stamps;
   pthread_mutex_t lock; /* the mappings */
   rig_mapping *maps;
