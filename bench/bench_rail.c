@@ -4,14 +4,13 @@
  * rails' features: RMA, 64-bit atomics, wake-up, so that UCX picks the
  * same transports; UCX_TLS is honoured by both), its own worker, driven by
  * the main thread, and its own endpoint, worker addresses and remote keys
- * exchanged over MPI. The endpoint handles peer failure as the rails' do
- * (UCP_ERR_HANDLING_MODE_PEER), since that decides which transports UCX
- * may pick: on one host it leaves out shared memory, and both go over
- * tcp on lo. $RIG_BENCH_RAIL_FLOOR_NO_PEER=1 drops it from the floor, to
- * see what shared memory would give (the floor is then not on the rails'
- * transport). stderr names the floor's lanes. Rows and floors alternate by batches (which goes
- * first alternates), an MPI_Barrier between batches, so that drift hits
- * both; nothing is allocated in the timed loops.
+ * exchanged over MPI, its buffers allocated by UCX as the rails' areas
+ * are. Like the rails' endpoints to a peer on the same host, it does not
+ * ask for peer-failure handling (with it UCX 1.13 leaves shared memory out
+ * and both would go over tcp on lo); $RIG_BENCH_RAIL_FLOOR_PEER=1 asks for
+ * it, for comparison. stderr names the floor's lanes. Rows and floors alternate by batches (which
+ * goes first alternates), an MPI_Barrier between batches, so that drift hits both; nothing is
+ * allocated in the timed loops.
  *
  * - rail/8B, rail/4KiB: a ping-pong over the two directions of one rail
  *   made with rig_rail_connect (one transfer of the size each way). Rank 0
@@ -152,14 +151,20 @@ typedef struct floor_ucx {
 } floor_ucx;
 
 static void region_map(floor_ucx *f, region *r, size_t len) {
+  /* Allocated by UCX, as the rails' areas are: a peer on the host maps
+   * it, and puts and adds into it are stores. */
   r->len = len;
-  CHECK(posix_memalign((void **)&r->mem, 4096, len) == 0);
-  memset(r->mem, 0, len); /* every page faulted in before timing */
-  ucp_mem_map_params_t p = {.field_mask =
-                                UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                            .address = r->mem,
-                            .length = len};
+  ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                                          UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                                          UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+                            .address = NULL,
+                            .length = len,
+                            .flags = UCP_MEM_MAP_ALLOCATE};
   ucx_check("ucp_mem_map", ucp_mem_map(f->ctx, &p, &r->memh));
+  ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+  ucx_check("ucp_mem_query", ucp_mem_query(r->memh, &attr));
+  r->mem = attr.address;
+  memset(r->mem, 0, len); /* every page faulted in before timing */
 }
 
 /* Exchanges r's address and remote key with the peer's. */
@@ -199,10 +204,11 @@ static void floor_open(floor_ucx *f) {
   ucx_check("ucp_worker_get_address", ucp_worker_get_address(f->worker, &address, &address_len));
   void *peer = swap_bytes(address, address_len, &peer_len);
   ucp_worker_release_address(f->worker, address);
-  /* As the rails' endpoints: peer failure handled (it decides the
-   * transports UCX may pick), unless $RIG_BENCH_RAIL_FLOOR_NO_PEER. */
-  const char *no_peer = getenv("RIG_BENCH_RAIL_FLOOR_NO_PEER");
-  f->peer_mode = !(no_peer && no_peer[0]);
+  /* As the rails' endpoints to a peer on the same host: no peer-failure
+   * mode (it decides the transports UCX may pick: with it, tcp only);
+   * $RIG_BENCH_RAIL_FLOOR_PEER=1 asks for it, for comparison. */
+  const char *peer_mode = getenv("RIG_BENCH_RAIL_FLOOR_PEER");
+  f->peer_mode = peer_mode && peer_mode[0] == '1';
   ucp_ep_params_t ep = {
       .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
       .address = (const ucp_address_t *)peer,
@@ -275,10 +281,8 @@ static void floor_close(floor_ucx *f) {
   req = ucp_ep_close_nbx(f->ep, &(ucp_request_param_t){0});
   if (UCS_PTR_IS_PTR(req)) floor_complete(f, &req);
   MPI_Barrier(comm);
-  for (int i = 0; i < 3; i++) {
-    ucp_mem_unmap(f->ctx, rs[i]->memh);
-    free(rs[i]->mem);
-  }
+  /* The unmap frees what UCX allocated. */
+  for (int i = 0; i < 3; i++) ucp_mem_unmap(f->ctx, rs[i]->memh);
   ucp_worker_destroy(f->worker);
   ucp_cleanup(f->ctx);
 }

@@ -96,16 +96,23 @@ static bool calls_queued(void) {
   return any;
 }
 
+/* A call queued, or a count made ready that is not posted (read without
+ * the worker: a stale answer costs one more turn). */
+static bool work_pending(void) {
+  if (calls_queued()) return true;
+  for (size_t i = 0; i < eng.nlive; i++) {
+    rig_rail *r = eng.live[i];
+    uint64_t ready = atomic_load((_Atomic uint64_t *)(r->counts + RIG_RAIL_READY_AT));
+    uint64_t posted = atomic_load_explicit(&r->posted_seen, memory_order_relaxed);
+    if (ready > posted && ready != RIG_RAIL_RAISED) return true;
+  }
+  return false;
+}
+
 static void sleep_on_worker(void) {
   atomic_store(&eng.sleeping, true);
   /* After saying so, look again: a ready or call just made is not missed. */
-  bool pending = calls_queued();
-  for (size_t i = 0; !pending && i < eng.nlive; i++) {
-    rig_rail *r = eng.live[i];
-    uint64_t ready = atomic_load((_Atomic uint64_t *)(r->counts + RIG_RAIL_READY_AT));
-    pending = ready > r->posted && ready != RIG_RAIL_RAISED;
-  }
-  if (!pending && !atomic_load(&eng.stop)) {
+  if (!work_pending() && !atomic_load(&eng.stop)) {
     pthread_mutex_lock(&worker_lock);
     ucs_status_t st = ucp_worker_arm(eng.worker);
     pthread_mutex_unlock(&worker_lock);
@@ -147,8 +154,10 @@ static void *rail_main(void *arg) {
       sched_yield();
       continue;
     }
+    /* Idle for a while: watch for work without holding the worker, so
+     * that a ready on another thread finds it free and posts itself. */
     if (now - last_busy < 50e-6) {
-      rig_cpu_relax();
+      for (int spin = 0; spin < 32 && !work_pending(); spin++) rig_cpu_relax();
       continue;
     }
     sleep_on_worker();

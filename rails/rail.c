@@ -92,7 +92,9 @@ static void rail_ready(void *counts, uint64_t c) {
   if (atomic_load(&r->state) == RAIL_LIVE && rig_engine_try()) {
     bool waiting = false;
     if (atomic_load(&r->state) == RAIL_LIVE) rig_rail_pump(r, &waiting);
-    ucp_worker_progress(rig_engine_worker());
+    /* Puts and adds into mapped memory are done already; what is not
+     * progresses a little here, then on the rail thread. */
+    if (waiting) ucp_worker_progress(rig_engine_worker());
     rig_engine_untry();
   }
   /* Seen by the rail thread before it sleeps, or it is woken. */
@@ -487,6 +489,7 @@ static bool post_puts(rig_rail *r, uint64_t ready) {
     }
     if (sp == NULL) atomic_store_explicit(&slot->done, true, memory_order_relaxed);
     r->posted = c;
+    atomic_store_explicit(&r->posted_seen, c, memory_order_relaxed);
     any = true;
   }
   return any;

@@ -57,12 +57,13 @@ struct rig_rail {
   size_t address_len;
   rail_peer peer;
   /* The rail thread's. */
-  _Atomic int state; /* rail_state */
-  uint64_t posted;   /* counts whose put is posted */
-  uint64_t added;    /* counts the peer's arrived was told of */
-  uint64_t sent;     /* counts stored in sent */
-  uint64_t operand;  /* the add in flight's value */
-  void *add_request; /* an add in flight */
+  _Atomic int state;            /* rail_state */
+  uint64_t posted;              /* counts whose put is posted */
+  _Atomic uint64_t posted_seen; /* posted, for a look without the worker */
+  uint64_t added;               /* counts the peer's arrived was told of */
+  uint64_t sent;                /* counts stored in sent */
+  uint64_t operand;             /* the add in flight's value */
+  void *add_request;            /* an add in flight */
   put_slot ring[RAIL_WINDOW];
   bool bye_posted;
   void *close_request;
