@@ -425,6 +425,22 @@ static void test_an_unwritable_output_is_refused_before_any_run(void) {
   rig_proc_free(&p);
 }
 
+/* Bad usage under mpirun -n 3 (a FILE that does not exist) is said once,
+ * by rank 0, with one usage; every rank exits. */
+static void test_bad_usage_under_mpirun_is_said_once(void) {
+  char missing[512];
+  const char *args[] = {in_tmp("no-such-file.json", missing, sizeof missing), NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  const char *first = strstr(p.err, "is neither a command nor a file");
+  CU_ASSERT(first && !strstr(first + 1, "is neither a command nor a file"));
+  const char *usage = strstr(p.err, "usage:");
+  CU_ASSERT(usage && !strstr(usage + 1, "usage:"));
+  if (!first || !usage || strstr(usage + 1, "usage:")) show(&p);
+  rig_proc_free(&p);
+}
+
 /* ---- launches -------------------------------------------------------------- */
 
 static void test_srun_without_pmix_is_refused_instead_of_running_separate_jobs(void) {
@@ -482,6 +498,7 @@ void rig_test_register(void) {
        test_a_job_file_with_more_machines_than_the_job_is_refused},
       {"an unwritable output is refused before any run",
        test_an_unwritable_output_is_refused_before_any_run},
+      {"bad usage under mpirun is said once", test_bad_usage_under_mpirun_is_said_once},
       {"srun without PMIx is refused instead of running separate jobs",
        test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
       {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},
