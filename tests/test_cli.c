@@ -1390,6 +1390,39 @@ static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
   CU_ASSERT_EQUAL(access(b, F_OK), -1);
 }
 
+/* A job file run here that fails (a load refused, a run failing at its
+ * step) exits with the message, having freed what it made: under the
+ * asan preset LeakSanitizer would change the exit status otherwise. */
+static void test_a_job_file_failing_here_exits_with_its_message(void) {
+  char desc[4096], image[4096], text[8400], job[4096];
+  write_past_input(desc, sizeof desc);
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_image(d, 0, "AB", 2);
+  write_desc(d, "job-short-image.bin", image, sizeof image);
+  rig_desc_free(d);
+  snprintf(text, sizeof text,
+           "{\"runs\": 5, \"machines\": [{\"program\": \"%s\", \"ints\": [\"run\"]}]}", desc);
+  proc p = run_job_text("failing-run.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 1);
+  CU_ASSERT(strncmp(p.err.p, "progrun: run 2 on machine 0: step 0: ", 37) == 0);
+  if (p.code != 1) show("failing run", &p);
+  proc_free(&p);
+  snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\"}]}", image);
+  p = run_job_text("failing-load.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, ": machine 0: image 0: host: "));
+  if (p.code != 1) show("failing load", &p);
+  proc_free(&p);
+  snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\", \"devices\": [\"cpu:0\"]}]}",
+           desc);
+  p = run_job_text("failing-devices.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, ": machine 0: --devices: device 0: cpu:0 is "));
+  if (p.code != 2) show("failing devices", &p);
+  proc_free(&p);
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1525,6 +1558,8 @@ void rig_test_register(void) {
       {"a job file replaces every rank in a path", test_a_job_file_replaces_every_rank_in_a_path},
       {"job file errors name the file and what is wrong",
        test_job_file_errors_name_the_file_and_what_is_wrong},
+      {"a job file failing here exits with its message",
+       test_a_job_file_failing_here_exits_with_its_message},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);

@@ -273,8 +273,34 @@ static pid_t signal_rank(pid_t launcher, int rank, int sig) {
   return signalled;
 }
 
+/* Whether process pid has a program's image loaded (the host driver's
+ * memfd "rig-image" among its mappings): its machine is then in the job. */
+static bool has_image(pid_t pid) {
+  char path[64], line[512];
+  snprintf(path, sizeof path, "/proc/%d/maps", pid);
+  FILE *f = fopen(path, "r");
+  bool found = false;
+  while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, "rig-image") != NULL;
+  if (f) fclose(f);
+  return found;
+}
+
+/* Waits (30 s at most) until the rank's progrun has loaded its program,
+ * so that a signal meant for a running job does not land in its start
+ * (slow under the sanitizers); then a moment for the runs to begin. */
+static void wait_loaded(pid_t launcher, int rank) {
+  for (int i = 0; i < 300; i++) {
+    pid_t pid = signal_rank(launcher, rank, 0);
+    if (pid > 0 && has_image(pid)) break;
+    usleep(100000);
+  }
+  usleep(500000);
+}
+
 /* SIGKILLs the rank-1 progrun; ctx, an int, gets its pid. */
 static void kill_rank_1(void *ctx, pid_t launcher) {
+  wait_loaded(launcher, 1);
+  wait_loaded(launcher, 2);
   pid_t pid = signal_rank(launcher, 1, SIGKILL);
   if (pid > 0) *(int *)ctx = pid;
 }
@@ -309,6 +335,7 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
 /* Stops (SIGSTOP) the rank-1 progrun: alive, but silent; ctx, an int, gets
  * its pid. */
 static void stop_rank_1(void *ctx, pid_t launcher) {
+  wait_loaded(launcher, 1);
   pid_t pid = signal_rank(launcher, 1, SIGSTOP);
   if (pid > 0) *(int *)ctx = pid;
 }
