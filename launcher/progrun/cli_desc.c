@@ -38,9 +38,13 @@ static int parse_args(int argc, char **argv, int takes, cli_args *a) {
     } else if (options && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)) {
       a->help = true;
     } else if (options && (takes & TAKES_JSON) && strcmp(s, "--json") == 0) {
+      if (a->json) return cli_usage_error("%s: --json given twice", cmd);
       a->json = true;
     } else if (options && (takes & TAKES_OUT) && strcmp(s, "-o") == 0) {
       if (i + 1 >= argc) return cli_usage_error("%s: -o needs a path", cmd);
+      /* The last one winning would write a file the user may not expect. */
+      if (a->out)
+        return cli_usage_error("%s: -o given twice ('%s', then '%s')", cmd, a->out, argv[i + 1]);
       a->out = argv[++i];
     } else if (options && s[0] == '-' && s[1] != '\0') {
       return cli_usage_error("%s: unknown option '%s'", cmd, s);

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -255,6 +256,15 @@ static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint6
           (double)last[slowest] * 1e-6);
 }
 
+/* What the controller waits for, for a SIGTERM to tell: when one rank
+ * dies the launcher ends every other within about a second, long before
+ * the silence bound, so the job never learns which one it was. A machine
+ * whose ends of the current run are not reached is the likely one (and,
+ * when it is slow rather than gone, still the truth said). */
+static run_state *term_state;
+static size_t *term_nends;
+static _Atomic int64_t term_run = -1;
+
 /* Waits for an end of a run. One of this machine's own devices is waited
  * in slices that also watch the job, so that a failure elsewhere (a
  * silent agent) ends the wait at once rather than when the local work
@@ -293,7 +303,10 @@ static int run_all(run_state *s, rig_error *err) {
     return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
   }
   int rc = CLI_EXIT_OK;
+  term_state = s;
+  term_nends = nends;
   for (uint64_t r = 0; rc == CLI_EXIT_OK && r < s->runs; r++) {
+    atomic_store(&term_run, (int64_t)r);
     uint64_t start = cli_now_ns();
     /* Every other machine's run is handed over before this machine's own
      * (whose host steps may run here until they end): each run starts on
@@ -332,6 +345,7 @@ static int run_all(run_state *s, rig_error *err) {
       shown = cli_now_ns();
     }
   }
+  atomic_store(&term_run, -1);
   if (show) fputc('\n', stderr);
   free(last);
   free(nends);
@@ -427,11 +441,52 @@ static void state_free(run_state *s) {
 
 /* ---- the ranks --------------------------------------------------------------- */
 
+/* Appends the decimal v at *at (async-signal-safe: no stdio). */
+static void put_number(char *buf, size_t *at, size_t room, uint64_t v) {
+  char digits[24];
+  size_t n = 0;
+  do digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) && n < sizeof digits);
+  while (n && *at + 1 < room) buf[(*at)++] = digits[--n];
+}
+
+static void put_text(char *buf, size_t *at, size_t room, const char *t) {
+  while (*t && *at + 1 < room) buf[(*at)++] = *t++;
+}
+
+/* The launcher's SIGTERM: says which machines had not finished the run
+ * (term_state), only reading memory and writing once, then leaves. The
+ * ends are read while the main thread may write them: it is stopped from
+ * mattering by the exit that follows. */
 static void on_term(int sig) {
   (void)sig;
-  static const char msg[] =
-      "progrun: machine 0: ended by the launcher: a machine of the job stopped (see above)\n";
-  ssize_t w = write(2, msg, sizeof msg - 1);
+  char msg[512];
+  size_t at = 0, named = 0;
+  int64_t r = atomic_load(&term_run);
+  put_text(msg, &at, sizeof msg, "progrun: ended by the launcher");
+  if (r >= 0 && term_state && term_nends) {
+    for (size_t m = 1; m < term_state->n; m++) {
+      bool done = true;
+      for (size_t k = 0; k < term_nends[m]; k++)
+        done = done && rig_point_reached(term_state->machines[m].ends[k]);
+      if (done) continue;
+      put_text(msg, &at, sizeof msg, named++ ? ", " : " in run ");
+      if (named == 1) {
+        put_number(msg, &at, sizeof msg, (uint64_t)r);
+        put_text(msg, &at, sizeof msg, ": machine ");
+      } else {
+        put_text(msg, &at, sizeof msg, "machine ");
+      }
+      put_number(msg, &at, sizeof msg, m);
+    }
+  }
+  put_text(msg, &at, sizeof msg,
+           named == 0   ? ": a machine of the job stopped (see the launcher's message)\n"
+           : named == 1 ? " had not finished it: likely the one that stopped (see the launcher's "
+                          "message)\n"
+                        : " had not finished it: one of them stopped (see the launcher's "
+                          "message)\n");
+  ssize_t w = write(2, msg, at);
   (void)w;
   _exit(1);
 }

@@ -115,7 +115,7 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
   const char *cmd = "run";
   memset(o, 0, sizeof *o);
   o->runs = 1;
-  bool options = true;
+  bool options = true, seen[3] = {false, false, false};
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     /* "--opt VALUE" or "--opt=VALUE" for the options taking a value. */
@@ -135,6 +135,14 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
       }
     }
     int rc = CLI_EXIT_OK;
+    /* An option of one value given twice is refused: which one was meant
+     * is a guess. --input and --output repeat, one per input. */
+    if (name && (strcmp(name, "--runs") == 0 || strcmp(name, "--ints") == 0 ||
+                 strcmp(name, "--devices") == 0)) {
+      size_t k = strcmp(name, "--runs") == 0 ? 0 : strcmp(name, "--ints") == 0 ? 1 : 2;
+      if (seen[k]) return cli_usage_error("%s: %s given twice", cmd, name);
+      seen[k] = true;
+    }
     if (name && strcmp(name, "--runs") == 0) {
       int64_t n = 0;
       if (!parse_number(value, 1, CLI_MAX_RUNS, &n))

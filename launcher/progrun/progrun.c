@@ -2,6 +2,7 @@
  * it its arguments; each subcommand parses its own options. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,7 +75,21 @@ static void vmessage(const char *fmt, va_list ap) {
   fputc('\n', stderr);
 }
 
+/* Under a launcher every rank parses the same arguments: only rank 0
+ * tells the usage, so that it is said once (the others still exit 2). */
+static bool usage_silent;
+
+static bool launcher_rank_is_not_0(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    if (v) return strcmp(v, "0") != 0;
+  }
+  return false;
+}
+
 int cli_usage_error(const char *fmt, ...) {
+  if (usage_silent) return CLI_EXIT_USAGE;
   va_list ap;
   va_start(ap, fmt);
   vmessage(fmt, ap);
@@ -92,6 +107,7 @@ int cli_fail(int code, const char *fmt, ...) {
 }
 
 int main(int argc, char **argv) {
+  usage_silent = cli_under_mpi() && launcher_rank_is_not_0();
   if (argc < 2) return cli_usage_error("no command given");
   const char *first = argv[1];
   if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {
@@ -99,6 +115,7 @@ int main(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   if (strcmp(first, "--version") == 0) {
+    if (argc > 2) return cli_usage_error("--version takes nothing more, not '%s'", argv[2]);
     printf("progrun %s\n", RIG_VERSION_STRING);
     return CLI_EXIT_OK;
   }
