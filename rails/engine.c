@@ -40,6 +40,7 @@ typedef struct engine {
   size_t address_len;
   int efd, wakefd;
   pthread_t thread;
+  bool running; /* under lock: the rail thread was started and not joined */
   _Atomic bool stop;
   _Atomic bool sleeping;
   call *head, *tail; /* under lock */
@@ -190,7 +191,29 @@ static void engine_destroy(void) {
   eng = (engine){.efd = -1, .wakefd = -1};
 }
 
+/* At exit the rail thread stops: an engine still held then (abandoned
+ * areas keep it: a failed rail's) must not progress UCX while the
+ * libraries' destructors tear UCX down, or the process may crash as it
+ * exits. Nothing is freed: the process is ending. */
+static void stop_at_exit(void) {
+  pthread_mutex_lock(&lock);
+  bool running = eng.running;
+  eng.running = false;
+  pthread_mutex_unlock(&lock);
+  if (!running || pthread_equal(pthread_self(), eng.thread)) return;
+  atomic_store(&eng.stop, true);
+  atomic_store(&eng.sleeping, true);
+  rig_engine_wake();
+  pthread_join(eng.thread, NULL);
+}
+
+static void register_stop_at_exit(void) {
+  atexit(stop_at_exit);
+}
+
 static rig_status engine_make(rig_error *err) {
+  static pthread_once_t at_exit = PTHREAD_ONCE_INIT;
+  pthread_once(&at_exit, register_stop_at_exit);
   ucp_config_t *config;
   ucs_status_t st = ucp_config_read(NULL, NULL, &config);
   if (st != UCS_OK) return ucx_error(err, "ucp_config_read", st);
@@ -226,6 +249,7 @@ static rig_status engine_make(rig_error *err) {
     engine_destroy();
     return rig_error_set(err, RIG_ESYS, "cannot start the rail thread");
   }
+  eng.running = true;
   return RIG_OK;
 }
 
@@ -242,10 +266,14 @@ void rig_engine_drop(void) {
   bool last = --eng.holds == 0;
   pthread_mutex_unlock(&lock);
   if (!last) return;
+  pthread_mutex_lock(&lock);
+  bool running = eng.running;
+  eng.running = false;
+  pthread_mutex_unlock(&lock);
   atomic_store(&eng.stop, true);
   atomic_store(&eng.sleeping, true);
   rig_engine_wake();
-  pthread_join(eng.thread, NULL);
+  if (running) pthread_join(eng.thread, NULL);
   pthread_mutex_lock(&lock);
   /* A hold taken while the thread stopped restarts it below. */
   bool again = eng.holds > 0;

@@ -52,7 +52,7 @@ static void set_why(rig_rail *r, const char *why) {
 }
 
 void rig_rail_raise(rig_rail *r, const char *why) {
-  if (!r || r->elsewhere) return;
+  if (!r || r->elsewhere || !r->counts) return;
   set_why(r, why ? why : "raised");
   atomic_store(&r->failed, true);
   if (atomic_load(&r->state) == RAIL_CLOSED && !atomic_load(&r->abandon)) return;
@@ -210,6 +210,10 @@ static rig_status register_end(void *arg, rig_error *err) {
 }
 
 static void free_areas(rig_rail *r) {
+  /* Under the rails' lock: rig_rails_raise_all never writes freed counts. */
+  pthread_mutex_lock(&all_lock);
+  r->outbound = r->inbound = r->counts = NULL;
+  pthread_mutex_unlock(&all_lock);
   rig_buffer_release(r->end.outbound);
   rig_buffer_release(r->end.inbound);
   rig_buffer_release(r->end.counts);

@@ -5,13 +5,16 @@
  * its own failed checks and rank 0 asserts that the job's sum is 0. */
 #include <CUnit/Basic.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "rig/rig_desc.h"
 #include "rig/rig_job.h"
+#include "rig/rig_program.h"
 #include "rig/rig_rail.h"
 
 static int rank, size;
@@ -45,8 +48,10 @@ static _Atomic uint64_t *count(const rig_rail_end *e, size_t at) {
  * rail: the test fails rather than hangs). */
 static bool wait_count(const rig_rail_end *e, size_t at, uint64_t c) {
   double deadline = now_s() + 30;
-  while (atomic_load_explicit(count(e, at), memory_order_acquire) < c)
+  while (atomic_load_explicit(count(e, at), memory_order_acquire) < c) {
     if (now_s() > deadline) return false;
+    sched_yield(); /* the ranks share few cores */
+  }
   return true;
 }
 
@@ -279,6 +284,511 @@ static void rail_refusals_name_the_rule(void) {
   rig_rail_release(r);
 }
 
+/* ---- rails of a job -------------------------------------------------------------------- */
+
+/* Every rank takes part in each job (rank 0 is the controller, the others
+ * agents that serve it); the test bodies below run on every rank. */
+static rig_job *job_start(void) {
+  rig_job *job = NULL;
+  rig_error err;
+  rig_status st = rig_job_start(MPI_COMM_WORLD, &job, &err);
+  CHECK_OK(st, err);
+  return st == RIG_OK ? job : NULL;
+}
+
+/* An agent serves until the controller closes the job; every rank leaves
+ * it. `cause`: the failure the job is to end with, or NULL for none. */
+static void job_finish(rig_job *job, const char *cause) {
+  rig_error err;
+  rig_status st;
+  if (rank != 0) {
+    st = rig_job_serve(job, &err);
+    if (cause)
+      CHECK(st == RIG_EJOB && strcmp(err.message, cause) == 0, "serve: %s \"%s\", not \"%s\"",
+            rig_status_name(st), err.message, cause);
+    else
+      CHECK_OK(st, err);
+  }
+  st = rig_job_close(job, &err);
+  if (cause)
+    CHECK(st == RIG_EJOB && strcmp(err.message, cause) == 0, "close: %s \"%s\", not \"%s\"",
+          rig_status_name(st), err.message, cause);
+  else
+    CHECK_OK(st, err);
+}
+
+/* An agent's end of rail `id`, as its loads find it (made by a request
+ * from the controller): NULL after 30 s. */
+static const rig_rail_end *agent_end(rig_job *job, int64_t id) {
+  const rig_rails *rails = rig_job_rails(job);
+  double deadline = now_s() + 30;
+  const rig_rail_end *e;
+  while (!(e = rails->lookup(rails->ctx, id)) && now_s() < deadline) sched_yield();
+  CHECK(e != NULL, "no end of rail %lld here", (long long)id);
+  return e;
+}
+
+static bool raised(const rig_rail_end *e) {
+  return atomic_load(count(e, RIG_RAIL_READY_AT)) == RIG_RAIL_RAISED &&
+         atomic_load(count(e, RIG_RAIL_SENT_AT)) == RIG_RAIL_RAISED &&
+         atomic_load(count(e, RIG_RAIL_ARRIVED_AT)) == RIG_RAIL_RAISED;
+}
+
+/* The kernels of tests/fixtures/rail_kernels.c, read on the controller. */
+static void *rail_kernels;
+static size_t rail_kernels_len;
+
+static bool read_rail_kernels(void) {
+  if (rail_kernels) return true;
+  const char *path = getenv("RIG_TEST_RAIL_KERNELS");
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  CHECK(f != NULL, "cannot read RIG_TEST_RAIL_KERNELS (%s)", path ? path : "unset");
+  if (!f) return false;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  rail_kernels = malloc(n > 0 ? (size_t)n : 1);
+  if (rail_kernels && fread(rail_kernels, 1, (size_t)n, f) == (size_t)n) {
+    rail_kernels_len = (size_t)n;
+  } else {
+    free(rail_kernels);
+    rail_kernels = NULL;
+  }
+  fclose(f);
+  CHECK(rail_kernels != NULL, "cannot read %s", path);
+  return rail_kernels != NULL;
+}
+
+/* What the kernels write and the bytes they carry (rail_kernels.c). */
+static unsigned char rk_pattern(uint64_t c, uint64_t i) {
+  return (unsigned char)(c * 151 + i * 13 + (i >> 8) + 5);
+}
+
+static void add_hole(rig_desc *d, rig_desc_data *into, int64_t at, rig_desc_value v) {
+  rig_desc_hole *h = rig_desc_data_add_hole(d, into, at, RIG_W64, 0, 0);
+  if (h) rig_desc_terms_add(d, &h->terms, v, 1);
+}
+
+/* A program of one step on a machine's host: a launch of `fn` over rail
+ * `id`'s end, memory 0 its Counts, 1 its Inbound, 2 its Outbound, whose
+ * parameter block is { counts; inbound; outbound; in_copy; out_copy;
+ * length; c (int 0); ready (the Ready leaf); result (input 0) }. */
+static rig_desc *end_program(int64_t id, const char *fn, uint64_t in_copy, uint64_t out_copy,
+                             uint64_t length) {
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_rail(d, id, RIG_AREA_COUNTS);
+  rig_desc_add_rail(d, id, RIG_AREA_INBOUND);
+  rig_desc_add_rail(d, id, RIG_AREA_OUTBOUND);
+  rig_desc_add_image(d, 0, rail_kernels, rail_kernels_len);
+  rig_desc_add_input(d, 0, 64);
+  d->ints = 1;
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_submit_add_fixed(d, s, rig_desc_view_of(0, 0, RIG_RAIL_COUNTS_BYTES),
+                            RIG_ACCESS_READ_WRITE);
+  rig_desc_submit_add_fixed(d, s, rig_desc_view_of(1, 0, (int64_t)(2 * in_copy)), RIG_ACCESS_READ);
+  rig_desc_submit_add_fixed(d, s, rig_desc_view_of(2, 0, (int64_t)(2 * out_copy)),
+                            RIG_ACCESS_READ_WRITE);
+  int64_t result = rig_desc_submit_add_slot(d, s, rig_desc_slot_input(0));
+  uint64_t w[9] = {0, 0, 0, in_copy, out_copy, length, 0, 0, 0};
+  rig_desc_part *part =
+      rig_desc_submit_add_launch(d, s, 0, fn, w, sizeof w, rig_desc_fixed(1), rig_desc_fixed(1));
+  rig_desc_data *params = rig_desc_part_params(part);
+  for (int m = 0; m < 3; m++)
+    add_hole(d, params, 8 * m, rig_desc_leaf_value(rig_desc_address(m, 0)));
+  add_hole(d, params, 48, rig_desc_int(0));
+  add_hole(d, params, 56, rig_desc_leaf_value(rig_desc_ready(id)));
+  rig_desc_part_add_ref(d, part, result, 64, RIG_USE_WRITE);
+  return d;
+}
+
+/* A program loaded on machine m's host (through its proxy on an agent),
+ * with its result input zeroed. */
+typedef struct loaded {
+  rig_program *prog;
+  rig_buffer *input;
+  rig_point *points;
+  size_t npoints;
+} loaded;
+
+static bool load_on(rig_job *job, size_t m, const rig_desc *d, loaded *l) {
+  memset(l, 0, sizeof *l);
+  rig_device *dev = rig_job_device(job, m, 0);
+  rig_error err;
+  rig_status st = rig_program_load(d, &dev, 1, m == 0 ? rig_job_rails(job) : NULL, &l->prog, &err);
+  CHECK(st == RIG_OK, "load on machine %zu: %s: %s", m, rig_status_name(st), err.message);
+  if (st != RIG_OK) return false;
+  rig_buffer *zero = NULL;
+  rig_point p;
+  st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, 64, &zero, &err);
+  if (st == RIG_OK) st = rig_buffer_create(dev, RIG_KIND_PINNED, 64, &l->input, &err);
+  if (st == RIG_OK) {
+    memset(rig_buffer_host(zero), 0, 64);
+    st = rig_buffer_copy_submit(zero, 0, l->input, 0, 64, NULL, 0, &p, &err);
+  }
+  if (st == RIG_OK) st = rig_point_wait(p, &err);
+  rig_buffer_release(zero);
+  CHECK_OK(st, err);
+  l->points = rig_program_step_points(l->prog, &l->npoints);
+  return st == RIG_OK;
+}
+
+/* Run c of the program: its ends in ends[4]. */
+static bool run_count(loaded *l, uint64_t c, rig_point *ends, size_t *nends) {
+  int64_t ints[1] = {(int64_t)c};
+  rig_frame f = {&l->input, 1, ints, 1, l->points, l->npoints};
+  rig_error err;
+  rig_status st = rig_program_run(l->prog, &f, NULL, 0, ends, nends, &err);
+  CHECK(st == RIG_OK, "run %llu: %s: %s", (unsigned long long)c, rig_status_name(st), err.message);
+  return st == RIG_OK;
+}
+
+static bool wait_ends(const rig_point *ends, size_t n) {
+  bool ok = true;
+  for (size_t i = 0; i < n; i++) {
+    rig_error err;
+    rig_status st = rig_point_wait(ends[i], &err);
+    CHECK_OK(st, err);
+    ok &= st == RIG_OK;
+  }
+  return ok;
+}
+
+/* The program's result words { differing; waits that gave up; runs }. */
+static void result_of(loaded *l, uint64_t out[3]) {
+  memset(out, 0xff, 3 * sizeof *out);
+  rig_buffer *h = NULL;
+  rig_point p;
+  rig_error err;
+  rig_status st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, 64, &h, &err);
+  if (st == RIG_OK) st = rig_buffer_copy_submit(l->input, 0, h, 0, 64, NULL, 0, &p, &err);
+  if (st == RIG_OK) st = rig_point_wait(p, &err);
+  CHECK_OK(st, err);
+  if (st == RIG_OK) memcpy(out, rig_buffer_host(h), 3 * sizeof *out);
+  rig_buffer_release(h);
+}
+
+static void unload(loaded *l) {
+  rig_program_release(l->prog);
+  rig_buffer_release(l->input);
+  free(l->points);
+  memset(l, 0, sizeof *l);
+}
+
+enum { ECHO_BYTES = 65536 + 5, ECHO_RUNS = 100 };
+
+/* Rail 0 <-> 1 made by the job: the controller writes run c's bytes into
+ * its own end and makes them ready; a program the controller loaded on
+ * machine 1's host waits for them at the agent's end (which it found by
+ * the rail's id), sends them back and calls ready; the controller checks
+ * the echo byte for byte. */
+static void a_program_on_an_agent_echoes_the_controllers_end_over_100_runs(void) {
+  rig_job *job = job_start();
+  if (!job) return;
+  if (rank == 0 && read_rail_kernels()) {
+    static const rig_rail_transfer t[1] = {{0, 0, ECHO_BYTES}};
+    rig_rail *r = NULL;
+    rig_error err;
+    rig_status st = rig_job_rail(job, 0, 1, t, 1, t, 1, &r, &err);
+    CHECK_OK(st, err);
+    const rig_rail_end *e = st == RIG_OK ? rig_rail_end_of(r) : NULL;
+    CHECK(st != RIG_OK || e != NULL, "the controller has no end of a rail from it");
+    uint64_t copy = rig_rail_copy_bytes(t, 1, false);
+    rig_desc *d = end_program(st == RIG_OK ? rig_rail_id(r) : 1, "rk_echo", copy, copy, ECHO_BYTES);
+    loaded l;
+    if (e && load_on(job, 1, d, &l)) {
+      unsigned char *out = rig_buffer_host(e->outbound), *in = rig_buffer_host(e->inbound);
+      for (uint64_t c = 1; c <= ECHO_RUNS; c++) {
+        /* Copy (c - 1) % 2 was sent from last in run c - 2. */
+        if (c > 2 && !wait_count(e, RIG_RAIL_SENT_AT, c - 2)) {
+          CHECK(false, "sent never reached %llu", (unsigned long long)(c - 2));
+          break;
+        }
+        unsigned char *o = out + ((c - 1) % 2) * copy;
+        for (uint64_t i = 0; i < ECHO_BYTES; i++) o[i] = rk_pattern(c, i);
+        e->ready(rig_buffer_host(e->counts), c);
+        rig_point ends[4];
+        size_t nends = 0;
+        if (!run_count(&l, c, ends, &nends)) break;
+        if (!wait_count(e, RIG_RAIL_ARRIVED_AT, c)) {
+          CHECK(false, "no echo of run %llu", (unsigned long long)c);
+          break;
+        }
+        const unsigned char *got = in + ((c - 1) % 2) * copy;
+        bool same = true;
+        for (uint64_t i = 0; i < ECHO_BYTES; i++) same &= got[i] == rk_pattern(c, i);
+        CHECK(same, "the echo of run %llu differs", (unsigned long long)c);
+        if (!wait_ends(ends, nends) || !same) break;
+      }
+      uint64_t res[3];
+      result_of(&l, res);
+      CHECK(res[1] == 0, "the echo gave up %llu times", (unsigned long long)res[1]);
+      unload(&l);
+    }
+    rig_desc_free(d);
+    if (r) rig_rail_release(r);
+  }
+  job_finish(job, NULL);
+}
+
+enum { PIPE_BYTES = 4096 + 3, PIPE_RUNS = 200 };
+
+/* Rail 1 <-> 2, which the controller only made: a producer program on
+ * machine 1 and a consumer on machine 2, each a host launch per run, paced
+ * by acknowledgements (the producer reuses a landing copy only once the
+ * consumer's ack of its previous run arrived); the controller issues every
+ * run at once and reads their results back. Needs 3 machines. */
+static void a_rail_between_two_agents_carries_a_paced_pipeline(void) {
+  if (size < 3) return;
+  rig_job *job = job_start();
+  if (!job) return;
+  if (rank == 0 && read_rail_kernels()) {
+    static const rig_rail_transfer bytes_t[1] = {{0, 0, PIPE_BYTES}}, ack_t[1] = {{0, 0, 8}};
+    rig_rail *r = NULL;
+    rig_error err;
+    rig_status st = rig_job_rail(job, 1, 2, bytes_t, 1, ack_t, 1, &r, &err);
+    CHECK_OK(st, err);
+    CHECK(st != RIG_OK || rig_rail_end_of(r) == NULL, "the controller has an end of rail 1 <-> 2");
+    int64_t id = st == RIG_OK ? rig_rail_id(r) : 1;
+    uint64_t big = rig_rail_copy_bytes(bytes_t, 1, false),
+             small = rig_rail_copy_bytes(ack_t, 1, true);
+    rig_desc *dp = end_program(id, "rk_produce", small, big, PIPE_BYTES);
+    rig_desc *dc = end_program(id, "rk_consume", big, small, PIPE_BYTES);
+    loaded lp, lc;
+    bool ok = st == RIG_OK && load_on(job, 1, dp, &lp);
+    if (ok && !load_on(job, 2, dc, &lc)) {
+      unload(&lp);
+      ok = false;
+    }
+    if (ok) {
+      rig_point *ends = calloc(PIPE_RUNS * 8, sizeof *ends);
+      size_t n = 0;
+      /* The consumer's runs first: each waits for its bytes. */
+      for (uint64_t c = 1; c <= PIPE_RUNS && ends; c++) {
+        size_t k;
+        if (!run_count(&lc, c, ends + n, &k)) break;
+        n += k;
+        if (!run_count(&lp, c, ends + n, &k)) break;
+        n += k;
+      }
+      wait_ends(ends, n);
+      free(ends);
+      uint64_t pr[3], cr[3];
+      result_of(&lp, pr);
+      result_of(&lc, cr);
+      CHECK(pr[0] == 0 && pr[1] == 0 && pr[2] == PIPE_RUNS,
+            "producer: %llu acks differ, %llu waits gave up, %llu runs", (unsigned long long)pr[0],
+            (unsigned long long)pr[1], (unsigned long long)pr[2]);
+      CHECK(cr[0] == 0 && cr[1] == 0 && cr[2] == PIPE_RUNS,
+            "consumer: %llu runs differ, %llu waits gave up, %llu runs", (unsigned long long)cr[0],
+            (unsigned long long)cr[1], (unsigned long long)cr[2]);
+      unload(&lp);
+      unload(&lc);
+    }
+    rig_desc_free(dp);
+    rig_desc_free(dc);
+    if (r) rig_rail_release(r);
+  }
+  job_finish(job, NULL);
+}
+
+static void check_refused(rig_status st, const rig_error *err, rig_status code, const char *want,
+                          int line) {
+  CHECK(st == code && strcmp(err->message, want) == 0, "line %d: %s \"%s\", not %s \"%s\"", line,
+        rig_status_name(st), err->message, rig_status_name(code), want);
+}
+#define REFUSED(st, err, code, want) check_refused((st), &(err), (code), (want), __LINE__)
+
+/* A program over rail 7, which no machine has: refused by the controller's
+ * load and, for machine 1's devices, by the agent's; with 3 machines, rail
+ * 7 made between 1 and 2 is still no rail of the controller's. */
+static void a_load_of_a_rail_this_machine_lacks_is_refused_here_and_on_an_agent(void) {
+  rig_job *job = job_start();
+  if (!job) return;
+  if (rank == 0 && read_rail_kernels()) {
+    rig_desc *d = end_program(7, "rk_echo", 256, 256, 8);
+    rig_device *here = rig_job_device(job, 0, 0), *there = rig_job_device(job, 1, 0);
+    rig_program *p = NULL;
+    rig_error err;
+    REFUSED(rig_program_load(d, &here, 1, rig_job_rails(job), &p, &err), err, RIG_EINVAL,
+            "no rail 7 on this machine");
+    REFUSED(rig_program_load(d, &here, 1, NULL, &p, &err), err, RIG_EINVAL,
+            "no rail 7 on this machine");
+    rig_status st = rig_program_load(d, &there, 1, NULL, &p, &err);
+    CHECK(st == RIG_EREFUSED && strstr(err.message, "no rail 7 on this machine"),
+          "machine 1: %s \"%s\"", rig_status_name(st), err.message);
+    CHECK(!rig_job_failed(job, NULL), "a refused load failed the job");
+    if (size >= 3) {
+      static const rig_rail_transfer t[1] = {{0, 0, 8}};
+      rig_rail *r = NULL;
+      st = rig_job_rail_as(job, 7, 1, 2, t, 1, t, 1, &r, &err);
+      CHECK_OK(st, err);
+      REFUSED(rig_program_load(d, &here, 1, rig_job_rails(job), &p, &err), err, RIG_EINVAL,
+              "no rail 7 on this machine");
+      /* Machine 1 has its end: its load finds it. */
+      st = rig_program_load(d, &there, 1, NULL, &p, &err);
+      CHECK_OK(st, err);
+      if (st == RIG_OK) rig_program_release(p);
+      if (r) rig_rail_release(r);
+    }
+    rig_desc_free(d);
+  }
+  job_finish(job, NULL);
+}
+
+/* Every refusal of rig_job_rail, with its message, and nothing made: no
+ * end on either machine, and the next rail still takes the next id. On an
+ * agent, rig_job_rail is refused. */
+static void job_rail_refusals_name_the_rule_and_make_nothing(void) {
+  rig_job *job = job_start();
+  if (!job) return;
+  static const rig_rail_transfer ok[1] = {{0, 0, 64}}, zero[1] = {{0, 0, 0}},
+                                 negative[1] = {{0, -8, 8}},
+                                 past[1] = {{0, (INT64_C(1) << 60) - 4, 8}};
+  rig_error err;
+  rig_rail *r = NULL;
+  const rig_rails *rails = rig_job_rails(job);
+  if (rank == 0) {
+    char want[128];
+    REFUSED(rig_job_rail(job, 1, 1, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL,
+            "rail 1: between machine 1 and itself");
+    REFUSED(rig_job_rail(job, 0, 0, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL,
+            "rail 1: between machine 0 and itself");
+    snprintf(want, sizeof want, "rail 1: machine %d is not in this job of %d", size, size);
+    REFUSED(rig_job_rail(job, 0, size, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL, want);
+    snprintf(want, sizeof want, "rail 1: machine -1 is not in this job of %d", size);
+    REFUSED(rig_job_rail(job, -1, 1, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL, want);
+    REFUSED(rig_job_rail(job, 0, 1, zero, 1, ok, 1, &r, &err), err, RIG_EINVAL,
+            "rail 1: send 0: a length of 0");
+    REFUSED(rig_job_rail(job, 0, 1, ok, 1, negative, 1, &r, &err), err, RIG_EINVAL,
+            "rail 1: receive 0: a negative offset (-8)");
+    REFUSED(rig_job_rail(job, 0, 1, past, 1, NULL, 0, &r, &err), err, RIG_EINVAL,
+            "rail 1: send 0: 8 bytes at 0 to 1152921504606846972 end past 2^60");
+    REFUSED(rig_job_rail(job, 0, 1, NULL, 0, NULL, 0, &r, &err), err, RIG_EINVAL,
+            "rail 1: a rail with no transfer either way");
+    REFUSED(rig_job_rail_as(job, 0, 0, 1, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL,
+            "rail 0: an id is at least 1");
+    CHECK(r == NULL, "a refusal gave a rail");
+    CHECK(rails->lookup(rails->ctx, 1) == NULL, "a refusal made an end of rail 1 here");
+    rig_rail *five = NULL, *six = NULL;
+    rig_status st = rig_job_rail_as(job, 5, 0, 1, ok, 1, ok, 1, &five, &err);
+    CHECK_OK(st, err);
+    REFUSED(rig_job_rail_as(job, 5, 0, 1, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL,
+            "rail 5: an id already in use");
+    REFUSED(rig_job_rail_as(job, 5, 1, 0, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL,
+            "rail 5: an id already in use");
+    /* The next id is above every rail made. */
+    st = rig_job_rail(job, 1, 0, ok, 1, ok, 1, &six, &err);
+    CHECK_OK(st, err);
+    CHECK(st != RIG_OK || rig_rail_id(six) == 6, "the next rail is %lld, not 6",
+          (long long)(six ? rig_rail_id(six) : -1));
+    CHECK(r == NULL, "a refusal gave a rail");
+    /* Rail 5 still carries bytes after the refusals of its id. */
+    const rig_rail_end *e = five ? rig_rail_end_of(five) : NULL;
+    if (e) {
+      memset(rig_buffer_host(e->outbound), 0x3c, 64);
+      e->ready(rig_buffer_host(e->counts), 1);
+      CHECK(wait_count(e, RIG_RAIL_SENT_AT, 1), "rail 5 sent nothing");
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the agents look at their ends */
+    MPI_Barrier(MPI_COMM_WORLD);
+    rig_rail_release(five);
+    rig_rail_release(six);
+  } else {
+    char want[96];
+    snprintf(want, sizeof want, "rig_job_rail on machine %d: only the controller makes rails",
+             rank);
+    REFUSED(rig_job_rail(job, 0, 1, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL, want);
+    REFUSED(rig_job_rail_as(job, 9, 0, rank, ok, 1, ok, 1, &r, &err), err, RIG_EINVAL, want);
+    CHECK(r == NULL, "a refusal gave a rail");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+      const rig_rail_end *e5 = agent_end(job, 5);
+      CHECK(agent_end(job, 6) != NULL, "no end of rail 6");
+      CHECK(rails->lookup(rails->ctx, 1) == NULL && rails->lookup(rails->ctx, 9) == NULL,
+            "a refusal made an end here");
+      if (e5) {
+        CHECK(wait_count(e5, RIG_RAIL_ARRIVED_AT, 1), "rail 5's bytes never arrived");
+        const unsigned char *in = rig_buffer_host(e5->inbound);
+        bool same = true;
+        for (int i = 0; i < 64; i++) same &= in[i] == 0x3c;
+        CHECK(same, "rail 5's bytes differ");
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  job_finish(job, NULL);
+}
+
+typedef struct waiter {
+  const rig_rail_end *e;
+  _Atomic int released; /* 1: the wait ended, 2: it timed out */
+} waiter;
+
+static void *wait_arrived(void *arg) {
+  waiter *w = arg;
+  atomic_store(&w->released, wait_count(w->e, RIG_RAIL_ARRIVED_AT, 1) ? 1 : 2);
+  return NULL;
+}
+
+/* Rails 0 <-> 1 and (3 machines) 1 <-> 2; the controller fails the job
+ * while a thread of it and every agent wait on their ends for bytes that
+ * never come: every count of every end is raised, so every wait ends, and
+ * every rank learns the cause. */
+static void a_failed_job_raises_every_count_of_every_end(void) {
+  static const char cause[] = "rail test: the job fails on purpose";
+  rig_job *job = job_start();
+  if (!job) return;
+  static const rig_rail_transfer t[1] = {{0, 0, 64}};
+  rig_error err;
+  if (rank == 0) {
+    rig_rail *a = NULL, *b = NULL;
+    rig_status st = rig_job_rail(job, 0, 1, t, 1, t, 1, &a, &err);
+    CHECK_OK(st, err);
+    if (size >= 3) {
+      st = rig_job_rail(job, 1, 2, t, 1, t, 1, &b, &err);
+      CHECK_OK(st, err);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    waiter w = {a ? rig_rail_end_of(a) : NULL, 0};
+    pthread_t th;
+    bool started = w.e && pthread_create(&th, NULL, wait_arrived, &w) == 0;
+    /* Let the waits start (not needed for the check: a raise is kept). */
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    CHECK(rig_job_fail(job, "%s", cause) == RIG_EJOB, "rig_job_fail is not RIG_EJOB");
+    if (started) {
+      pthread_join(th, NULL);
+      CHECK(atomic_load(&w.released) == 1, "the controller's wait was not released");
+      CHECK(raised(w.e), "the controller's end is not raised");
+      /* Counts only grow: a ready after the raise changes nothing. */
+      w.e->ready(rig_buffer_host(w.e->counts), 3);
+      CHECK(raised(w.e), "a ready lowered a raised count");
+      CHECK(rig_rail_failed(a, &err) && strcmp(err.message, cause) == 0,
+            "rail %lld failed with \"%s\"", (long long)rig_rail_id(a), err.message);
+    }
+    CHECK(rig_job_failed(job, &err) && strcmp(err.message, cause) == 0,
+          "the job failed with \"%s\"", err.message);
+    /* Nothing more is made. */
+    rig_rail *more = NULL;
+    REFUSED(rig_job_rail(job, 0, 1, t, 1, t, 1, &more, &err), err, RIG_EJOB, cause);
+    if (a) rig_rail_release(a);
+    if (b) rig_rail_release(b);
+  } else {
+    const rig_rail_end *ends[2] = {NULL, NULL};
+    if (rank == 1) ends[0] = agent_end(job, 1);
+    if (rank <= 2 && size >= 3) ends[1] = agent_end(job, 2);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 2; i++) {
+      if (!ends[i]) continue;
+      CHECK(wait_count(ends[i], RIG_RAIL_ARRIVED_AT, 1), "the wait on rail %d was not released",
+            i + 1);
+      CHECK(raised(ends[i]), "machine %d's end of rail %d is not raised", rank, i + 1);
+    }
+  }
+  job_finish(job, cause);
+}
+
 /* Every test, in order: rank 0 runs each inside CUnit, the others beside. */
 static const struct {
   const char *name;
@@ -286,9 +796,16 @@ static const struct {
 } tests[] = {
 #define T(f)                                                                                       \
   { #f, f }
-    T(an_end_is_laid_out_as_the_design_says), T(connect_carries_every_byte_in_order_over_1000_runs),
-    T(ready_may_come_from_several_threads),   T(release_with_transfers_in_flight_loses_nothing),
+    T(an_end_is_laid_out_as_the_design_says),
+    T(connect_carries_every_byte_in_order_over_1000_runs),
+    T(ready_may_come_from_several_threads),
+    T(release_with_transfers_in_flight_loses_nothing),
     T(rail_refusals_name_the_rule),
+    T(a_program_on_an_agent_echoes_the_controllers_end_over_100_runs),
+    T(a_rail_between_two_agents_carries_a_paced_pipeline),
+    T(a_load_of_a_rail_this_machine_lacks_is_refused_here_and_on_an_agent),
+    T(job_rail_refusals_name_the_rule_and_make_nothing),
+    T(a_failed_job_raises_every_count_of_every_end),
 #undef T
 };
 enum { NTESTS = sizeof tests / sizeof *tests };

@@ -1,0 +1,107 @@
+/* The MPI side of test_rail_lost (run as `mpirun -n 2 rail_lost kill` or
+ * `... stop`): the controller makes rail 1 to machine 1 and waits on its
+ * end for bytes that never come, then kills (SIGKILL) or stops (SIGSTOP)
+ * machine 1's process. It prints how long its wait took to be released
+ * and the job to fail, and the job's cause, each line as it happens:
+ *
+ *   released 1 after 0.52 s
+ *   failed after 0.52 s: machine 1: rail 1: the peer's end is lost: ...
+ *   closed: machine 1: ...
+ *
+ * (released 0: the wait was not released within 30 s). It leaves with
+ * _exit once closed: MPI_Finalize would wait on the lost rank. */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rig/rig_job.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static _Atomic uint64_t *arrived(const rig_rail_end *e) {
+  return (_Atomic uint64_t *)((unsigned char *)rig_buffer_host(e->counts) + RIG_RAIL_ARRIVED_AT);
+}
+
+typedef struct waiter {
+  const rig_rail_end *e;
+  _Atomic bool released;
+  double at;
+} waiter;
+
+static void *wait_arrived(void *arg) {
+  waiter *w = arg;
+  double deadline = now_s() + 30;
+  while (atomic_load_explicit(arrived(w->e), memory_order_acquire) < 1 && now_s() < deadline)
+    sched_yield();
+  w->at = now_s();
+  atomic_store(&w->released, atomic_load(arrived(w->e)) >= 1);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int provided, rank;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int sig = argc > 1 && strcmp(argv[1], "stop") == 0 ? SIGSTOP : SIGKILL;
+  int pid = (int)getpid(), pids[2] = {0, 0};
+  MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+  rig_job *job;
+  rig_error err;
+  if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
+    printf("rig_job_start: %s\n", err.message);
+    return 2;
+  }
+  static const rig_rail_transfer t[1] = {{0, 0, 64}};
+  if (rank != 0) {
+    const rig_rails *rails = rig_job_rails(job);
+    double deadline = now_s() + 30;
+    while (!rails->lookup(rails->ctx, 1) && now_s() < deadline) sched_yield();
+    MPI_Barrier(MPI_COMM_WORLD);
+    rig_job_serve(job, &err);
+    rig_job_close(job, &err);
+    MPI_Finalize();
+    return 0;
+  }
+  rig_rail *r;
+  if (rig_job_rail(job, 0, 1, t, 1, t, 1, &r, &err) != RIG_OK) {
+    printf("rig_job_rail: %s\n", err.message);
+    fflush(stdout);
+    _exit(2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  waiter w = {rig_rail_end_of(r), false, 0};
+  pthread_t th;
+  pthread_create(&th, NULL, wait_arrived, &w);
+  struct timespec ts = {0, 200 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  double t0 = now_s();
+  kill((pid_t)pids[1], sig);
+  printf("signalled machine 1\n");
+  fflush(stdout);
+  double deadline = t0 + 30;
+  while (!rig_job_failed(job, NULL) && now_s() < deadline)
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  double failed_at = now_s();
+  pthread_join(th, NULL);
+  printf("released %d after %.2f s\n", (int)atomic_load(&w.released), w.at - t0);
+  if (rig_job_failed(job, &err))
+    printf("failed after %.2f s: %s\n", failed_at - t0, err.message);
+  else
+    printf("not failed after 30 s\n");
+  fflush(stdout);
+  rig_rail_release(r);
+  rig_job_close(job, &err);
+  printf("closed: %s\n", err.message);
+  fflush(stdout);
+  if (sig == SIGSTOP) kill((pid_t)pids[1], SIGKILL);
+  _exit(0);
+}
