@@ -24,6 +24,11 @@ static void lose_machine_1(const char *how, const char *tls) {
                   "--oversubscribe",
                   "--bind-to",
                   "none",
+                  /* mpirun would end the survivor at once when a rank dies:
+                   * kept alive, it shows what a launcher that leaves it
+                   * running would see (on one host the rail learns of the
+                   * loss from the job's silence bound). */
+                  "--enable-recovery",
                   (char *)env_or("RIG_TEST_RAIL_LOST", "rail_lost"),
                   (char *)how,
                   NULL};
