@@ -2,7 +2,7 @@
  * per process, driven by one rail thread. The thread progresses the worker
  * and pumps every live rail; software transports (TCP, shared memory
  * without direct access) complete RMA only while the target progresses,
- * so it progresses whenever a rail is live. Idle, it spins ~50 us, then
+ * so it progresses whenever a rail is live. Idle, it watches ~5 us, then
  * arms the worker and sleeps on its event fd and on a wake fd that ready
  * and the engine's callers write. Every other use of the worker (endpoints,
  * remote keys, closing) runs on the thread as a call. The one exception:
@@ -22,6 +22,11 @@
 
 #include "base/sync.h"
 #include "rails_internal.h"
+
+/* How long the rail thread watches for work before it sleeps. A ready
+ * posts its own puts when the worker is free, so the thread need not be
+ * awake for it: a short watch leaves the cores to the programs. */
+#define IDLE_SPIN_S 5e-6
 
 typedef struct call {
   struct call *next;
@@ -97,8 +102,9 @@ static bool calls_queued(void) {
   return any;
 }
 
-/* A call queued, or a count made ready that is not posted (read without
- * the worker: a stale answer costs one more turn). */
+/* A call queued, a count made ready that is not posted, or operations
+ * waiting for progress (read without the worker: a stale answer costs one
+ * more turn). */
 static bool work_pending(void) {
   if (calls_queued()) return true;
   for (size_t i = 0; i < eng.nlive; i++) {
@@ -106,6 +112,7 @@ static bool work_pending(void) {
     uint64_t ready = atomic_load((_Atomic uint64_t *)(r->counts + RIG_RAIL_READY_AT));
     uint64_t posted = atomic_load_explicit(&r->posted_seen, memory_order_relaxed);
     if (ready > posted && ready != RIG_RAIL_RAISED) return true;
+    if (atomic_load_explicit(&r->in_flight, memory_order_relaxed)) return true;
   }
   return false;
 }
@@ -157,7 +164,7 @@ static void *rail_main(void *arg) {
     }
     /* Idle for a while: watch for work without holding the worker, so
      * that a ready on another thread finds it free and posts itself. */
-    if (now - last_busy < 50e-6) {
+    if (now - last_busy < IDLE_SPIN_S) {
       for (int spin = 0; spin < 32 && !work_pending(); spin++) rig_cpu_relax();
       continue;
     }

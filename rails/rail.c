@@ -86,17 +86,25 @@ static void rail_ready(void *counts, uint64_t c) {
   if (*(const uint64_t *)(page + RAIL_BACK_AT + 8) != RAIL_MAGIC) return;
   raise_to((_Atomic uint64_t *)(page + RIG_RAIL_READY_AT), c);
   /* The worker free: the puts go now, from here, without waking the rail
-   * thread (which takes over what stays in flight). */
+   * thread, which is woken only for what stays in flight. */
   rig_rail *r;
   memcpy(&r, page + RAIL_BACK_AT, sizeof r);
+  bool posted = false, waiting = false;
   if (atomic_load(&r->state) == RAIL_LIVE && rig_engine_try()) {
-    bool waiting = false;
-    if (atomic_load(&r->state) == RAIL_LIVE) rig_rail_pump(r, &waiting);
-    /* Puts and adds into mapped memory are done already; what is not
-     * progresses a little here, then on the rail thread. */
-    if (waiting) ucp_worker_progress(rig_engine_worker());
+    if (atomic_load(&r->state) == RAIL_LIVE) {
+      rig_rail_pump(r, &waiting);
+      posted = true;
+    }
+    /* Puts and adds into mapped memory are done already; what is not (an
+     * add queued behind its fence) progresses a little here. */
+    for (int turns = 0; waiting && turns < 64; turns++) {
+      ucp_worker_progress(rig_engine_worker());
+      waiting = false;
+      rig_rail_pump(r, &waiting);
+    }
     rig_engine_untry();
   }
+  if (posted && !waiting) return;
   /* Seen by the rail thread before it sleeps, or it is woken. */
   atomic_thread_fence(memory_order_seq_cst);
   rig_engine_wake();
@@ -587,7 +595,9 @@ bool rig_rail_pump(rig_rail *r, bool *waiting) {
       return true;
     }
   }
-  if (r->sent < r->posted || r->add_request || r->close_request) *waiting = true;
+  bool flying = r->sent < r->posted || r->add_request || r->close_request;
+  atomic_store_explicit(&r->in_flight, flying, memory_order_relaxed);
+  if (flying) *waiting = true;
   return busy;
 }
 

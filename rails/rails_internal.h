@@ -60,6 +60,7 @@ struct rig_rail {
   _Atomic int state;            /* rail_state */
   uint64_t posted;              /* counts whose put is posted */
   _Atomic uint64_t posted_seen; /* posted, for a look without the worker */
+  _Atomic bool in_flight;       /* operations of it wait for progress */
   uint64_t added;               /* counts the peer's arrived was told of */
   uint64_t sent;                /* counts stored in sent */
   uint64_t operand;             /* the add in flight's value */
