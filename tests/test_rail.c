@@ -137,6 +137,70 @@ static void pipeline(rig_rail *r, bool sender, uint64_t runs) {
   free(expect);
 }
 
+/* Writes run `run`'s three transfers (pattern `salt`) into copy run % 2
+ * of out, making each ready as it is written. */
+static void send_run(const rig_rail_end *e, uint64_t run, uint64_t salt) {
+  unsigned char *copy = (unsigned char *)rig_buffer_host(e->outbound) +
+                        (run % 2) * rig_rail_copy_bytes(data, 3, false);
+  for (size_t t = 0; t < 3; t++) {
+    for (int64_t i = 0; i < data[t].length; i++)
+      copy[data[t].src + i] = pattern(run + salt, t, (uint64_t)i);
+    e->ready(rig_buffer_host(e->counts), run * 3 + t + 1);
+  }
+}
+
+/* Whether run `run`'s three transfers (pattern `salt`) are in copy run % 2
+ * of in, byte for byte, once arrived says so. */
+static bool received_run(const rig_rail_end *e, uint64_t run, uint64_t salt,
+                         unsigned char *expect) {
+  if (!wait_count(e, RIG_RAIL_ARRIVED_AT, run * 3 + 3)) return false;
+  const unsigned char *copy = (const unsigned char *)rig_buffer_host(e->inbound) +
+                              (run % 2) * rig_rail_copy_bytes(data, 3, true);
+  for (size_t t = 0; t < 3; t++) {
+    for (int64_t i = 0; i < data[t].length; i++) expect[i] = pattern(run + salt, t, (uint64_t)i);
+    if (memcmp(copy + data[t].dst, expect, (size_t)data[t].length) != 0) return false;
+  }
+  return true;
+}
+
+/* Both directions at once, three transfers each: rank 0 sends run r, rank 1
+ * checks it and echoes it back with its own pattern, rank 0 checks the
+ * echo; rank 0 writes run r only once it has checked echo r - 2 (so rank 1
+ * read run r - 2's copy), rank 1 writes echo r once it left (sent). */
+static void both_directions_carry_three_transfers_byte_exact_over_1000_runs(void) {
+  if (rank > 1) return;
+  rig_rail *r = NULL;
+  rig_error err;
+  rig_status st = rig_rail_connect(MPI_COMM_WORLD, 1 - rank, 5, data, 3, data, 3, &r, &err);
+  CHECK_OK(st, err);
+  if (st != RIG_OK) return;
+  const rig_rail_end *e = rig_rail_end_of(r);
+  unsigned char *expect = malloc(1 << 20);
+  const uint64_t runs = 1000, echo = 7777;
+  for (uint64_t run = 0; run < runs && !failures; run++) {
+    if (rank == 0) {
+      if (run >= 2)
+        CHECK(received_run(e, run - 2, echo, expect), "echo %llu differs",
+              (unsigned long long)(run - 2));
+      if (run >= 2)
+        CHECK(wait_count(e, RIG_RAIL_SENT_AT, run * 3 - 3), "run %llu never left",
+              (unsigned long long)(run - 2));
+      send_run(e, run, 0);
+    } else {
+      CHECK(received_run(e, run, 0, expect), "run %llu differs", (unsigned long long)run);
+      if (run >= 2)
+        CHECK(wait_count(e, RIG_RAIL_SENT_AT, run * 3 - 3), "echo %llu never left",
+              (unsigned long long)(run - 2));
+      send_run(e, run, echo);
+    }
+  }
+  if (rank == 0)
+    for (uint64_t run = runs - 2; run < runs && !failures; run++)
+      CHECK(received_run(e, run, echo, expect), "echo %llu differs", (unsigned long long)run);
+  free(expect);
+  rig_rail_release(r);
+}
+
 /* ---- the tests ------------------------------------------------------------------------ */
 
 /* Ranks 0 and 1 connect rail `id` (data from 0 to 1, acks back). */
@@ -798,6 +862,7 @@ static const struct {
   { #f, f }
     T(an_end_is_laid_out_as_the_design_says),
     T(connect_carries_every_byte_in_order_over_1000_runs),
+    T(both_directions_carry_three_transfers_byte_exact_over_1000_runs),
     T(ready_may_come_from_several_threads),
     T(release_with_transfers_in_flight_loses_nothing),
     T(rail_refusals_name_the_rule),
