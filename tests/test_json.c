@@ -491,16 +491,18 @@ static void test_root_must_be_an_object(void) {
 }
 
 static void test_missing_fields_are_named_with_their_path(void) {
-  EXPECT_ERROR("{'devices': [], 'memory': [], 'images': [], 'inputs': [], 'ints': 0}",
-               "description: missing field \"steps\"");
+  EXPECT_ERROR(DOC("[{'Alloc': {'device': 0, 'bytes': 8, 'copies': 'One'}}]", "[]", "[]"),
+               "memory[0].Alloc: missing field \"kind\"");
+  EXPECT_ERROR(DOC("[]", "[{'device': 0, 'binary': {'holes': []}}]", "[]"),
+               "images[0].binary: missing field \"bytes\"");
   EXPECT_ERROR(STEPS("[{'Move': {'src': 'Ints', 'src_offset': [], 'dst': 'Ints', "
                      "'dst_offset': []}}, 'x']"),
                "steps[0].Move: missing field \"length\"");
   EXPECT_ERROR(STEPS(SUBMIT("[{'Words': {'memory': 0, 'offset': 0, 'length': 8}}, "
                             "{'Launch': {" LAUNCH_BUT_IMAGE "}}]")),
                "steps[0].Submit.parts[1].Launch: missing field \"image\"");
-  EXPECT_ERROR(STEPS("[{'Loop': {'trips': {'Fixed': 1}, 'trip': null, 'body': []}}]"),
-               "steps[0].Loop: missing field \"flag\"");
+  EXPECT_ERROR(STEPS("[{'Loop': {'trip': null, 'flag': null, 'body': []}}]"),
+               "steps[0].Loop: missing field \"trips\"");
 }
 
 static void test_unknown_fields_are_refused(void) {
@@ -523,8 +525,9 @@ static void test_wrong_types_are_refused(void) {
                "'steps': []}",
                "ints: not an integer");
   EXPECT_ERROR(DOC("[]", "[{'device': 0, 'binary': []}]", "[]"), "images[0].binary: not an object");
-  EXPECT_ERROR(IMAGE_BYTES("7"), "images[0].binary.bytes: not bytes (a hex string, or "
-                                 "{\"hex\": ...}, {\"base64\": ...} or {\"file\": ...})");
+  EXPECT_ERROR(IMAGE_BYTES("7"), "images[0].binary.bytes: not bytes (a hex string, an array of "
+                                 "typed values, or {\"hex\": ...}, {\"base64\": ...} or "
+                                 "{\"file\": ...})");
   EXPECT_ERROR(STEPS("[{'Move': {'src': 'Ints', 'src_offset': [[{'Fixed': 1}, 2, 3]], "
                      "'dst': 'Ints', 'dst_offset': [], 'length': 8}}]"),
                "steps[0].Move.src_offset[0]: 3 elements, not 2");
@@ -644,6 +647,225 @@ static void test_loops_64_deep_read_and_65_are_refused(void) {
   strcat(want, ".Loop.body: steps nested deeper than 64");
   s = nested_loops(RIG_DESC_MAX_DEPTH + 1);
   EXPECT_ERROR(s, want);
+  free(s);
+}
+
+/* ---- typed values --------------------------------------------------------- */
+
+static void test_typed_values_pack_little_endian_in_order_without_padding(void) {
+  expect_image_bytes("[]", "", 0);
+  expect_image_bytes("[{'u8': 7}, {'u16': 258}, {'u32': 16909060}, {'u64': 1024}]",
+                     "\x07"
+                     "\x02\x01"
+                     "\x04\x03\x02\x01"
+                     "\x00\x04\0\0\0\0\0\0",
+                     15);
+  expect_image_bytes("[{'i8': -1}, {'i16': -2}, {'i32': -3}, {'i64': -4}]",
+                     "\xff"
+                     "\xfe\xff"
+                     "\xfd\xff\xff\xff"
+                     "\xfc\xff\xff\xff\xff\xff\xff\xff",
+                     15);
+  /* Floats from reals or integers; 2.0f is 0x40000000, -0.5 is 0xbfe0000000000000. */
+  expect_image_bytes("[{'f32': 2.0}, {'f32': 2}, {'f64': -0.5}, {'f64': 1e0}]",
+                     "\0\0\0\x40"
+                     "\0\0\0\x40"
+                     "\0\0\0\0\0\0\xe0\xbf"
+                     "\0\0\0\0\0\0\xf0\x3f",
+                     24);
+  expect_image_bytes("[{'hex': '00fF'}, {'u8': 1}, {'hex': ''}, {'u8': 2}]", "\0\xff\x01\x02", 4);
+}
+
+static void test_typed_values_reach_each_end_of_their_range(void) {
+  expect_image_bytes("[{'u8': 255}, {'u8': 0}, {'u16': 65535}, {'u32': 4294967295}]",
+                     "\xff\0\xff\xff\xff\xff\xff\xff", 8);
+  expect_image_bytes("[{'u64': 9223372036854775807}]", "\xff\xff\xff\xff\xff\xff\xff\x7f", 8);
+  expect_image_bytes("[{'i8': -128}, {'i8': 127}, {'i16': -32768}, {'i32': -2147483648}]",
+                     "\x80\x7f\0\x80\0\0\0\x80", 8);
+  expect_image_bytes("[{'i64': -9223372036854775808}]", "\0\0\0\0\0\0\0\x80", 8);
+  /* The largest float, 0x7f7fffff. */
+  expect_image_bytes("[{'f32': 3.4028234663852886e38}]", "\xff\xff\x7f\x7f", 4);
+}
+
+#define LAUNCH_PARAMS(bytes)                                                                       \
+  STEPS(SUBMIT("[{'Launch': {'image': 0, 'name': 'k', 'params': {'bytes': " bytes "}, "            \
+               "'groups': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}], "                            \
+               "'threads': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}]}}]"))
+#define PARAMS_PATH "steps[0].Submit.parts[0].Launch.params.bytes"
+
+static void test_each_out_of_range_typed_value_is_refused_with_its_path(void) {
+  static const char *const cases[][2] = {
+      {"{'u8': 256}", "256 does not fit a u8"},
+      {"{'u8': -1}", "-1 does not fit a u8"},
+      {"{'u16': 65536}", "65536 does not fit a u16"},
+      {"{'u32': 4294967296}", "4294967296 does not fit a u32"},
+      {"{'u64': -1}", "-1 does not fit a u64"},
+      {"{'i8': 128}", "128 does not fit an i8"},
+      {"{'i8': -129}", "-129 does not fit an i8"},
+      {"{'i16': 32768}", "32768 does not fit an i16"},
+      {"{'i16': -32769}", "-32769 does not fit an i16"},
+      {"{'i32': 2147483648}", "2147483648 does not fit an i32"},
+      {"{'i32': -2147483649}", "-2147483649 does not fit an i32"},
+      {"{'f32': 1e39}", "1e+39 does not fit an f32"},
+      {"{'f32': -3.5e38}", "-3.5e+38 does not fit an f32"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char src[1024], want[256];
+    snprintf(src, sizeof src, LAUNCH_PARAMS("[{'u8': 0}, {'hex': '00'}, %s]"), cases[i][0]);
+    snprintf(want, sizeof want, PARAMS_PATH "[2]: %s", cases[i][1]);
+    EXPECT_ERROR(src, want);
+  }
+}
+
+static void test_typed_values_of_the_wrong_shape_are_refused_with_their_path(void) {
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'u8': 7.0}]"), PARAMS_PATH "[0]: a real number, not a u8");
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'i64': 1e3}]"), PARAMS_PATH "[0]: a real number, not an i64");
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'u32': '7'}]"), PARAMS_PATH "[0]: not a u32 (an integer)");
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'f32': null}]"), PARAMS_PATH "[0]: not an f32 (a number)");
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'u8': 1}, {'u128': 1}]"),
+               PARAMS_PATH "[1]: \"u128\" is not a type (u8, u16, u32, u64, i8, i16, i32, i64, "
+                           "f32, f64, hex)");
+  EXPECT_ERROR(LAUNCH_PARAMS("[7]"), PARAMS_PATH "[0]: not a typed value (an object of one key: "
+                                                 "u8, u16, u32, u64, i8, i16, i32, i64, f32, "
+                                                 "f64, hex)");
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'u8': 1, 'u16': 2}]"),
+               PARAMS_PATH "[0]: not a typed value (an object of one key: u8, u16, u32, u64, i8, "
+                           "i16, i32, i64, f32, f64, hex)");
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'hex': '0g'}]"), PARAMS_PATH "[0].hex: not hex");
+  EXPECT_ERROR(DOC("[{'Alloc': {'device': 0, 'kind': 'Device', 'bytes': 8, 'copies': 'One', "
+                   "'init': {'bytes': [{'u8': 1}, {'hex': 'abc'}]}}}]",
+                   "[]", "[]"),
+               "memory[0].Alloc.init.bytes[1].hex: an odd number of hex digits");
+  /* The first wrong value is named, whatever comes after it. */
+  EXPECT_ERROR(LAUNCH_PARAMS("[{'u8': 300}, 7]"), PARAMS_PATH "[0]: 300 does not fit a u8");
+}
+
+/* Typed and hex forms of the same bytes are one description: the same
+ * bytes in params, init and an image's binary. */
+static void test_typed_and_hex_forms_of_the_same_bytes_are_one_description(void) {
+#define FORMS(params, init, binary)                                                                \
+  DOC("[{'Alloc': {'device': 0, 'kind': 'Device', 'bytes': 8, 'copies': 'One', "                   \
+      "'init': {'bytes': " init "}}}]",                                                            \
+      "[{'device': 0, 'binary': {'bytes': " binary "}}]",                                          \
+      SUBMIT("[{'Launch': {'image': 0, 'name': 'k', 'params': {'bytes': " params "}, "             \
+             "'groups': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}], "                              \
+             "'threads': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}]}}]"))
+  rig_desc *hex = must_read(FORMS("'000000000000000000000000000000000000004000040000'",
+                                  "'0000c03f00000000'", "'7f454c46'"));
+  rig_desc *typed =
+      must_read(FORMS("[{'u64': 0}, {'u64': 0}, {'f32': 2.0}, {'u32': 1024}]",
+                      "[{'f32': 1.5}, {'i32': 0}]", "[{'hex': '7f'}, {'u8': 69}, {'u16': 17996}]"));
+  CU_ASSERT(same_bytes(hex, typed));
+  char *a = to_json(hex), *b = to_json(typed);
+  CU_ASSERT_STRING_EQUAL(a, b); /* and the writer writes them as hex */
+  CU_ASSERT_PTR_NOT_NULL(strstr(b, "\"bytes\": \"0000c03f00000000\""));
+  free(a);
+  free(b);
+  rig_desc_free(hex);
+  rig_desc_free(typed);
+#undef FORMS
+}
+
+/* ---- fields that may be left out ------------------------------------------ */
+
+static const char explicit_empties[] =
+    "{'devices': [], 'memory': [{'Alloc': {'device': 0, 'kind': 'Device', 'bytes': 8, "
+    "'copies': 'One', 'init': {'bytes': '', 'holes': []}}}], "
+    "'images': [{'device': 0, 'binary': {'bytes': '00', 'holes': []}}], 'inputs': [], 'ints': 0, "
+    "'steps': [{'Move': {'src': 'Ints', 'src_offset': [], 'dst': 'Ints', 'dst_offset': [], "
+    "'length': 8}}, "
+    "{'Loop': {'trips': {'Fixed': 2}, 'trip': null, 'flag': null, 'body': [{'Submit': {"
+    "'device': 0, 'slots': [], 'fixed': [], 'parts': ["
+    "{'Launch': {'image': 0, 'name': 'k', 'params': {'bytes': '0000', 'holes': ["
+    "{'at': 0, 'width': 'W32', 'terms': [], 'add': 0, 'shift': 0}]}, 'refs': [], "
+    "'groups': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}], "
+    "'threads': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}], 'shared': {'Fixed': 0}}}, "
+    "{'Fill': {'fill': {'Ready': 0}, 'params': {'bytes': '', 'holes': []}, 'refs': []}}, "
+    "{'Copy': {'src': 0, 'src_offset': [], 'dst': 0, 'dst_offset': [], 'length': 4}}]}}]}}, "
+    "{'Loop': {'trips': {'Fixed': 1}, 'trip': null, 'flag': null, 'body': []}}, "
+    "{'Submit': {'device': 0, 'parts': [], 'slots': [], 'fixed': []}}]}";
+
+static const char omitted_empties[] =
+    "{'memory': [{'Alloc': {'device': 0, 'kind': 'Device', 'bytes': 8, 'copies': 'One'}}], "
+    "'images': [{'device': 0, 'binary': {'bytes': '00'}}], "
+    "'steps': [{'Move': {'src': 'Ints', 'dst': 'Ints', 'length': 8}}, "
+    "{'Loop': {'trips': {'Fixed': 2}, 'body': [{'Submit': {'device': 0, 'parts': ["
+    "{'Launch': {'image': 0, 'name': 'k', 'params': {'bytes': [{'u16': 0}], 'holes': ["
+    "{'at': 0, 'width': 'W32'}]}, "
+    "'groups': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}], "
+    "'threads': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}]}}, "
+    "{'Fill': {'fill': {'Ready': 0}}}, "
+    "{'Copy': {'src': 0, 'dst': 0, 'length': 4}}]}}]}}, "
+    "{'Loop': {'trips': {'Fixed': 1}}}, "
+    "{'Submit': {'device': 0}}]}";
+
+static void test_omitted_fields_equal_the_explicit_empty_ones(void) {
+  rig_desc *full = must_read(explicit_empties), *brief = must_read(omitted_empties);
+  CU_ASSERT(same_bytes(full, brief));
+  const rig_desc_step *loop = &brief->steps.items[1];
+  CU_ASSERT(!loop->u.loop.has_trip && !loop->u.loop.has_flag);
+  const rig_desc_part *launch = &loop->u.loop.body.items[0].u.submit.parts[0];
+  CU_ASSERT_EQUAL(launch->u.launch.shared.tag, RIG_VALUE_FIXED);
+  CU_ASSERT_EQUAL(launch->u.launch.shared.u.fixed, 0);
+  CU_ASSERT_EQUAL(launch->u.launch.nrefs, 0);
+  CU_ASSERT_EQUAL(brief->memory[0].u.alloc.init.bytes.len, 0);
+  CU_ASSERT_EQUAL(brief->memory[0].u.alloc.init.nholes, 0);
+  rig_desc_free(full);
+  rig_desc_free(brief);
+  /* The top object's fields too. */
+  rig_desc *none = must_read("{}"), *empty = rig_desc_create();
+  CU_ASSERT(same_bytes(none, empty));
+  rig_desc_free(none);
+  rig_desc_free(empty);
+}
+
+/* The writer leaves out every empty field; its short form reads back to
+ * the same bytes. */
+static void test_writer_leaves_out_empty_fields_and_its_short_form_round_trips(void) {
+  rig_desc *full = must_read(explicit_empties);
+  char *text = to_json(full);
+  static const char *const absent[] = {
+      "\"holes\": []", "\"terms\": []", "\"add\": 0",     "\"shift\": 0",   "\"init\"",
+      "\"refs\"",      "\"shared\"",    "\"src_offset\"", "\"dst_offset\"", "\"slots\"",
+      "\"fixed\"",     "\"trip\"",      "\"flag\"",       "\"body\": []",   "\"parts\": []"};
+  for (size_t i = 0; i < sizeof absent / sizeof *absent; i++) {
+    if (strstr(text, absent[i])) fprintf(stderr, "the writer wrote %s\n", absent[i]);
+    CU_ASSERT_PTR_NULL(strstr(text, absent[i]));
+  }
+  /* The fill's empty params are left out; the launch's are not. */
+  const char *params = strstr(text, "\"params\"");
+  CU_ASSERT(params && !strstr(params + 1, "\"params\""));
+  /* The top object keeps its outline. */
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"devices\": []"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"inputs\": []"));
+  rig_desc *back = read_text(text);
+  CU_ASSERT(same_bytes(full, back));
+  char *again = to_json(back);
+  CU_ASSERT_STRING_EQUAL(again, text);
+  free(again);
+  rig_desc_free(back);
+  free(text);
+  rig_desc_free(full);
+}
+
+/* A loop inside 64 others is refused even when its body is left out, as the
+ * bytes refuse it. */
+static void test_a_loop_65_deep_is_refused_without_its_body(void) {
+  char *s = nested_loops(RIG_DESC_MAX_DEPTH);
+  /* The innermost loop's "'body': []" becomes a loop without a body. */
+  char *inner = strstr(s, "'body': []");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
+  size_t room = strlen(s) + 64;
+  char *t = malloc(room);
+  snprintf(t, room, "%.*s'body': [{'Loop': {'trips': {'Fixed': 1}}}]%s", (int)(inner - s), s,
+           inner + strlen("'body': []"));
+  char want[512] = "steps[0]";
+  for (int i = 0; i < 6; i++) strcat(want, ".Loop.body[0]");
+  strcat(want, "...Loop.body[0]");
+  for (int i = 0; i < 14; i++) strcat(want, ".Loop.body[0]");
+  strcat(want, ".Loop: steps nested deeper than 64");
+  EXPECT_ERROR(t, want);
+  free(t);
   free(s);
 }
 
@@ -805,11 +1027,32 @@ void rig_test_register(void) {
       {"format other than 4 is refused", test_format_other_than_4_is_refused},
       {"loops 64 deep read and 65 are refused", test_loops_64_deep_read_and_65_are_refused},
       CU_TEST_INFO_NULL};
+  static CU_TestInfo typed[] = {{"typed values pack little-endian in order without padding",
+                                 test_typed_values_pack_little_endian_in_order_without_padding},
+                                {"typed values reach each end of their range",
+                                 test_typed_values_reach_each_end_of_their_range},
+                                {"each out-of-range typed value is refused with its path",
+                                 test_each_out_of_range_typed_value_is_refused_with_its_path},
+                                {"typed values of the wrong shape are refused with their path",
+                                 test_typed_values_of_the_wrong_shape_are_refused_with_their_path},
+                                {"typed and hex forms of the same bytes are one description",
+                                 test_typed_and_hex_forms_of_the_same_bytes_are_one_description},
+                                CU_TEST_INFO_NULL};
+  static CU_TestInfo short_form[] = {
+      {"omitted fields equal the explicit empty ones",
+       test_omitted_fields_equal_the_explicit_empty_ones},
+      {"writer leaves out empty fields and its short form round trips",
+       test_writer_leaves_out_empty_fields_and_its_short_form_round_trips},
+      {"a loop 65 deep is refused without its body",
+       test_a_loop_65_deep_is_refused_without_its_body},
+      CU_TEST_INFO_NULL};
   static CU_TestInfo damaged[] = {{"every deletion and some changes of a text are clean",
                                    test_every_deletion_and_some_changes_of_a_text_are_clean},
                                   CU_TEST_INFO_NULL};
   rig_test_add_suite("json: round trip", round_trip);
   rig_test_add_suite("json: reading", reading);
   rig_test_add_suite("json: messages", messages);
+  rig_test_add_suite("json: typed values", typed);
+  rig_test_add_suite("json: short form", short_form);
   rig_test_add_suite("json: damage", damaged);
 }

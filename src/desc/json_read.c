@@ -5,8 +5,10 @@
  * names its place. A failure unwinds with longjmp, as in the byte decoder
  * (desc_internal.h says why that is safe). */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -205,6 +207,21 @@ static void *array_field(reader *r, json_t *obj, const char *key, size_t *n, siz
   return items;
 }
 
+/* A field that may be left out (docs/json.md "Fields that may be left
+ * out"): read by fn when present; when absent, out keeps the zeroed value
+ * it has, which is the field's empty value. */
+static void opt_field(reader *r, json_t *obj, const char *key, read_fn *fn, void *out) {
+  if (json_object_get(obj, key)) field(r, obj, key, fn, out);
+}
+
+/* An array field that may be left out, for no elements. */
+static void *opt_array_field(reader *r, json_t *obj, const char *key, size_t *n, size_t elem,
+                             read_fn *fn) {
+  if (json_object_get(obj, key)) return array_field(r, obj, key, n, elem, fn);
+  *n = 0;
+  return NULL;
+}
+
 static void read_int(reader *r, json_t *j, void *out) {
   if (json_is_real(j)) fail(r, "a real number, not an integer");
   if (!json_is_integer(j)) fail(r, "not an integer");
@@ -287,19 +304,27 @@ static int hex_digit(unsigned char ch) {
   return -1;
 }
 
-static rig_desc_string get_hex(reader *r, json_t *j) {
+/* The bytes of a hex string into out, or only checked when out is NULL;
+ * their count. */
+static size_t hex_into(reader *r, json_t *j, uint8_t *out) {
   if (!json_is_string(j)) fail(r, "not a string");
   const unsigned char *s = (const unsigned char *)json_string_value(j);
   size_t n = json_string_length(j);
   if (n % 2) fail(r, "an odd number of hex digits");
-  uint8_t *b = rig_arena_alloc(r->arena, n / 2 ? n / 2 : 1, false);
-  if (!b) fail_nomem(r);
   for (size_t i = 0; i < n / 2; i++) {
     int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
     if (hi < 0 || lo < 0) fail(r, "not hex");
-    b[i] = (uint8_t)(hi << 4 | lo);
+    if (out) out[i] = (uint8_t)(hi << 4 | lo);
   }
-  return (rig_desc_string){b, n / 2};
+  return n / 2;
+}
+
+static rig_desc_string get_hex(reader *r, json_t *j) {
+  size_t n = hex_into(r, j, NULL);
+  uint8_t *b = rig_arena_alloc(r->arena, n ? n : 1, false);
+  if (!b) fail_nomem(r);
+  hex_into(r, j, b);
+  return (rig_desc_string){b, n};
 }
 
 static int base64_digit(unsigned char ch) {
@@ -387,15 +412,119 @@ static rig_desc_string get_file(reader *r, json_t *j) {
   return (rig_desc_string){b, len};
 }
 
-/* BYTES: a hex string, or an object of exactly one of hex, base64, file. */
+/* ---- typed values ------------------------------------------------------- */
+
+/* The types of a typed value, {"u32": 7}: unsigned, signed and floating
+ * kinds, written little-endian in `size` bytes. */
+typedef struct typed {
+  const char *name;
+  const char *a; /* its article: "a u8", "an i8" */
+  char kind;     /* 'u', 'i' or 'f' */
+  unsigned size;
+} typed;
+
+static const typed typeds[] = {
+    {"u8", "a", 'u', 1},   {"u16", "a", 'u', 2},  {"u32", "a", 'u', 4},  {"u64", "a", 'u', 8},
+    {"i8", "an", 'i', 1},  {"i16", "an", 'i', 2}, {"i32", "an", 'i', 4}, {"i64", "an", 'i', 8},
+    {"f32", "an", 'f', 4}, {"f64", "an", 'f', 8},
+};
+#define NTYPEDS       (sizeof typeds / sizeof *typeds)
+#define TYPED_CHOICES "u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, hex"
+
+static void put_le(uint8_t *out, uint64_t v, unsigned size) {
+  for (unsigned k = 0; k < size; k++) out[k] = (uint8_t)(v >> (8 * k));
+}
+
+/* An integer of type t (v the JSON value) as its bits. jansson holds
+ * integers of 64 bits signed, so a u64 reaches 2^63 - 1 here. */
+static uint64_t typed_int(reader *r, json_t *v, const typed *t) {
+  if (json_is_real(v)) fail(r, "a real number, not %s %s", t->a, t->name);
+  if (!json_is_integer(v)) fail(r, "not %s %s (an integer)", t->a, t->name);
+  json_int_t x = json_integer_value(v);
+  unsigned bits = 8 * t->size;
+  bool fits = t->kind == 'u' ? x >= 0 && (bits == 64 || (uint64_t)x >> bits == 0)
+                             : bits == 64 || (x >= -((json_int_t)1 << (bits - 1)) &&
+                                              x < ((json_int_t)1 << (bits - 1)));
+  if (!fits) fail(r, "%lld does not fit %s %s", (long long)x, t->a, t->name);
+  return (uint64_t)x;
+}
+
+/* A float of type t (a JSON real or integer) as its IEEE 754 bits. */
+static uint64_t typed_float(reader *r, json_t *v, const typed *t) {
+  if (!json_is_number(v)) fail(r, "not %s %s (a number)", t->a, t->name);
+  double x = json_number_value(v);
+  if (t->size == 8) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+  }
+  if (fabs(x) > FLT_MAX) {
+    if (json_is_integer(v))
+      fail(r, "%lld does not fit %s %s", (long long)json_integer_value(v), t->a, t->name);
+    fail(r, "%g does not fit %s %s", x, t->a, t->name);
+  }
+  float f = (float)x;
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+/* One typed value, {"u32": 7} or {"hex": "00ff"}, into out (or only
+ * checked when out is NULL); its count of bytes. */
+static size_t typed_value(reader *r, json_t *j, uint8_t *out) {
+  if (!json_is_object(j) || json_object_size(j) != 1)
+    fail(r, "not a typed value (an object of one key: " TYPED_CHOICES ")");
+  void *it = json_object_iter(j);
+  const char *key = json_object_iter_key(it);
+  json_t *v = json_object_iter_value(it);
+  if (strcmp(key, "hex") == 0) {
+    size_t mark = path_key(r, key);
+    size_t n = hex_into(r, v, out);
+    path_back(r, mark);
+    return n;
+  }
+  for (size_t i = 0; i < NTYPEDS; i++) {
+    const typed *t = &typeds[i];
+    if (strcmp(key, t->name) != 0) continue;
+    uint64_t bits = t->kind == 'f' ? typed_float(r, v, t) : typed_int(r, v, t);
+    if (out) put_le(out, bits, t->size);
+    return t->size;
+  }
+  char q[QUOTE_ROOM];
+  fail(r, "%s is not a type (" TYPED_CHOICES ")", quote(key, q, sizeof q));
+}
+
+/* An array of typed values: each checked and counted, then packed in
+ * order, so the bytes are allocated once and no larger than the text. */
+static rig_desc_string get_typed(reader *r, json_t *j) {
+  size_t n = json_array_size(j), len = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t mark = path_index(r, i);
+    len += typed_value(r, json_array_get(j, i), NULL);
+    path_back(r, mark);
+  }
+  uint8_t *b = rig_arena_alloc(r->arena, len ? len : 1, false);
+  if (!b) fail_nomem(r);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) o += typed_value(r, json_array_get(j, i), b + o);
+  return (rig_desc_string){b, len};
+}
+
+/* BYTES: a hex string, an array of typed values, or an object of exactly
+ * one of hex, base64, file. */
 static void read_bytes(reader *r, json_t *j, void *out) {
   rig_desc_string *s = out;
   if (json_is_string(j)) {
     *s = get_hex(r, j);
     return;
   }
+  if (json_is_array(j)) {
+    *s = get_typed(r, j);
+    return;
+  }
   if (!json_is_object(j) || json_object_size(j) != 1)
-    fail(r, "not bytes (a hex string, or {\"hex\": ...}, {\"base64\": ...} or {\"file\": ...})");
+    fail(r, "not bytes (a hex string, an array of typed values, or {\"hex\": ...}, "
+            "{\"base64\": ...} or {\"file\": ...})");
   record(r, j, FIELDS("hex", "base64", "file"));
   void *it = json_object_iter(j);
   const char *key = json_object_iter_key(it);
@@ -494,16 +623,16 @@ static void read_hole(reader *r, json_t *j, void *out) {
   record(r, j, FIELDS("at", "width", "terms", "add", "shift"));
   field(r, j, "at", read_int, &h->at);
   h->width = enum_field(r, j, "width", &width_v);
-  field(r, j, "terms", read_terms, &h->terms);
-  field(r, j, "add", read_int, &h->add);
-  field(r, j, "shift", read_int, &h->shift);
+  opt_field(r, j, "terms", read_terms, &h->terms);
+  opt_field(r, j, "add", read_int, &h->add);
+  opt_field(r, j, "shift", read_int, &h->shift);
 }
 
 static void read_data(reader *r, json_t *j, rig_desc_data *d, bool leaves) {
   record(r, j, FIELDS("bytes", "holes"));
   field(r, j, "bytes", read_bytes, &d->bytes);
   r->leaves = leaves;
-  d->holes = array_field(r, j, "holes", &d->nholes, sizeof *d->holes, read_hole);
+  d->holes = opt_array_field(r, j, "holes", &d->nholes, sizeof *d->holes, read_hole);
   r->leaves = false; /* the offsets of copies and moves are of values */
 }
 
@@ -566,28 +695,28 @@ static void read_part(reader *r, json_t *j, void *out) {
     case RIG_PART_FILL:
       record(r, a, FIELDS("fill", "params", "refs"));
       field(r, a, "fill", read_leaf, &p->u.fill.fill);
-      field(r, a, "params", read_value_data, &p->u.fill.params);
+      opt_field(r, a, "params", read_value_data, &p->u.fill.params);
       p->u.fill.refs =
-          array_field(r, a, "refs", &p->u.fill.nrefs, sizeof *p->u.fill.refs, read_ref);
+          opt_array_field(r, a, "refs", &p->u.fill.nrefs, sizeof *p->u.fill.refs, read_ref);
       break;
     case RIG_PART_COPY:
       record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
       field(r, a, "src", read_int, &p->u.copy.src);
-      field(r, a, "src_offset", read_terms, &p->u.copy.src_offset);
+      opt_field(r, a, "src_offset", read_terms, &p->u.copy.src_offset);
       field(r, a, "dst", read_int, &p->u.copy.dst);
-      field(r, a, "dst_offset", read_terms, &p->u.copy.dst_offset);
+      opt_field(r, a, "dst_offset", read_terms, &p->u.copy.dst_offset);
       field(r, a, "length", read_int, &p->u.copy.length);
       break;
     case RIG_PART_LAUNCH:
       record(r, a, FIELDS("image", "name", "params", "refs", "groups", "threads", "shared"));
       field(r, a, "image", read_int, &p->u.launch.image);
       field(r, a, "name", read_name, &p->u.launch.name);
-      field(r, a, "params", read_value_data, &p->u.launch.params);
+      opt_field(r, a, "params", read_value_data, &p->u.launch.params);
       p->u.launch.refs =
-          array_field(r, a, "refs", &p->u.launch.nrefs, sizeof *p->u.launch.refs, read_ref);
+          opt_array_field(r, a, "refs", &p->u.launch.nrefs, sizeof *p->u.launch.refs, read_ref);
       field(r, a, "groups", read_values3, p->u.launch.groups);
       field(r, a, "threads", read_values3, p->u.launch.threads);
-      field(r, a, "shared", read_value, &p->u.launch.shared);
+      opt_field(r, a, "shared", read_value, &p->u.launch.shared);
       break;
   }
   path_back(r, mark);
@@ -610,9 +739,9 @@ static void read_fixed(reader *r, json_t *j, void *out) {
 static void read_submit(reader *r, json_t *j, rig_desc_submit *s) {
   record(r, j, FIELDS("device", "parts", "slots", "fixed"));
   field(r, j, "device", read_int, &s->device);
-  s->parts = array_field(r, j, "parts", &s->nparts, sizeof *s->parts, read_part);
-  s->slots = array_field(r, j, "slots", &s->nslots, sizeof *s->slots, read_slot);
-  s->fixed = array_field(r, j, "fixed", &s->nfixed, sizeof *s->fixed, read_fixed);
+  s->parts = opt_array_field(r, j, "parts", &s->nparts, sizeof *s->parts, read_part);
+  s->slots = opt_array_field(r, j, "slots", &s->nslots, sizeof *s->slots, read_slot);
+  s->fixed = opt_array_field(r, j, "fixed", &s->nfixed, sizeof *s->fixed, read_fixed);
 }
 
 static void read_trip(reader *r, json_t *j, void *out) {
@@ -658,17 +787,20 @@ static void read_step(reader *r, json_t *j, void *out) {
     case RIG_STEP_MOVE:
       record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
       field(r, a, "src", read_slot, &s->u.move.src);
-      field(r, a, "src_offset", read_terms, &s->u.move.src_offset);
+      opt_field(r, a, "src_offset", read_terms, &s->u.move.src_offset);
       field(r, a, "dst", read_slot, &s->u.move.dst);
-      field(r, a, "dst_offset", read_terms, &s->u.move.dst_offset);
+      opt_field(r, a, "dst_offset", read_terms, &s->u.move.dst_offset);
       field(r, a, "length", read_int, &s->u.move.length);
       break;
     case RIG_STEP_LOOP:
       record(r, a, FIELDS("trips", "trip", "flag", "body"));
       field(r, a, "trips", read_value, &s->u.loop.trips);
-      field(r, a, "trip", read_trip, s);
-      field(r, a, "flag", read_flag, s);
-      field(r, a, "body", read_body, &s->u.loop.body);
+      opt_field(r, a, "trip", read_trip, s);
+      opt_field(r, a, "flag", read_flag, s);
+      if (json_object_get(a, "body"))
+        field(r, a, "body", read_body, &s->u.loop.body);
+      else if (r->depth >= RIG_DESC_MAX_DEPTH) /* as read_body: even an empty body */
+        fail(r, "steps nested deeper than %d", RIG_DESC_MAX_DEPTH);
       break;
   }
   path_back(r, mark);
@@ -689,7 +821,7 @@ static void read_memory(reader *r, json_t *j, void *out) {
     field(r, a, "device", read_int, &m->u.alloc.device);
     m->u.alloc.kind = enum_field(r, a, "kind", &kind_v);
     field(r, a, "bytes", read_int, &m->u.alloc.bytes);
-    field(r, a, "init", read_leaf_data, &m->u.alloc.init);
+    opt_field(r, a, "init", read_leaf_data, &m->u.alloc.init);
     m->u.alloc.copies = enum_field(r, a, "copies", &copies_v);
   } else {
     record(r, a, FIELDS("rail", "area"));
@@ -730,12 +862,12 @@ static void read_desc(reader *r, json_t *j, rig_desc *d) {
   /* The version first: another version's fields would read as unknown. */
   if (json_object_get(j, "format")) field(r, j, "format", read_format, NULL);
   record(r, j, top_fields);
-  d->devices = array_field(r, j, "devices", &d->ndevices, sizeof *d->devices, read_name);
-  d->memory = array_field(r, j, "memory", &d->nmemory, sizeof *d->memory, read_memory);
-  d->images = array_field(r, j, "images", &d->nimages, sizeof *d->images, read_image);
-  d->inputs = array_field(r, j, "inputs", &d->ninputs, sizeof *d->inputs, read_input);
-  field(r, j, "ints", read_int, &d->ints);
-  d->steps.items = array_field(r, j, "steps", &d->steps.n, sizeof *d->steps.items, read_step);
+  d->devices = opt_array_field(r, j, "devices", &d->ndevices, sizeof *d->devices, read_name);
+  d->memory = opt_array_field(r, j, "memory", &d->nmemory, sizeof *d->memory, read_memory);
+  d->images = opt_array_field(r, j, "images", &d->nimages, sizeof *d->images, read_image);
+  d->inputs = opt_array_field(r, j, "inputs", &d->ninputs, sizeof *d->inputs, read_input);
+  opt_field(r, j, "ints", read_int, &d->ints);
+  d->steps.items = opt_array_field(r, j, "steps", &d->steps.n, sizeof *d->steps.items, read_step);
 }
 
 /* The reader's one setjmp (desc_internal.h), in a function of its own. */

@@ -1,7 +1,9 @@
 /* A description as JSON text (docs/format.md "JSON text form", docs/json.md):
  * a jansson tree whose objects hold the seed's fields in declaration order,
- * dumped with a 2-space indent. The same description always gives the same
- * text, so JSON -> bytes -> JSON is the identity on text. */
+ * dumped with a 2-space indent. Fields whose value is empty are left out
+ * (the reader gives them that value back), the top object's excepted. The
+ * same description always gives the same text, so JSON -> bytes -> JSON is
+ * the identity on text. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,8 @@ static void append(jw *w, json_t *arr, json_t *v) {
   if (json_array_append_new(arr, v) != 0) w->failed = true;
 }
 
+/* Sets key unless its value is empty (docs/json.md "Fields that may be
+ * left out"): the reader gives an absent field its empty value. */
 static json_t *obj1(jw *w, const char *key, json_t *v) {
   json_t *o = json_object();
   set(w, o, key, v);
@@ -135,22 +139,39 @@ static json_t *terms_json(jw *w, const rig_desc_terms *t, bool leaves) {
   return arr;
 }
 
+static bool data_empty(const rig_desc_data *d) {
+  return d->bytes.len == 0 && d->nholes == 0;
+}
+
+/* A hole or a data leaves out its empty fields (docs/json.md "Fields that
+ * may be left out"); a data's bytes are always written. */
 static json_t *data_json(jw *w, const rig_desc_data *d, bool leaves) {
   json_t *o = json_object();
   set(w, o, "bytes", bytes_json(w, d->bytes));
+  if (d->nholes == 0) return o;
   json_t *holes = json_array();
   for (size_t i = 0; i < d->nholes; i++) {
     const rig_desc_hole *h = &d->holes[i];
     json_t *hj = json_object();
     set(w, hj, "at", jint(h->at));
     set(w, hj, "width", json_string(rig_desc_width_name(h->width)));
-    set(w, hj, "terms", terms_json(w, &h->terms, leaves));
-    set(w, hj, "add", jint(h->add));
-    set(w, hj, "shift", jint(h->shift));
+    if (h->terms.n) set(w, hj, "terms", terms_json(w, &h->terms, leaves));
+    if (h->add) set(w, hj, "add", jint(h->add));
+    if (h->shift) set(w, hj, "shift", jint(h->shift));
     append(w, holes, hj);
   }
   set(w, o, "holes", holes);
   return o;
+}
+
+/* A data field, left out when empty (no bytes, no holes). */
+static void set_data(jw *w, json_t *o, const char *key, const rig_desc_data *d, bool leaves) {
+  if (!data_empty(d)) set(w, o, key, data_json(w, d, leaves));
+}
+
+/* An offset's terms, left out when there are none. */
+static void set_terms(jw *w, json_t *o, const char *key, const rig_desc_terms *t) {
+  if (t->n) set(w, o, key, terms_json(w, t, false));
 }
 
 static json_t *view_json(jw *w, const rig_desc_view *v) {
@@ -199,24 +220,25 @@ static json_t *part_json(jw *w, const rig_desc_part *p) {
       return obj1(w, "Words", view_json(w, &p->u.words));
     case RIG_PART_FILL:
       set(w, o, "fill", leaf_json(w, &p->u.fill.fill));
-      set(w, o, "params", data_json(w, &p->u.fill.params, false));
-      set(w, o, "refs", refs_json(w, p->u.fill.refs, p->u.fill.nrefs));
+      set_data(w, o, "params", &p->u.fill.params, false);
+      if (p->u.fill.nrefs) set(w, o, "refs", refs_json(w, p->u.fill.refs, p->u.fill.nrefs));
       return obj1(w, "Fill", o);
     case RIG_PART_COPY:
       set(w, o, "src", jint(p->u.copy.src));
-      set(w, o, "src_offset", terms_json(w, &p->u.copy.src_offset, false));
+      set_terms(w, o, "src_offset", &p->u.copy.src_offset);
       set(w, o, "dst", jint(p->u.copy.dst));
-      set(w, o, "dst_offset", terms_json(w, &p->u.copy.dst_offset, false));
+      set_terms(w, o, "dst_offset", &p->u.copy.dst_offset);
       set(w, o, "length", jint(p->u.copy.length));
       return obj1(w, "Copy", o);
     case RIG_PART_LAUNCH:
       set(w, o, "image", jint(p->u.launch.image));
       set(w, o, "name", name_json(w, p->u.launch.name));
-      set(w, o, "params", data_json(w, &p->u.launch.params, false));
-      set(w, o, "refs", refs_json(w, p->u.launch.refs, p->u.launch.nrefs));
+      set_data(w, o, "params", &p->u.launch.params, false);
+      if (p->u.launch.nrefs) set(w, o, "refs", refs_json(w, p->u.launch.refs, p->u.launch.nrefs));
       set(w, o, "groups", values3_json(w, p->u.launch.groups));
       set(w, o, "threads", values3_json(w, p->u.launch.threads));
-      set(w, o, "shared", value_json(w, &p->u.launch.shared));
+      if (p->u.launch.shared.tag != RIG_VALUE_FIXED || p->u.launch.shared.u.fixed != 0)
+        set(w, o, "shared", value_json(w, &p->u.launch.shared));
       return obj1(w, "Launch", o);
   }
   json_decref(o);
@@ -226,20 +248,26 @@ static json_t *part_json(jw *w, const rig_desc_part *p) {
 static json_t *submit_json(jw *w, const rig_desc_submit *s) {
   json_t *o = json_object();
   set(w, o, "device", jint(s->device));
-  json_t *parts = json_array();
-  for (size_t i = 0; i < s->nparts; i++) append(w, parts, part_json(w, &s->parts[i]));
-  set(w, o, "parts", parts);
-  json_t *slots = json_array();
-  for (size_t i = 0; i < s->nslots; i++) append(w, slots, slot_json(w, &s->slots[i]));
-  set(w, o, "slots", slots);
-  json_t *fixed = json_array();
-  for (size_t i = 0; i < s->nfixed; i++) {
-    json_t *pair = json_array();
-    append(w, pair, view_json(w, &s->fixed[i].view));
-    append(w, pair, json_string(rig_desc_access_name(s->fixed[i].access)));
-    append(w, fixed, pair);
+  if (s->nparts) {
+    json_t *parts = json_array();
+    for (size_t i = 0; i < s->nparts; i++) append(w, parts, part_json(w, &s->parts[i]));
+    set(w, o, "parts", parts);
   }
-  set(w, o, "fixed", fixed);
+  if (s->nslots) {
+    json_t *slots = json_array();
+    for (size_t i = 0; i < s->nslots; i++) append(w, slots, slot_json(w, &s->slots[i]));
+    set(w, o, "slots", slots);
+  }
+  if (s->nfixed) {
+    json_t *fixed = json_array();
+    for (size_t i = 0; i < s->nfixed; i++) {
+      json_t *pair = json_array();
+      append(w, pair, view_json(w, &s->fixed[i].view));
+      append(w, pair, json_string(rig_desc_access_name(s->fixed[i].access)));
+      append(w, fixed, pair);
+    }
+    set(w, o, "fixed", fixed);
+  }
   return obj1(w, "Submit", o);
 }
 
@@ -253,24 +281,24 @@ static json_t *step_json(jw *w, const rig_desc_step *s) {
     case RIG_STEP_MOVE:
       o = json_object();
       set(w, o, "src", slot_json(w, &s->u.move.src));
-      set(w, o, "src_offset", terms_json(w, &s->u.move.src_offset, false));
+      set_terms(w, o, "src_offset", &s->u.move.src_offset);
       set(w, o, "dst", slot_json(w, &s->u.move.dst));
-      set(w, o, "dst_offset", terms_json(w, &s->u.move.dst_offset, false));
+      set_terms(w, o, "dst_offset", &s->u.move.dst_offset);
       set(w, o, "length", jint(s->u.move.length));
       return obj1(w, "Move", o);
     case RIG_STEP_LOOP: {
       o = json_object();
       set(w, o, "trips", value_json(w, &s->u.loop.trips));
-      set(w, o, "trip", s->u.loop.has_trip ? jint(s->u.loop.trip) : json_null());
-      json_t *flag = json_null();
+      /* An absent trip or flag reads as null, an absent body as []. */
+      if (s->u.loop.has_trip) set(w, o, "trip", jint(s->u.loop.trip));
       if (s->u.loop.has_flag) {
-        flag = json_array();
+        json_t *flag = json_array();
         append(w, flag, slot_json(w, &s->u.loop.flag_slot));
         append(w, flag, jint(s->u.loop.flag_at));
+        set(w, o, "flag", flag);
       }
-      set(w, o, "flag", flag);
       /* Depth is bounded: rig_desc_to_bytes refused loops deeper than 64. */
-      set(w, o, "body", steps_json(w, &s->u.loop.body));
+      if (s->u.loop.body.n) set(w, o, "body", steps_json(w, &s->u.loop.body));
       return obj1(w, "Loop", o);
     }
   }
@@ -293,7 +321,7 @@ static json_t *memory_json(jw *w, const rig_desc_memory *m) {
   set(w, o, "device", jint(m->u.alloc.device));
   set(w, o, "kind", json_string(rig_desc_kind_name(m->u.alloc.kind)));
   set(w, o, "bytes", jint(m->u.alloc.bytes));
-  set(w, o, "init", data_json(w, &m->u.alloc.init, true));
+  set_data(w, o, "init", &m->u.alloc.init, true);
   set(w, o, "copies", json_string(rig_desc_copies_name(m->u.alloc.copies)));
   return obj1(w, "Alloc", o);
 }
