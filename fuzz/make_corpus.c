@@ -3,7 +3,9 @@
  * holes of every leaf, loops, loops nested to the limit, extreme integers),
  * each as bytes (NN-name.bin) and, where the JSON form writes it, as JSON
  * text (NN-name.json). All but 11-extremes pass rig_desc_check; that one is
- * ill-formed on purpose, so that the fuzzer starts from both kinds.
+ * ill-formed on purpose, so that the fuzzer starts from both kinds. One more
+ * seed, 13-typed.json, is text as people write it (typed values for bytes,
+ * empty fields left out), which the writer never writes.
  *
  * Usage: make_corpus DIR */
 #include <stdio.h>
@@ -315,6 +317,37 @@ static rig_desc *seed_strings(void) {
   return d;
 }
 
+/* Hand-written JSON: typed values of every type and hex in a launch's params
+ * and a memory's init, and the fields docs/json.md lets be left out left
+ * out. It must read; written as text, not through the writer. */
+static const char typed_text[] =
+    "{\"devices\": [\"x86_64\"],\n"
+    " \"memory\": [{\"Alloc\": {\"device\": 0, \"kind\": \"Device\", \"bytes\": 64,\n"
+    "   \"copies\": \"One\", \"init\": {\"bytes\": [{\"f32\": 1.5}, {\"i32\": -1}]}}}],\n"
+    " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": [{\"hex\": \"7f454c46\"}]}}],\n"
+    " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\n"
+    "   \"image\": 0, \"name\": \"k\",\n"
+    "   \"params\": {\"bytes\": [{\"u8\": 255}, {\"u16\": 65535}, {\"u32\": 1024},\n"
+    "     {\"u64\": 9223372036854775807}, {\"i8\": -128}, {\"i16\": -2}, {\"i32\": -3},\n"
+    "     {\"i64\": -4}, {\"f32\": 2}, {\"f64\": -0.5}, {\"hex\": \"00ff\"}],\n"
+    "     \"holes\": [{\"at\": 0, \"width\": \"W64\",\n"
+    "       \"terms\": [[{\"Leaf\": {\"Address\": {\"memory\": 0, \"on\": 0}}}, 1]]}]},\n"
+    "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+    "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}]}}]}},\n"
+    "   {\"Loop\": {\"trips\": {\"Fixed\": 2}}}]}\n";
+
+static void emit_typed(void) {
+  rig_desc *d = NULL;
+  rig_error err;
+  if (rig_desc_of_json(typed_text, strlen(typed_text), NULL, &d, &err) != RIG_OK) {
+    fprintf(stderr, "make_corpus: 13-typed: %s\n", err.message);
+    failures++;
+    return;
+  }
+  rig_desc_free(d);
+  write_file("13-typed", "json", typed_text, strlen(typed_text));
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: make_corpus DIR\n");
@@ -334,5 +367,6 @@ int main(int argc, char **argv) {
   emit("10-mixed", seed_mixed());
   emit("11-extremes", seed_extremes());
   emit("12-strings", seed_strings());
+  emit_typed();
   return failures ? 1 : 0;
 }
