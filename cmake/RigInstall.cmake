@@ -42,5 +42,41 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(RIG_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
+# MPI as the MPI CMake found gives it (Open MPI, MPICH, Intel MPI, Cray MPI
+# alike; no MPI ships one .pc name): rig/rig_job.h includes mpi.h and an
+# application that embeds a job calls MPI itself, so MPI's compile flags go
+# into Cflags and its libraries into Libs. A library path becomes -L DIR
+# -lNAME; anything else (a linker flag, a framework) is kept as it is.
+function(rig_pc_libs out)
+  set(flags "")
+  foreach(lib IN LISTS ARGN)
+    if(lib MATCHES "^/.*/lib([^/]+)\\.(so|a|dylib)(\\.[0-9.]*)?$")
+      get_filename_component(dir "${lib}" DIRECTORY)
+      list(APPEND flags "-L${dir}" "-l${CMAKE_MATCH_1}")
+    elseif(lib MATCHES "^-" OR IS_ABSOLUTE "${lib}")
+      list(APPEND flags "${lib}")
+    elseif(lib)
+      list(APPEND flags "-l${lib}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES flags)
+  string(JOIN " " flags ${flags})
+  set(${out} "${flags}" PARENT_SCOPE)
+endfunction()
+set(rig_pc_mpi_cflags ${MPI_C_COMPILE_OPTIONS})
+foreach(def IN LISTS MPI_C_COMPILE_DEFINITIONS)
+  list(APPEND rig_pc_mpi_cflags "-D${def}")
+endforeach()
+foreach(dir IN LISTS MPI_C_INCLUDE_DIRS)
+  list(APPEND rig_pc_mpi_cflags "-I${dir}")
+endforeach()
+list(REMOVE_DUPLICATES rig_pc_mpi_cflags)
+string(JOIN " " RIG_PC_MPI_CFLAGS ${rig_pc_mpi_cflags})
+separate_arguments(rig_pc_mpi_link_flags UNIX_COMMAND "${MPI_C_LINK_FLAGS}")
+rig_pc_libs(RIG_PC_MPI_LIBS ${rig_pc_mpi_link_flags} ${MPI_C_LIBRARIES})
+# librig's own dependencies are private to the shared library: listed for
+# a static link only (pkg-config --static), as their pkg-config gave them.
+rig_pc_libs(RIG_PC_LIBS_PRIVATE ${JANSSON_LDFLAGS} ${HWLOC_LDFLAGS} ${UCX_LDFLAGS}
+            ${CMAKE_THREAD_LIBS_INIT} ${CMAKE_DL_LIBS})
 configure_file(cmake/rig.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rig.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rig.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

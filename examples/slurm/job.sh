@@ -3,7 +3,10 @@
 # one task is one machine of the job (task 0, the controller, reads FILE;
 # the others are agents). Copy it and adjust the #SBATCH lines:
 #
+#   source scripts/env.sh     # the build's progrun on PATH (sbatch passes it on)
 #   sbatch examples/slurm/job.sh my-program.json --runs 100 --output '1=y{rank}.bin'
+#
+# progrun is taken from PATH, or from $PROGRUN when set.
 #
 # On a real cluster run one task per node (--ntasks-per-node=1), or one per
 # GPU. srun must start the tasks with PMIx so that they form one MPI job.

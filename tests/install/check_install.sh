@@ -3,7 +3,10 @@
 # $1 into a temporary prefix, then builds tests/install/consumer.c against
 # it twice, with CMake (find_package(rig)) and with cc and pkg-config, runs
 # both expecting "ok", and checks that progrun was installed and finds its
-# library.
+# library. Then the installed examples (share/rig/examples): progrun checks
+# the installed saxpy.json, and the embedding example (examples/embed) is
+# built from its installed sources with CMake and with pkg-config and run
+# under mpirun -n 2 on the installed saxpy.json, expecting "embed: ok".
 #
 # Usage: check_install.sh BUILD_DIR
 set -euo pipefail
@@ -41,7 +44,7 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || {
 # Nothing installed may name the build or source tree.
 src="$(cache CMAKE_HOME_DIRECTORY)"
 if grep -rIl -e "$build" -e "$src/" "$prefix/include" "$prefix"/lib*/cmake \
-  "$prefix"/lib*/pkgconfig 2>/dev/null; then
+  "$prefix"/lib*/pkgconfig "$prefix/share/rig" 2>/dev/null; then
   fail "installed files above name the build or source tree"
 fi
 
@@ -65,6 +68,13 @@ out="$(LD_LIBRARY_PATH="$libdir" "$tmp/cmake-build/consumer")" || fail "consumer
 [[ "$out" == ok ]] || fail "consumer (CMake) printed '$out', not ok"
 echo "ok"
 
+echo "-- rig.pc"
+# No MPI's pkg-config name: MPI's flags are those the build's MPI gave CMake.
+if grep -E '^Requires' "$libdir/pkgconfig/rig.pc"; then
+  fail "rig.pc requires the modules above (an MPI's .pc name is not portable)"
+fi
+echo "ok"
+
 echo "-- consumer with pkg-config"
 read -r -a pc < <(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs rig) ||
   fail "pkg-config --cflags --libs rig failed"
@@ -80,4 +90,54 @@ if ldd "$prefix/bin/progrun" | grep -q 'not found'; then
   ldd "$prefix/bin/progrun" >&2
   fail "the installed progrun does not find its libraries"
 fi
+echo "ok"
+
+echo "-- examples under share/rig/examples"
+examples="$prefix/share/rig/examples"
+for f in saxpy.json stencil.json pipeline.json ring-2.json README.md kernels/saxpy.c \
+  kernels/saxpy.so kernels/rail_wait.h kernels/rail.c kernels/rail.so slurm/job.sh \
+  embed/embed.c embed/CMakeLists.txt; do
+  [[ -e "$examples/$f" ]] || fail "no $examples/$f"
+done
+[[ -x "$examples/slurm/job.sh" ]] || fail "$examples/slurm/job.sh is not executable"
+out="$("$prefix/bin/progrun" check "$examples/saxpy.json")" || fail "progrun check of the installed saxpy.json failed"
+[[ "$out" == ok ]] || fail "progrun check of the installed saxpy.json printed '$out'"
+echo "ok"
+
+mpiexec="$(cache MPIEXEC_EXECUTABLE)"
+if [[ "$(cache RIG_SANITIZE)" == ON ]]; then
+  # Open MPI, UCX and hwloc keep memory past MPI_Finalize (as for the MPI
+  # suites: tests/CMakeLists.txt).
+  export LSAN_OPTIONS="suppressions=$src/tests/lsan.supp:fast_unwind_on_malloc=0"
+fi
+run_embed() {
+  local what="$1" exe="$2" out
+  out="$(timeout 120 "$mpiexec" -n 2 --oversubscribe --bind-to none "$exe" "$examples/saxpy.json" 2>&1)" || {
+    echo "$out" >&2
+    fail "embed ($what) under mpirun -n 2 failed"
+  }
+  grep -qx "embed: ok" <<<"$out" || {
+    echo "$out" >&2
+    fail "embed ($what) did not print 'embed: ok'"
+  }
+}
+
+echo "-- examples/embed with CMake (find_package(rig)), mpirun -n 2"
+cmake -S "$examples/embed" -B "$tmp/embed-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" >"$tmp/embed.log" 2>&1 || {
+  cat "$tmp/embed.log" >&2
+  fail "configuring examples/embed with CMake failed"
+}
+cmake --build "$tmp/embed-build" >>"$tmp/embed.log" 2>&1 || {
+  cat "$tmp/embed.log" >&2
+  fail "building examples/embed with CMake failed"
+}
+run_embed CMake "$tmp/embed-build/embed"
+echo "ok"
+
+echo "-- examples/embed with pkg-config, mpirun -n 2"
+"$cc" "${cflags[@]}" -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -pthread \
+  -o "$tmp/embed-pc" "$examples/embed/embed.c" "${pc[@]}" -Wl,-rpath,"$libdir" ||
+  fail "building examples/embed with pkg-config's flags (${pc[*]}) failed"
+run_embed pkg-config "$tmp/embed-pc"
 echo "ok"

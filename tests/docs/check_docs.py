@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The docs test (CTest test `docs`): the shell commands of README.md,
+docs/*.md and examples/README.md that are marked runnable run as written,
+each block from a fresh folder laid out as the repository's root after the
+README's setup, and each must exit 0.
+
+A block is runnable when the line before its fence is a marker:
+
+    <!-- docs-test -->         run it as it is
+    <!-- docs-test: env -->    run it after `source scripts/env.sh` (the
+                               page says to, once, for all its examples)
+    <!-- docs-test: slurm -->  run it only where a single-node Slurm runs
+                               (scripts/slurm/start.sh); skipped otherwise
+
+and its fence is ```sh, ```bash (the block is a script) or ```console
+(the lines after `$ `, with their `\\` continuations, are the commands;
+the others are output, not compared). A marker before anything else is an
+error, so that a marker never silently stops applying.
+
+The folder holds a link to every entry of the source tree's root and
+build/default linking to the build tree given, so `build/default/...`
+paths resolve whichever preset built; what the commands write stays in the
+folder, which is removed after. mpirun's permission to run as root is
+taken away (a block must source scripts/env.sh for it, as a user must);
+the loopback variables stay, so that no block sends traffic elsewhere.
+
+Also checks that docs/embedding.md's C listing is examples/embed/embed.c.
+
+Usage: check_docs.py SOURCE_DIR BUILD_DIR [--list]
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 120
+MARK = re.compile(r"^<!--\s*docs-test(?::\s*(env|slurm))?\s*-->\s*$")
+FENCE = re.compile(r"^```(\S*)\s*$")
+
+
+def blocks(path):
+    """(line, kind, lang, text) of every marked block of the file."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        m = MARK.match(lines[i])
+        if m:
+            f = FENCE.match(lines[i + 1]) if i + 1 < len(lines) else None
+            if not f or f.group(1) not in ("sh", "bash", "console"):
+                sys.exit(f"{path}:{i + 1}: a docs-test marker not before a ```sh, ```bash or ```console block")
+            end = i + 2
+            while end < len(lines) and not lines[end].startswith("```"):
+                end += 1
+            out.append((i + 3, m.group(1) or "", f.group(1), lines[i + 2 : end]))
+            i = end
+        i += 1
+    return out
+
+
+def script_of(lang, body):
+    if lang != "console":
+        return "\n".join(body) + "\n"
+    cmds, cont = [], False
+    for line in body:
+        if cont:
+            cmds[-1] += "\n" + line
+        elif line.startswith("$ "):
+            cmds.append(line[2:])
+        else:
+            continue
+        cont = line.endswith("\\")
+    return "\n".join(cmds) + "\n"
+
+
+def slurm_env():
+    envf = os.environ.get("RIG_SLURM_ENV", "/tmp/progrun-slurm/env.sh")
+    return envf if os.path.isfile(envf) and shutil.which("sbatch") else None
+
+
+def root_of(src, build, tmp):
+    root = os.path.join(tmp, "root")
+    os.mkdir(root)
+    for name in os.listdir(src):
+        if name not in ("build", ".git"):
+            os.symlink(os.path.join(src, name), os.path.join(root, name))
+    os.mkdir(os.path.join(root, "build"))
+    os.symlink(build, os.path.join(root, "build", "default"))
+    return root
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    src, build = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    pages = ["README.md"] + sorted(
+        os.path.relpath(p, src) for p in glob.glob(os.path.join(src, "docs", "*.md"))
+    ) + ["examples/README.md"]
+    found = [(p, *b) for p in pages for b in blocks(os.path.join(src, p))]
+    if "--list" in sys.argv:
+        for page, line, kind, lang, body in found:
+            print(f"{page}:{line} [{kind or 'plain'}]\n{script_of(lang, body)}")
+        return 0
+
+    failed = 0
+    embed = open(os.path.join(src, "examples", "embed", "embed.c"), encoding="utf-8").read()
+    doc = open(os.path.join(src, "docs", "embedding.md"), encoding="utf-8").read()
+    listing = re.search(r"\n```c\n(.*?)```\n", doc, re.S)
+    if not listing or listing.group(1) != embed:
+        print("FAIL docs/embedding.md: its C listing is not examples/embed/embed.c")
+        failed += 1
+
+    env = dict(os.environ)
+    for var in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        env.pop(var, None)
+    env["PATH"] = os.pathsep.join(
+        d for d in env.get("PATH", "").split(os.pathsep) if os.path.abspath(d or ".") != build
+    )
+    slurm = slurm_env()
+    ran = 0
+    for page, line, kind, lang, body in found:
+        where = f"{page}:{line}"
+        script = script_of(lang, body)
+        if kind == "slurm":
+            if not slurm:
+                print(f"SKIP {where}: no single-node Slurm here (scripts/slurm/start.sh)")
+                continue
+            script = f"source {slurm}\n" + script
+        if kind == "env":
+            script = "source scripts/env.sh\n" + script
+        with tempfile.TemporaryDirectory(prefix="rig-docs.") as tmp:
+            root = root_of(src, build, tmp)
+            try:
+                r = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=root, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=TIMEOUT)
+                rc, out = r.returncode, r.stdout.decode(errors="replace")
+            except subprocess.TimeoutExpired as e:
+                rc, out = "timeout", (e.stdout or b"").decode(errors="replace")
+        ran += 1
+        if rc == 0:
+            print(f"ok   {where}")
+        else:
+            failed += 1
+            print(f"FAIL {where}: exit {rc}\n--- the commands\n{script}--- their output\n{out}---")
+    print(f"docs: {ran} blocks ran, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
