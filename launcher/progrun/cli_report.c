@@ -20,26 +20,32 @@ static json_t *figures_json(cli_times *t) {
 }
 
 int cli_write_report(const char *path, const cli_report *r, rig_error *err) {
+  /* The containers are set on their parents with references of their
+   * own (json_object_set), so each is released once below, whatever
+   * failed; leaves go in with the _new calls, which take them. */
   json_t *root = json_object(), *job = figures_json(r->job), *command = json_array(),
          *hosts = json_array(), *machines = json_array();
-  bool ok = root && job && command && hosts && machines;
+  bool ok = root && job && command && hosts && machines && json_object_set(root, "job", job) == 0 &&
+            json_object_set(root, "machines", machines) == 0 &&
+            json_object_set(job, "command", command) == 0 &&
+            json_object_set_new(job, "machines", json_integer((json_int_t)r->n)) == 0 &&
+            json_object_set(job, "hosts", hosts) == 0 &&
+            json_object_set_new(job, "warmup", json_integer((json_int_t)r->warmup)) == 0;
   for (int i = 0; ok && i < cli_argc; i++)
     ok = json_array_append_new(command, json_string(cli_argv[i])) == 0;
   for (size_t m = 0; ok && m < r->n; m++) {
     json_t *o = figures_json(&r->machines[m]);
-    ok = o && json_object_set_new(o, "machine", json_integer((json_int_t)m)) == 0 &&
+    ok = o && json_array_append(machines, o) == 0 &&
+         json_object_set_new(o, "machine", json_integer((json_int_t)m)) == 0 &&
          json_object_set_new(o, "host", json_string(r->hosts[m])) == 0 &&
-         json_array_append_new(hosts, json_string(r->hosts[m])) == 0 &&
-         json_array_append_new(machines, o) == 0;
+         json_array_append_new(hosts, json_string(r->hosts[m])) == 0;
+    json_decref(o);
   }
-  ok = ok && json_object_set_new(job, "command", command) == 0 &&
-       json_object_set_new(job, "machines", json_integer((json_int_t)r->n)) == 0 &&
-       json_object_set_new(job, "hosts", hosts) == 0 &&
-       json_object_set_new(job, "warmup", json_integer((json_int_t)r->warmup)) == 0 &&
-       json_object_set_new(root, "job", job) == 0 &&
-       json_object_set_new(root, "machines", machines) == 0;
+  json_decref(job);
+  json_decref(command);
+  json_decref(hosts);
+  json_decref(machines);
   if (!ok) {
-    /* What was not set on its parent is freed here; the rest with root. */
     json_decref(root);
     rig_error_set(err, RIG_ENOMEM, "out of memory for the JSON report");
     return CLI_EXIT_FAIL;
