@@ -16,6 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "cli.h" /* cli_format_ns (launcher/progrun/cli_units.c) */
 #include "desc_gen.h"
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
@@ -654,6 +657,27 @@ static const char *io_arg(size_t index, const char *path, char *buf, size_t size
   return buf;
 }
 
+/* The summary line, whole: "runs N, min A, median B, mean C, p99 D, max
+ * E, stddev F per run", each figure a number and a unit. */
+static bool summary_shape(const char *line, const char *start) {
+  if (strncmp(line, start, strlen(start)) != 0) return false;
+  const char *at = line + strlen(start);
+  static const char *const names[] = {"min", "median", "mean", "p99", "max", "stddev"};
+  for (size_t i = 0; i < 6; i++) {
+    char name[16], unit[8];
+    double v = 0;
+    int used = 0;
+    if (sscanf(at, "%15s %lf %7[a-z]%n", name, &v, unit, &used) != 3) return false;
+    if (strcmp(name, names[i]) != 0) return false;
+    if (strcmp(unit, "ns") && strcmp(unit, "us") && strcmp(unit, "ms") && strcmp(unit, "s"))
+      return false;
+    at += used;
+    if (i < 5 && strncmp(at, ", ", 2) != 0) return false;
+    at += i < 5 ? 2 : 0;
+  }
+  return strcmp(at, " per run\n") == 0;
+}
+
 static void test_run_saxpy_gives_checkable_output(void) {
   char ex[4096], xp[4096], yp[4096], in[4200], out[4200];
   float x[1024], y[1024];
@@ -663,8 +687,7 @@ static void test_run_saxpy_gives_checkable_output(void) {
   proc p = RUN("run", example_path(0, ex, sizeof ex), "--runs", "3", "--ints", "4", "--input",
                io_arg(0, xp, in, sizeof in), "--output", io_arg(1, yp, out, sizeof out));
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT(strncmp(p.out.p, "runs 3, min ", 12) == 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, " us per run\n"));
+  CU_ASSERT(summary_shape(p.out.p, "runs 3, "));
   CU_ASSERT_STRING_EQUAL(p.err.p, "");
   if (p.code != 0) show("run saxpy", &p);
   proc_free(&p);
@@ -1209,8 +1232,138 @@ static void test_run_takes_up_to_2_to_the_62_runs(void) {
   rig_desc_free(d);
   p = RUN("run", empty, "--runs", "1100000");
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT(strncmp(p.out.p, "runs 1100000, min ", 18) == 0);
+  CU_ASSERT(summary_shape(p.out.p, "runs 1100000, "));
   if (p.code != 0) show("many runs", &p);
+  proc_free(&p);
+}
+
+/* ---- the summary, --warmup, --json, the progress line ---------------------- */
+
+static void test_units_fit_the_time(void) {
+  char b[32];
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(0, b, sizeof b), "0 ns");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(812, b, sizeof b), "812 ns");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(999.4, b, sizeof b), "999 ns");
+  /* Never "1000 ns", "1000.0 us" or "1000.0 ms": the next unit. */
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(999.6, b, sizeof b), "1.0 us");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(45049, b, sizeof b), "45.0 us");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(999960, b, sizeof b), "1.0 ms");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(1.5e6, b, sizeof b), "1.5 ms");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(999.96e6, b, sizeof b), "1.00 s");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(2e9, b, sizeof b), "2.00 s");
+  CU_ASSERT_STRING_EQUAL(cli_format_ns(7200e9, b, sizeof b), "7200.00 s");
+}
+
+static void test_warmup_runs_are_left_out_of_the_figures(void) {
+  char ex[4096];
+  example_path(0, ex, sizeof ex);
+  proc p = RUN("run", ex, "--runs", "5", "--warmup", "2");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(summary_shape(p.out.p, "runs 3, "));
+  if (p.code != 0) show("warmup", &p);
+  proc_free(&p);
+  /* --warmup 0 leaves every run in. */
+  p = RUN("run", ex, "--runs=4", "--warmup=0");
+  CU_ASSERT(summary_shape(p.out.p, "runs 4, "));
+  proc_free(&p);
+}
+
+static void test_warmup_of_every_run_is_bad_usage(void) {
+  char ex[4096];
+  example_path(0, ex, sizeof ex);
+  proc p = RUN("run", ex, "--runs", "3", "--warmup", "3");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  const char *want = "progrun: run: --warmup 3 leaves none of the 3 runs to measure (give more "
+                     "--runs)\n";
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  proc_free(&p);
+  p = RUN("run", ex, "--warmup", "x");
+  CU_ASSERT_EQUAL(p.code, 2);
+  want = "progrun: run: --warmup: 'x' is not a number of runs from 0 to 4611686018427387903\n";
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  proc_free(&p);
+}
+
+/* The figures' fields of o, as ints where they are ints. */
+static bool has_figures(json_t *o, json_int_t runs) {
+  static const char *const ints[] = {"min_ns", "median_ns", "p99_ns", "max_ns"};
+  bool ok = json_is_object(o) && json_integer_value(json_object_get(o, "runs")) == runs;
+  for (size_t i = 0; ok && i < 4; i++) ok = json_is_integer(json_object_get(o, ints[i]));
+  ok = ok && json_is_number(json_object_get(o, "mean_ns")) &&
+       json_is_number(json_object_get(o, "stddev_ns"));
+  ok = ok &&
+       json_integer_value(json_object_get(o, "min_ns")) <=
+           json_integer_value(json_object_get(o, "median_ns")) &&
+       json_integer_value(json_object_get(o, "median_ns")) <=
+           json_integer_value(json_object_get(o, "max_ns"));
+  return ok;
+}
+
+static void test_json_writes_the_figures_of_the_job_and_each_machine(void) {
+  char ex[4096], path[4096];
+  example_path(0, ex, sizeof ex);
+  tmp_path("figures.json", path, sizeof path);
+  proc p = RUN("run", ex, "--runs", "4", "--warmup", "1", "--json", path, "--quiet");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  if (p.code != 0) show("json", &p);
+  proc_free(&p);
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  json_t *job = json_object_get(root, "job"), *machines = json_object_get(root, "machines");
+  CU_ASSERT(has_figures(job, 3));
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(job, "warmup")), 1);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(job, "machines")), 1);
+  json_t *command = json_object_get(job, "command");
+  CU_ASSERT(json_is_array(command) && json_array_size(command) == 10);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(command, 1)), "run");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(command, 2)), ex);
+  json_t *hosts = json_object_get(job, "hosts");
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  CU_ASSERT(json_is_array(hosts) && json_array_size(hosts) == 1);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(hosts, 0)), host);
+  CU_ASSERT(json_is_array(machines) && json_array_size(machines) == 1);
+  json_t *m0 = json_array_get(machines, 0);
+  CU_ASSERT(has_figures(m0, 3));
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(m0, "machine")), 0);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(m0, "host")), host);
+  json_decref(root);
+}
+
+static void test_json_to_an_unwritable_path_is_refused_before_any_run(void) {
+  char ex[4096], path[4096], want[4200];
+  example_path(0, ex, sizeof ex);
+  tmp_path("no-dir/figures.json", path, sizeof path);
+  proc p = RUN("run", ex, "--json", path);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: cannot write %s: No such file or directory\n", path);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+static void test_progress_forces_the_line_and_no_progress_suppresses_it(void) {
+  char ex[4096];
+  example_path(0, ex, sizeof ex);
+  /* stdout and stderr are pipes here: only --progress shows the line. */
+  proc p = RUN("run", ex, "--runs", "3", "--progress");
+  CU_ASSERT_EQUAL(p.code, 0);
+  const char *first = "\rprogrun: run 1/3, ";
+  CU_ASSERT(strncmp(p.err.p, first, strlen(first)) == 0);
+  /* Erased at the end: spaces over it, back to the line's start. */
+  size_t n = strlen(p.err.p);
+  CU_ASSERT(n > 2 && p.err.p[n - 1] == '\r' && p.err.p[n - 2] == ' ');
+  CU_ASSERT(summary_shape(p.out.p, "runs 3, "));
+  proc_free(&p);
+  p = RUN("run", ex, "--runs", "3", "--no-progress");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  proc_free(&p);
+  p = RUN("run", ex, "--runs", "3");
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
   proc_free(&p);
 }
 
@@ -1412,6 +1565,9 @@ static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
       {"run", ex, "--runs", "2", "--runs=3", NULL},
       {"run", ex, "--ints", "1", "--ints", "2", NULL},
       {"run", ex, "--devices", "host,cpu:0", "--devices", "host,cpu:1", NULL},
+      {"run", ex, "--warmup", "1", "--warmup=2", NULL},
+      {"run", ex, "--json", a, "--json", b, NULL},
+      {"run", ex, "--progress", "--no-progress", NULL},
   };
   static const char *const said[] = {
       "progrun: --version takes nothing more, not 'extra'\n",
@@ -1420,6 +1576,9 @@ static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
       "progrun: run: --runs given twice\n",
       "progrun: run: --ints given twice\n",
       "progrun: run: --devices given twice\n",
+      "progrun: run: --warmup given twice\n",
+      "progrun: run: --json given twice\n",
+      "progrun: run: --progress and --no-progress both given\n",
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     proc p = run_io(NULL, NULL, cases[i]);
@@ -1595,6 +1754,15 @@ void rig_test_register(void) {
       {"run takes up to 2^62 runs", test_run_takes_up_to_2_to_the_62_runs},
       {"an image a device refuses is named", test_an_image_a_device_refuses_is_named},
       {"a long path keeps the reason", test_a_long_path_keeps_the_reason},
+      {"units fit the time", test_units_fit_the_time},
+      {"warmup runs are left out of the figures", test_warmup_runs_are_left_out_of_the_figures},
+      {"warmup of every run is bad usage", test_warmup_of_every_run_is_bad_usage},
+      {"json writes the figures of the job and each machine",
+       test_json_writes_the_figures_of_the_job_and_each_machine},
+      {"json to an unwritable path is refused before any run",
+       test_json_to_an_unwritable_path_is_refused_before_any_run},
+      {"progress forces the line and no-progress suppresses it",
+       test_progress_forces_the_line_and_no_progress_suppresses_it},
       CU_TEST_INFO_NULL};
   static CU_TestInfo jobs[] = {
       {"a job file refuses every outputs without rank",

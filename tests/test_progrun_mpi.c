@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "proc.h"
 #include "rig/rig_core.h"
 #include "rig_test.h"
@@ -509,6 +511,98 @@ static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void)
   rig_proc_free(&p);
 }
 
+/* machines [noop, a 1 s pause, noop] in the job file `name`. */
+static const char *write_slow_1_job(const char *name, char *job, size_t size) {
+  char slow[512], fast[512];
+  write_launch(in_tmp("pause-1s.json", slow, sizeof slow), "pause_s", "0100000000000000");
+  write_launch(in_tmp("noop.json", fast, sizeof fast), "noop", "0000000000000000");
+  write_text(in_tmp(name, job, size),
+             "{\"machines\": [{\"program\": \"noop.json\"}, {\"program\": \"pause-1s.json\"},\n"
+             "              {\"program\": \"noop.json\"}]}\n");
+  return job;
+}
+
+/* The --json report of a run, or NULL (shown why). */
+static json_t *report_of(const char *path) {
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  if (!root) fprintf(stderr, "%s: %s\n", path, jerr.text);
+  return root;
+}
+
+static json_int_t machine_figure(json_t *root, size_t m, const char *field) {
+  json_t *machine = json_array_get(json_object_get(root, "machines"), m);
+  return json_integer_value(json_object_get(machine, field));
+}
+
+/* Machine 1 slow, machine 2 fast: machine 2's time ends when its own run
+ * does, not when the controller is done waiting for machine 1's. */
+static void test_a_fast_machine_after_a_slow_one_has_its_own_time(void) {
+  char job[512], json[512];
+  write_slow_1_job("slow-1.json", job, sizeof job);
+  const char *args[] = {
+      job, "--runs", "2", "--json", in_tmp("slow-1-report.json", json, sizeof json), NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 2: runs 2, min "));
+  json_t *root = report_of(json);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  CU_ASSERT(machine_figure(root, 2, "median_ns") < machine_figure(root, 1, "median_ns"));
+  CU_ASSERT(machine_figure(root, 0, "median_ns") < machine_figure(root, 1, "median_ns"));
+  /* The job's run lasts as long as its slowest machine's. */
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(root, "job"), "median_ns")),
+                  machine_figure(root, 1, "median_ns"));
+  json_decref(root);
+  rig_proc_free(&p);
+}
+
+static void test_warmup_and_json_cover_every_machine_of_the_job(void) {
+  char saxpy[512], json[512];
+  const char *args[] = {
+      example("saxpy.json", saxpy, sizeof saxpy),     "--runs", "4", "--warmup", "3", "--json",
+      in_tmp("saxpy-report.json", json, sizeof json), NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 0: runs 1, min "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 1: runs 1, min "));
+  json_t *root = report_of(json);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  json_t *job = json_object_get(root, "job");
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(job, "runs")), 1);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(job, "warmup")), 3);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(job, "machines")), 2);
+  CU_ASSERT_EQUAL(json_array_size(json_object_get(job, "hosts")), 2);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(job, "command"), 1)),
+                         saxpy);
+  CU_ASSERT_EQUAL(json_array_size(json_object_get(root, "machines")), 2);
+  for (size_t m = 0; m < 2; m++) {
+    CU_ASSERT_EQUAL(machine_figure(root, m, "machine"), (json_int_t)m);
+    CU_ASSERT_EQUAL(machine_figure(root, m, "runs"), 1);
+    CU_ASSERT(machine_figure(root, m, "min_ns") <= machine_figure(root, m, "max_ns"));
+  }
+  json_decref(root);
+  rig_proc_free(&p);
+}
+
+static void test_progress_under_mpirun_names_the_slowest_machine(void) {
+  char job[512];
+  write_slow_1_job("slow-1-progress.json", job, sizeof job);
+  const char *args[] = {job, "--runs", "1", "--progress", NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "\rprogrun: run 1/1, "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, ", slowest machine 1 ("));
+  if (p.code != 0 || !strstr(p.err, "slowest machine 1")) show(&p);
+  rig_proc_free(&p);
+  const char *quiet[] = {job, "--runs", "1", "--no-progress", NULL};
+  p = mpirun(3, quiet, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NULL(strchr(p.err, '\r'));
+  rig_proc_free(&p);
+}
+
 /* A job file naming more machines than the job has is refused (exit 2),
  * naming both counts, rather than run without the machines past the job. */
 static void test_a_job_file_with_more_machines_than_the_job_is_refused(void) {
@@ -632,6 +726,12 @@ void rig_test_register(void) {
        test_a_silent_machine_fails_the_job_past_the_bound},
       {"a silent agent fails the job while the controller is busy",
        test_a_silent_agent_fails_the_job_while_the_controller_is_busy},
+      {"a fast machine after a slow one has its own time",
+       test_a_fast_machine_after_a_slow_one_has_its_own_time},
+      {"warmup and json cover every machine of the job",
+       test_warmup_and_json_cover_every_machine_of_the_job},
+      {"progress under mpirun names the slowest machine",
+       test_progress_under_mpirun_names_the_slowest_machine},
       {"a job file with more machines than the job is refused",
        test_a_job_file_with_more_machines_than_the_job_is_refused},
       {"an unwritable output is refused before any run",

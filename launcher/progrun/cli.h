@@ -86,6 +86,9 @@ typedef struct cli_run_opts {
   size_t ndevices;
   bool quiet;
   bool help;
+  uint64_t warmup;  /* --warmup: the first runs, left out of the figures */
+  const char *json; /* --json PATH: the figures as JSON, or NULL */
+  int progress;     /* --progress 1, --no-progress 0, else -1: on a terminal */
 } cli_run_opts;
 
 /* Parses run's arguments (argv[0] is the command's name). On bad usage
@@ -93,6 +96,8 @@ typedef struct cli_run_opts {
  * cli_run_opts_free, also on failure. */
 int cli_run_parse(int argc, char **argv, cli_run_opts *o);
 void cli_run_opts_free(cli_run_opts *o);
+/* Refuses (usage) a --warmup that leaves none of `runs` measured. */
+int cli_run_warmup_fit(uint64_t warmup, uint64_t runs);
 
 /* Whether the options fit d: input and output indices, the number of ints
  * and of devices. CLI_EXIT_USAGE with the message otherwise. */
@@ -186,16 +191,58 @@ int cli_write_file(const char *path, const uint8_t *b, size_t n, rig_error *err)
  * cli_times_free. */
 #define CLI_EXACT_RUNS ((uint64_t)1 << 20)
 typedef struct cli_times {
-  uint64_t n, min;
+  uint64_t n, min, max;
+  double mean, m2; /* Welford's running mean and sum of squared deviations */
   uint64_t *exact; /* n of them while hist is NULL */
   size_t room;
   uint64_t *hist;
 } cli_times;
 int cli_times_add(cli_times *t, uint64_t ns, rig_error *err);
 void cli_times_free(cli_times *t);
-/* The summary line of t (n >= 1; sorts its times):
- * "runs N, min A us, median B us, p99 C us per run" (docs/cli.md). */
+/* The figures of t (n >= 1; sorts its times), in ns. */
+typedef struct cli_figures {
+  uint64_t runs, min, median, p99, max;
+  double mean, stddev; /* stddev: the population's (0 for one run) */
+} cli_figures;
+void cli_times_figures(cli_times *t, cli_figures *f);
+/* The summary line of t (n >= 1; sorts its times): "runs N, min A,
+ * median B, mean C, p99 D, max E, stddev F per run", each in the unit
+ * cli_format_ns picks (docs/cli.md). */
 void cli_print_summary(FILE *f, cli_times *t);
+/* ns in the unit that keeps it under 1000 once rounded: "812 ns",
+ * "45.0 us", "1.5 ms", "2.00 s" (cli_units.c). Returns buf. */
+const char *cli_format_ns(double ns, char *buf, size_t size);
+
+/* The --json report (docs/cli.md, "The summary"): the command line, the
+ * job's figures (each run's time the slowest machine's) and hosts, and one
+ * object per machine; written as cli_write_file writes. */
+typedef struct cli_report {
+  uint64_t runs, warmup;
+  size_t n;            /* machines */
+  const char **hosts;  /* per machine */
+  cli_times *machines; /* per machine */
+  cli_times *job;
+} cli_report;
+int cli_write_report(const char *path, const cli_report *r, rig_error *err);
+/* The command line progrun was started with (progrun.c). */
+extern int cli_argc;
+extern char **cli_argv;
+
+/* The progress line (docs/cli.md): on stderr, at most 10 updates a
+ * second, erased at the end. */
+typedef struct cli_progress {
+  bool on, drawn;
+  uint64_t t0, shown, runs;
+  size_t width; /* of the longest line drawn, for the erasing */
+} cli_progress;
+/* Whether to show it: --progress, --no-progress, else stdout or stderr a
+ * terminal (under Open MPI a rank's stderr is a pipe, its stdout not) and
+ * not --quiet. */
+void cli_progress_start(cli_progress *p, const cli_run_opts *o, uint64_t runs);
+/* After run `done` (1-based) ended: the line, when 100 ms have passed
+ * since the last (or none was drawn); slowest < 0 for one machine. */
+void cli_progress_update(cli_progress *p, uint64_t done, long slowest, uint64_t slowest_ns);
+void cli_progress_end(cli_progress *p);
 
 /* The readable listing of d (docs/cli.md, "dump"): every field, in a
  * stable layout. */

@@ -36,9 +36,13 @@ typedef struct run_state {
   size_t n;
   plan *plans;
   cli_machine *machines;
-  cli_times *times; /* per machine */
+  cli_times *times;    /* per machine */
+  cli_times job_times; /* each run's slowest machine's time */
   uint64_t runs;
   bool quiet;
+  const cli_run_opts *opts; /* --warmup, --json, --progress */
+  const char **hosts;       /* per machine, kept past the job's close */
+  char (*host_names)[64];
   rig_job *job;
   int64_t failed_run;    /* the run during which the job failed, or -1 */
   const cli_jobfile *jf; /* its rails, made before any machine loads */
@@ -137,8 +141,22 @@ static int plan_machine(plan *p, size_t m, const char *file, rig_desc *shared, c
  * job file); the exit code. `whole` when the n machines are the whole job
  * (not `progrun run JOBFILE` alone, machine 0's part): a job file's
  * machines must then all be in it. */
+static int make_plans_of(const cli_run_opts *o, size_t n, bool whole, plan *plans, cli_jobfile *jf,
+                         uint64_t *runs);
+
+/* The plans, then what needs the runs' count (--warmup) and --json. */
 static int make_plans(const cli_run_opts *o, size_t n, bool whole, plan *plans, cli_jobfile *jf,
                       uint64_t *runs) {
+  int rc = make_plans_of(o, n, whole, plans, jf, runs);
+  if (rc == CLI_EXIT_OK) rc = cli_run_warmup_fit(o->warmup, *runs);
+  rig_error err = {0};
+  if (rc == CLI_EXIT_OK && o->json && (rc = cli_output_check(o->json, &err)) != CLI_EXIT_OK)
+    cli_fail(rc, "%s", err.message);
+  return rc;
+}
+
+static int make_plans_of(const cli_run_opts *o, size_t n, bool whole, plan *plans, cli_jobfile *jf,
+                         uint64_t *runs) {
   *runs = o->runs;
   if (cli_is_jobfile(o->file)) {
     rig_error err = {0};
@@ -245,17 +263,6 @@ static int open_machines(run_state *s, rig_error *err) {
   return CLI_EXIT_OK;
 }
 
-static void progress(const run_state *s, uint64_t done, uint64_t t0, const uint64_t *last) {
-  size_t slowest = 0;
-  for (size_t m = 1; m < s->n; m++)
-    if (last[m] > last[slowest]) slowest = m;
-  double secs = (double)(cli_now_ns() - t0) * 1e-9;
-  fprintf(stderr,
-          "\rprogrun: run %" PRIu64 "/%" PRIu64 ", %.1f runs/s, slowest machine %zu (%.3f ms)  ",
-          done, s->runs, secs > 0 ? (double)done / secs : 0.0, slowest,
-          (double)last[slowest] * 1e-6);
-}
-
 /* What the controller waits for, for a SIGTERM to tell: when one rank
  * dies the launcher ends every other within about a second, long before
  * the silence bound, so the job never learns which one it was. A machine
@@ -265,41 +272,85 @@ static run_state *term_state;
 static size_t *term_nends;
 static _Atomic int64_t term_run = -1;
 
-/* Waits for an end of a run. One of this machine's own devices is waited
- * in slices that also watch the job, so that a failure elsewhere (a
- * silent agent) ends the wait at once rather than when the local work
- * does; the caller then reports and leaves without waiting for that work
- * (docs/jobs.md). Another machine's end is lost with the job, which ends
- * rig_point_wait. */
-static rig_status wait_end(rig_job *job, rig_point p, rig_error *err) {
-  rig_device *dev = rig_device_at(rig_point_device(p));
-  if (!job || !dev || rig_device_facts_of(dev)->machine != 0) return rig_point_wait(p, err);
-  for (unsigned polls = 0; !rig_point_reached(p); polls++) {
-    if (rig_job_failed(job, err)) return RIG_EJOB;
-    if (rig_device_is_lost(dev, NULL)) return rig_point_wait(p, err);
-    /* Yielding first keeps short runs' times true; then a millisecond's
-     * sleep, so that a long launch does not cost a core. */
-    if (polls < 2000) {
-      sched_yield();
-    } else {
-      struct timespec ms = {0, 1000000};
-      nanosleep(&ms, NULL);
+/* Whether every end of machine m's run is reached, from seen[m] on (the
+ * ends already seen reached stay so). An end whose device is lost, or
+ * whose device is unknown, is waited for: rig_point_wait then says why
+ * (a proxy's is lost with the job, with its root cause). */
+static rig_status ends_reached(const cli_machine *mm, size_t nends, size_t *seen, bool *reached,
+                               rig_error *err) {
+  *reached = false;
+  for (; *seen < nends; ++*seen) {
+    rig_point p = mm->ends[*seen];
+    if (rig_point_reached(p)) continue;
+    rig_device *dev = rig_device_at(rig_point_device(p));
+    if (!dev || rig_device_is_lost(dev, NULL)) {
+      rig_status st = rig_point_wait(p, err);
+      if (st != RIG_OK) return st;
+      continue;
     }
+    return RIG_OK;
   }
+  *reached = true;
   return RIG_OK;
 }
 
+/* Waits for every machine's ends of run r, round-robin, and stamps each
+ * machine (last[m], from `start`) when its ends are first seen reached:
+ * a fast machine's time is its own, whatever the machines before it take.
+ * The job is watched between the rounds, so that a failure elsewhere (a
+ * silent agent) ends the wait at once rather than when the local work
+ * does; the caller then reports and leaves without waiting for that work
+ * (docs/jobs.md). Rounds yield first, keeping short runs' times true,
+ * then sleep 50 us, so that a long launch does not cost a core. */
+static int wait_run(run_state *s, uint64_t r, uint64_t start, const size_t *nends, size_t *seen,
+                    bool *done, uint64_t *last, rig_error *err) {
+  size_t left = s->n;
+  for (size_t m = 0; m < s->n; m++) seen[m] = 0, done[m] = false;
+  for (unsigned polls = 0;; polls++) {
+    for (size_t m = 0; m < s->n; m++) {
+      if (done[m]) continue;
+      bool reached = false;
+      if (ends_reached(&s->machines[m], nends[m], &seen[m], &reached, err) != RIG_OK) {
+        rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
+        return CLI_EXIT_FAIL;
+      }
+      if (reached) {
+        last[m] = cli_now_ns() - start;
+        done[m] = true;
+        left--;
+      }
+    }
+    if (left == 0) return CLI_EXIT_OK;
+    if (s->job && rig_job_failed(s->job, err)) {
+      size_t m = 0;
+      while (done[m]) m++;
+      rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
+      return CLI_EXIT_FAIL;
+    }
+    if (polls < 2000) {
+      sched_yield();
+    } else {
+      struct timespec pause = {0, 50000};
+      nanosleep(&pause, NULL);
+    }
+  }
+}
+
 /* Every run on every machine: each machine's run handed over first, then
- * their ends waited; each machine's time runs from the run's start to when
- * its ends are seen reached. */
+ * their ends waited (wait_run); each machine's time runs from the run's
+ * start to when its ends are seen reached, the job's to the slowest's. */
 static int run_all(run_state *s, rig_error *err) {
-  bool show = !s->quiet && isatty(2);
-  uint64_t t0 = cli_now_ns(), shown = 0;
+  cli_progress bar;
+  cli_progress_start(&bar, s->opts, s->runs);
+  uint64_t warmup = s->opts->warmup;
   uint64_t *last = calloc(s->n, sizeof *last);
-  size_t *nends = calloc(s->n, sizeof *nends);
-  if (!last || !nends) {
+  size_t *nends = calloc(s->n, sizeof *nends), *seen = calloc(s->n, sizeof *seen);
+  bool *done = calloc(s->n, sizeof *done);
+  if (!last || !nends || !seen || !done) {
     free(last);
     free(nends);
+    free(seen);
+    free(done);
     return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
   }
   int rc = CLI_EXIT_OK;
@@ -329,26 +380,24 @@ static int run_all(run_state *s, rig_error *err) {
         rc = CLI_EXIT_FAIL;
       }
     }
-    for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) {
-      cli_machine *mm = &s->machines[m];
-      for (size_t k = 0; rc == CLI_EXIT_OK && k < nends[m]; k++)
-        if (wait_end(s->job, mm->ends[k], err) != RIG_OK) {
-          rig_error_prefix(err, "run %" PRIu64 " on machine %zu", r, m);
-          rc = CLI_EXIT_FAIL;
-        }
-      last[m] = cli_now_ns() - start;
-      if (rc == CLI_EXIT_OK) rc = cli_times_add(&s->times[m], last[m], err);
-    }
+    if (rc == CLI_EXIT_OK) rc = wait_run(s, r, start, nends, seen, done, last, err);
+    size_t slowest = 0;
+    for (size_t m = 1; rc == CLI_EXIT_OK && m < s->n; m++)
+      if (last[m] > last[slowest]) slowest = m;
+    /* Warm-up runs run, but are left out of the figures. */
+    for (size_t m = 0; rc == CLI_EXIT_OK && r >= warmup && m < s->n; m++)
+      rc = cli_times_add(&s->times[m], last[m], err);
+    if (rc == CLI_EXIT_OK && r >= warmup) rc = cli_times_add(&s->job_times, last[slowest], err);
     if (rc != CLI_EXIT_OK) s->failed_run = (int64_t)r;
-    if (show && rc == CLI_EXIT_OK && (cli_now_ns() - shown > 250000000u || r + 1 == s->runs)) {
-      progress(s, r + 1, t0, last);
-      shown = cli_now_ns();
-    }
+    if (rc == CLI_EXIT_OK)
+      cli_progress_update(&bar, r + 1, s->n > 1 ? (long)slowest : -1, last[slowest]);
   }
   atomic_store(&term_run, -1);
-  if (show) fputc('\n', stderr);
+  cli_progress_end(&bar);
   free(last);
   free(nends);
+  free(seen);
+  free(done);
   return rc;
 }
 
@@ -373,6 +422,15 @@ static void summary(const run_state *s) {
     cli_print_summary(stdout, &s->times[m]);
   }
   fflush(stdout);
+}
+
+/* The --json report, once the job closed (its figures final). */
+static int report_json(run_state *s) {
+  if (!s->opts->json) return CLI_EXIT_OK;
+  cli_report rep = {s->runs, s->opts->warmup, s->n, s->hosts, s->times, &s->job_times};
+  rig_error err = {0};
+  int rc = cli_write_report(s->opts->json, &rep, &err);
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
 }
 
 /* The job's root cause when it failed, with the run it failed in; else
@@ -410,7 +468,18 @@ static int control(run_state *s) {
   s->failed_run = -1;
   s->machines = calloc(s->n, sizeof *s->machines);
   s->times = calloc(s->n, sizeof *s->times);
-  if (!s->machines || !s->times) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  s->hosts = calloc(s->n, sizeof *s->hosts);
+  s->host_names = calloc(s->n, sizeof *s->host_names);
+  if (!s->machines || !s->times || !s->hosts || !s->host_names)
+    return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  for (size_t m = 0; m < s->n; m++) {
+    const rig_machine *mach = s->job ? rig_job_machine(s->job, m) : NULL;
+    if (mach)
+      snprintf(s->host_names[m], sizeof s->host_names[m], "%s", mach->host);
+    else
+      gethostname(s->host_names[m], sizeof s->host_names[m] - 1);
+    s->hosts[m] = s->host_names[m];
+  }
   int rc = make_rails(s, &err);
   if (rc == CLI_EXIT_OK) rc = open_machines(s, &err);
   if (rc == CLI_EXIT_OK) rc = run_all(s, &err);
@@ -431,9 +500,14 @@ static int control(run_state *s) {
 
 static void state_free(run_state *s) {
   for (size_t m = 0; s->times && m < s->n; m++) cli_times_free(&s->times[m]);
+  cli_times_free(&s->job_times);
   free(s->times);
   free(s->machines);
   free(s->rails);
+  free(s->hosts);
+  free(s->host_names);
+  s->hosts = NULL;
+  s->host_names = NULL;
   s->rails = NULL;
   s->times = NULL;
   s->machines = NULL;
@@ -555,6 +629,7 @@ int cli_run_job(int argc, char **argv) {
       }
       s.plans = plans;
       s.quiet = o.quiet;
+      s.opts = &o;
       s.jf = &jf;
       rc = control(&s);
       /* The close waits for every agent's work: a failure found there
@@ -569,7 +644,11 @@ int cli_run_job(int argc, char **argv) {
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, rc);
       }
-      if (!s.quiet) summary(&s);
+      /* The job is closed (and freed): a report that cannot be written
+       * exits 2. */
+      s.job = NULL;
+      rc = report_json(&s);
+      if (rc == CLI_EXIT_OK && !s.quiet) summary(&s);
       state_free(&s);
     }
   }
@@ -593,9 +672,10 @@ int cli_run_jobfile_here(int argc, char **argv) {
   memset(&jf, 0, sizeof jf);
   plan p;
   memset(&p, 0, sizeof p);
-  run_state s = {.n = 1, .plans = &p, .quiet = o.quiet};
+  run_state s = {.n = 1, .plans = &p, .quiet = o.quiet, .opts = &o};
   rc = make_plans(&o, 1, false, &p, &jf, &s.runs);
   if (rc == CLI_EXIT_OK) rc = control(&s);
+  if (rc == CLI_EXIT_OK) rc = report_json(&s);
   if (rc == CLI_EXIT_OK && !s.quiet) summary(&s);
   state_free(&s);
   plan_free(&p);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,11 +116,13 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
   const char *cmd = "run";
   memset(o, 0, sizeof *o);
   o->runs = 1;
-  bool options = true, seen[3] = {false, false, false};
+  o->progress = -1;
+  bool options = true, seen[5] = {false, false, false, false, false};
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     /* "--opt VALUE" or "--opt=VALUE" for the options taking a value. */
-    static const char *const valued[] = {"--runs", "--ints", "--input", "--output", "--devices"};
+    static const char *const valued[] = {"--runs",    "--ints",   "--input", "--output",
+                                         "--devices", "--warmup", "--json"};
     const char *name = NULL, *value = NULL;
     for (size_t k = 0; options && k < sizeof valued / sizeof valued[0]; k++) {
       size_t len = strlen(valued[k]);
@@ -137,9 +140,12 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
     int rc = CLI_EXIT_OK;
     /* An option of one value given twice is refused: which one was meant
      * is a guess. --input and --output repeat, one per input. */
-    if (name && (strcmp(name, "--runs") == 0 || strcmp(name, "--ints") == 0 ||
-                 strcmp(name, "--devices") == 0)) {
-      size_t k = strcmp(name, "--runs") == 0 ? 0 : strcmp(name, "--ints") == 0 ? 1 : 2;
+    if (name && strcmp(name, "--input") != 0 && strcmp(name, "--output") != 0) {
+      size_t k = strcmp(name, "--runs") == 0     ? 0
+                 : strcmp(name, "--ints") == 0   ? 1
+                 : strcmp(name, "--warmup") == 0 ? 3
+                 : strcmp(name, "--json") == 0   ? 4
+                                                 : 2;
       if (seen[k]) return cli_usage_error("%s: %s given twice", cmd, name);
       seen[k] = true;
     }
@@ -149,6 +155,15 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
         return cli_usage_error("%s: --runs: '%s' is not a number of runs from 1 to %lld", cmd,
                                value, (long long)CLI_MAX_RUNS);
       o->runs = (uint64_t)n;
+    } else if (name && strcmp(name, "--warmup") == 0) {
+      int64_t n = 0;
+      if (!parse_number(value, 0, CLI_MAX_RUNS - 1, &n))
+        return cli_usage_error("%s: --warmup: '%s' is not a number of runs from 0 to %lld", cmd,
+                               value, (long long)CLI_MAX_RUNS - 1);
+      o->warmup = (uint64_t)n;
+    } else if (name && strcmp(name, "--json") == 0) {
+      if (!*value) return cli_usage_error("%s: --json needs a path", cmd);
+      o->json = value;
     } else if (name && strcmp(name, "--ints") == 0) {
       rc = parse_ints(cmd, value, o);
     } else if (name && strcmp(name, "--input") == 0) {
@@ -166,6 +181,11 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
       o->help = true;
     } else if (options && (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0)) {
       o->quiet = true;
+    } else if (options && (strcmp(s, "--progress") == 0 || strcmp(s, "--no-progress") == 0)) {
+      int want = strcmp(s, "--progress") == 0;
+      if (o->progress >= 0 && o->progress != want)
+        return cli_usage_error("%s: --progress and --no-progress both given", cmd);
+      o->progress = want;
     } else if (options && s[0] == '-' && s[1] != '\0') {
       return cli_usage_error("%s: unknown option '%s'", cmd, s);
     } else if (o->file) {
@@ -178,6 +198,13 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
   if (o->help) return CLI_EXIT_OK;
   if (!o->file) return cli_usage_error("%s: no FILE given", cmd);
   return CLI_EXIT_OK;
+}
+
+int cli_run_warmup_fit(uint64_t warmup, uint64_t runs) {
+  if (warmup < runs) return CLI_EXIT_OK;
+  return cli_usage_error("run: --warmup %" PRIu64 " leaves none of the %" PRIu64
+                         " runs to measure (give more --runs)",
+                         warmup, runs);
 }
 
 void cli_run_opts_free(cli_run_opts *o) {
@@ -529,6 +556,11 @@ static uint64_t bucket_value(size_t b) {
 
 int cli_times_add(cli_times *t, uint64_t ns, rig_error *err) {
   if (t->n == 0 || ns < t->min) t->min = ns;
+  if (t->n == 0 || ns > t->max) t->max = ns;
+  /* Welford: no sum to overflow or lose its small terms. */
+  double delta = (double)ns - t->mean;
+  t->mean += delta / (double)(t->n + 1);
+  t->m2 += delta * ((double)ns - t->mean);
   if (!t->hist && t->n == CLI_EXACT_RUNS) {
     if (!(t->hist = calloc(HIST_BUCKETS, sizeof *t->hist)))
       return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory for the runs' times");
@@ -574,10 +606,26 @@ static uint64_t percentile(const cli_times *t, unsigned q) {
   return t->min;
 }
 
-void cli_print_summary(FILE *f, cli_times *t) {
+void cli_times_figures(cli_times *t, cli_figures *f) {
   if (!t->hist) qsort(t->exact, (size_t)t->n, sizeof *t->exact, by_value);
-  fprintf(f, "runs %" PRIu64 ", min %.1f us, median %.1f us, p99 %.1f us per run\n", t->n,
-          (double)t->min / 1e3, (double)percentile(t, 50) / 1e3, (double)percentile(t, 99) / 1e3);
+  f->runs = t->n;
+  f->min = t->min;
+  f->median = percentile(t, 50);
+  f->p99 = percentile(t, 99);
+  f->max = t->max;
+  f->mean = t->mean;
+  f->stddev = t->n ? sqrt(t->m2 / (double)t->n) : 0.0;
+}
+
+void cli_print_summary(FILE *f, cli_times *t) {
+  cli_figures g;
+  cli_times_figures(t, &g);
+  char a[32], b[32], c[32], d[32], e[32], s[32];
+  fprintf(f, "runs %" PRIu64 ", min %s, median %s, mean %s, p99 %s, max %s, stddev %s per run\n",
+          g.runs, cli_format_ns((double)g.min, a, sizeof a),
+          cli_format_ns((double)g.median, b, sizeof b), cli_format_ns(g.mean, c, sizeof c),
+          cli_format_ns((double)g.p99, d, sizeof d), cli_format_ns((double)g.max, e, sizeof e),
+          cli_format_ns(g.stddev, s, sizeof s));
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -603,6 +651,8 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
   for (size_t k = 0; k < o->noutputs; k++)
     if ((rc = cli_output_check(o->outputs[k].path, &err)) != CLI_EXIT_OK)
       return cli_fail(rc, "%s", err.message);
+  if (o->json && (rc = cli_output_check(o->json, &err)) != CLI_EXIT_OK)
+    return cli_fail(rc, "%s", err.message);
   for (size_t k = 0; k < o->ninputs; k++) {
     const cli_io *io = &o->inputs[k];
     rc = cli_read_input(io->path, io->index, (uint64_t)d->inputs[io->index].bytes,
@@ -620,11 +670,16 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
   for (size_t i = 0; rc == CLI_EXIT_OK && i < d->ninputs; i++)
     if (bytes[i]) rc = cli_machine_fill_input(&m, i, bytes[i], (size_t)d->inputs[i].bytes, &err);
   cli_times times = {0};
+  cli_progress bar;
+  cli_progress_start(&bar, o, o->runs);
   for (uint64_t r = 0; rc == CLI_EXIT_OK && r < o->runs; r++) {
     uint64_t ns = 0;
     rc = cli_machine_run(&m, r, o->ints, o->nints, &ns, &err);
-    if (rc == CLI_EXIT_OK) rc = cli_times_add(&times, ns, &err);
+    /* Warm-up runs run, but are left out of the figures. */
+    if (rc == CLI_EXIT_OK && r >= o->warmup) rc = cli_times_add(&times, ns, &err);
+    if (rc == CLI_EXIT_OK) cli_progress_update(&bar, r + 1, -1, ns);
   }
+  cli_progress_end(&bar);
   if (rc != CLI_EXIT_OK) {
     cli_machine_close(&m);
     cli_times_free(&times);
@@ -641,6 +696,14 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
     free(out);
   }
   cli_machine_close(&m);
+  if (rc == CLI_EXIT_OK && o->json) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const char *hosts[1] = {host};
+    cli_report rep = {o->runs, o->warmup, 1, hosts, &times, &times};
+    if ((rc = cli_write_report(o->json, &rep, &err)) != CLI_EXIT_OK)
+      rc = cli_fail(rc, "%s", err.message);
+  }
   if (rc == CLI_EXIT_OK && !o->quiet) {
     cli_print_summary(stdout, &times);
     if (fflush(stdout) != 0 || ferror(stdout))
@@ -658,8 +721,9 @@ int cli_run(int argc, char **argv) {
     cli_run_opts_free(&o);
     return rc;
   }
+  rc = cli_run_warmup_fit(o.warmup, o.runs);
   rig_desc *d = NULL;
-  rc = cli_read_desc(o.file, &d);
+  if (rc == CLI_EXIT_OK) rc = cli_read_desc(o.file, &d);
   if (rc == CLI_EXIT_OK) {
     uint8_t **bytes = calloc(d->ninputs + 1, sizeof *bytes);
     rc = bytes ? run_file(&o, d, bytes) : cli_fail(CLI_EXIT_FAIL, "out of memory");

@@ -62,6 +62,10 @@ void cli_print_usage(FILE *f) {
         "  --output I=PATH          input I's bytes after the last run, into PATH\n"
         "  --devices LIST           the devices standing for the program's, e.g.\n"
         "                           host,cpu:1 (default: the first free of each arch)\n"
+        "  --warmup N               the first N runs run but are left out of the figures\n"
+        "  --json PATH              the figures as JSON, into PATH\n"
+        "  --progress               the progress line on stderr, even off a terminal\n"
+        "  --no-progress            no progress line (default: one on a terminal)\n"
         "  --quiet, -q              no summary\n"
         "FILE is a description's bytes (magic rig.program) or its JSON text.\n"
         "Exit status: 0 success, 1 failure of a run or of the machine, 2 bad usage\n"
@@ -107,6 +111,8 @@ int cli_fail(int code, const char *fmt, ...) {
 }
 
 int main(int argc, char **argv) {
+  cli_argc = argc;
+  cli_argv = argv;
   usage_silent = cli_under_mpi() && launcher_rank_is_not_0();
   if (argc < 2) return cli_usage_error("no command given");
   const char *first = argv[1];
