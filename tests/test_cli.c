@@ -1467,6 +1467,176 @@ static void test_a_job_file_failing_here_exits_with_its_message(void) {
   proc_free(&p);
 }
 
+/* ---- job files where a description goes ------------------------------------ */
+
+/* check takes a job file: every machine's program, read and checked against
+ * its part and the rails it is an end of, gives "ok". */
+static void test_check_passes_the_example_job_files(void) {
+  static const char *const jobs[] = {"examples/pipeline.json", "examples/ring-2.json",
+                                     "examples/ring-4.json"};
+  char path[4096];
+  for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+    proc p = RUN("check", rig_test_binary_path(jobs[i], path, sizeof path));
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    if (p.code != 0) show(jobs[i], &p);
+    proc_free(&p);
+  }
+}
+
+/* A job file check refuses: exit 2, the message naming the job file, then
+ * the JSON path, then (for a program's rule) the program's file. */
+static void test_check_of_a_job_file_names_the_file_and_the_json_path(void) {
+  char ex[4096], produce[4096], consume[4096], missing[4096], text[16800], job[4096], want[16800],
+      msg[8400], every[4200];
+  example_path(0, ex, sizeof ex);
+  rig_test_binary_path("examples/pipeline_produce.json", produce, sizeof produce);
+  rig_test_binary_path("examples/pipeline_consume.json", consume, sizeof consume);
+  /* Machine 1, the other end of the rail, past "machines". */
+  snprintf(every, sizeof every, ", \"every\": {\"program\": \"%s\"}", consume);
+  tmp_path("no-such-program.json", missing, sizeof missing);
+  static const char rail[] = "{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, "
+                             "\"length\": %d}], \"receive\": [{\"src\": 0, \"dst\": 0, "
+                             "\"length\": 8}]}";
+  static const struct {
+    int program; /* 0 saxpy, 1 pipeline_produce, 2 missing */
+    const char *machine, *rails, *message;
+  } cases[] = {
+      {0, "\"devices\": [\"host\"]", NULL, "machines[0].devices: 1 devices for a program of 2"},
+      {0, "\"devices\": [\"host\", \"gpu:0\"]", NULL,
+       "machines[0].devices: element 1: \"gpu:0\" is not a device's name (host, cpu:N, cuda:N)"},
+      {0, "\"devices\": [\"host\", \"cpu:01\"]", NULL,
+       "machines[0].devices: element 1: \"cpu:01\" is not a device's name (host, cpu:N, cuda:N)"},
+      {0, "\"devices\": [\"cpu:0\", \"cpu:1\"]", NULL,
+       "machines[0].devices: element 0: \"cpu:0\" cannot stand for device 0, of arch \"%s\""},
+      {0, "\"ints\": [1, 2, \"run\"]", NULL, "machines[0].ints: 3 ints for a program of 2"},
+      {0, "\"inputs\": {\"5\": \"x.bin\"}", NULL,
+       "machines[0].inputs: input 5: no such input (the program has 2)"},
+      {0, "\"outputs\": {\"2\": \"y.bin\"}", NULL,
+       "machines[0].outputs: input 2: no such input (the program has 2)"},
+      {2, NULL, NULL, "machines[0].program: cannot read %s: No such file or directory"},
+      {1, NULL, NULL,
+       "machines[0].program: %s: memory 0: no rail 1 of \"rails\" has machine 0 "
+       "at an end"},
+      {1, NULL, "8",
+       "machines[0].program: %s: step 0: memory 0: a view of 8192 bytes at 0 "
+       "outside its 512 bytes"},
+      {1, NULL, "4096", "rails[0].between: machine 1 is not in this job of 1 machine"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *program = cases[i].program == 0 ? ex : cases[i].program == 1 ? produce : missing;
+    char rails[512] = "";
+    if (cases[i].rails) {
+      char one[400];
+      snprintf(one, sizeof one, rail, atoi(cases[i].rails));
+      snprintf(rails, sizeof rails, ", \"rails\": [%s]", one);
+    }
+    bool with_every = cases[i].rails && strcmp(cases[i].rails, "8") == 0;
+    snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\"%s%s}]%s%s}", program,
+             cases[i].machine ? ", " : "", cases[i].machine ? cases[i].machine : "", rails,
+             with_every ? every : "");
+    write_text(tmp_path("check-job.json", job, sizeof job), text);
+    proc p = RUN("check", job);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    if (i == 3)
+      snprintf(msg, sizeof msg, cases[i].message, rig_host_isa());
+    else
+      snprintf(msg, sizeof msg, cases[i].message, program);
+    snprintf(want, sizeof want, "progrun: %s: %s\n", job, msg);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (strcmp(p.err.p, want) != 0) show(text, &p);
+    proc_free(&p);
+  }
+}
+
+/* dump takes a job file: the job's line, each machine's part (its file,
+ * devices, ints, inputs, outputs) and program listing two spaces in, then
+ * `every`, then the rails; --json of a job file is bad usage. */
+static void test_dump_lists_a_job_files_machines_and_rails(void) {
+  char prog[4096], job[4096], want[16800];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_input(d, 0, 8);
+  d->ints = 3;
+  write_desc(d, "job-dump.bin", prog, sizeof prog);
+  rig_desc_free(d);
+  write_text(tmp_path("job-dump.json", job, sizeof job),
+             "{\"runs\": 7, \"machines\": [{\"program\": \"job-dump.bin\", \"devices\": "
+             "[\"host\"], \"ints\": [3, \"run\", \"rank\"], \"inputs\": {\"0\": \"x.bin\"}}], "
+             "\"every\": {\"program\": \"job-dump.bin\", \"outputs\": {\"0\": \"o{rank}.bin\"}}, "
+             "\"rails\": [{\"id\": 2, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 8, "
+             "\"length\": 16}]}]}");
+  static const char listing[] = "  program: 1 device, 0 memory, 0 images, 1 input, 3 ints, 0 "
+                                "steps\n"
+                                "  devices:\n"
+                                "    0 x86_64\n"
+                                "  memory:\n"
+                                "    (none)\n"
+                                "  images:\n"
+                                "    (none)\n"
+                                "  inputs:\n"
+                                "    0 device 0, 8 bytes\n"
+                                "  steps:\n"
+                                "    (none)\n";
+  snprintf(want, sizeof want,
+           "job: 1 machine, every given, 1 rail, runs 7\n"
+           "machine 0:\n"
+           "  file: %s\n"
+           "  devices: host\n"
+           "  ints: 3, run, rank\n"
+           "  inputs:\n"
+           "    0 %s/x.bin\n"
+           "  outputs:\n"
+           "    (none)\n"
+           "%s"
+           "every:\n"
+           "  file: %s\n"
+           "  devices: by arch\n"
+           "  ints: (none)\n"
+           "  inputs:\n"
+           "    (none)\n"
+           "  outputs:\n"
+           "    0 %s/o{rank}.bin\n"
+           "%s"
+           "rails:\n"
+           "  rail 2 between machines 0 and 1\n"
+           "    send:\n"
+           "      0 src 0, dst 8, length 16\n"
+           "    receive:\n"
+           "      (none)\n",
+           prog, tmp_dir, listing, prog, tmp_dir, listing);
+  proc p = RUN("dump", job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, want);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  if (strcmp(p.out.p, want) != 0) show("dump job", &p);
+  proc_free(&p);
+  p = RUN("dump", "--json", job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: dump: --json lists a description, and %s is a job file\n",
+           job);
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  proc_free(&p);
+}
+
+/* dump of a job file whose program cannot be read prints nothing on stdout
+ * and names the file and the JSON path. */
+static void test_dump_of_a_job_file_names_the_program_it_cannot_read(void) {
+  char missing[4096], text[8400], job[4096], want[16800];
+  tmp_path("no-such-dump-program.json", missing, sizeof missing);
+  snprintf(text, sizeof text, "{\"machines\": [], \"every\": {\"program\": \"%s\"}}", missing);
+  write_text(tmp_path("dump-missing.json", job, sizeof job), text);
+  proc p = RUN("dump", job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: %s: every.program: cannot read %s: %s\n", job, missing,
+           strerror(ENOENT));
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1605,6 +1775,13 @@ void rig_test_register(void) {
       {"job file rails are checked field by field", test_job_file_rails_are_checked_field_by_field},
       {"a job file failing here exits with its message",
        test_a_job_file_failing_here_exits_with_its_message},
+      {"check passes the example job files", test_check_passes_the_example_job_files},
+      {"check of a job file names the file and the JSON path",
+       test_check_of_a_job_file_names_the_file_and_the_json_path},
+      {"dump lists a job file's machines and rails",
+       test_dump_lists_a_job_files_machines_and_rails},
+      {"dump of a job file names the program it cannot read",
+       test_dump_of_a_job_file_names_the_program_it_cannot_read},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);

@@ -40,6 +40,9 @@ int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * directory). Only decodes: no rule is checked. On failure prints why and
  * returns the exit code; returns CLI_EXIT_OK with *d set on success. */
 int cli_read_desc(const char *path, rig_desc **d);
+/* cli_read_desc printing nothing: the message ("PATH: <why>", or "cannot
+ * read PATH: <why>") in *err. */
+int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err);
 
 /* The subcommands of cli_desc.c. */
 int cli_check(int argc, char **argv);

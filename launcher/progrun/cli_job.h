@@ -51,6 +51,11 @@ int cli_jobfile_rails(void *rails, cli_jobfile *out, rig_error *err);
 int cli_jobfile_rails_fit(const cli_jobfile *j, size_t machines, const char *file, rig_error *err);
 void cli_jobfile_rails_free(cli_jobfile *j);
 
+/* `progrun check JOBFILE` and `progrun dump JOBFILE` (cli_jobview.c):
+ * the exit code, having printed "ok" or the listing, or the message. */
+int cli_check_jobfile(const char *path);
+int cli_dump_jobfile(const char *path);
+
 /* Machine m's part, or NULL when the file has none for it. */
 const cli_job_machine *cli_jobfile_machine(const cli_jobfile *j, size_t m);
 
