@@ -1637,6 +1637,117 @@ static void test_dump_of_a_job_file_names_the_program_it_cannot_read(void) {
   proc_free(&p);
 }
 
+/* ---- dot ------------------------------------------------------------------ */
+
+/* The lines of a graph that are edges, in order, joined. */
+static void edges_of(const char *graph, char *out, size_t size) {
+  out[0] = '\0';
+  size_t used = 0;
+  for (const char *line = graph; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+    if (memmem(line, n, " -> ", 4) && used + n < size) {
+      memcpy(out + used, line, n);
+      used += n;
+      out[used] = '\0';
+    }
+    line += n;
+  }
+}
+
+static void write_launch(rig_desc *d, int64_t device, int64_t image, const int64_t *memory,
+                         const rig_desc_use *uses, size_t n) {
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, device);
+  rig_desc_part *p =
+      rig_desc_submit_add_launch(d, s, image, "k", NULL, 0, rig_desc_fixed(1), rig_desc_fixed(1));
+  for (size_t i = 0; i < n; i++) {
+    rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(memory[i], 0, 64));
+    rig_desc_part_add_ref(d, p, (int64_t)i, 0, uses[i]);
+  }
+}
+
+/* dot draws an edge from each step (each part of a Submit) to the earlier
+ * ones it follows: another device's conflicting use of the same memory,
+ * named with the two uses, or the same device's earlier work ("device
+ * order"); a read after a read, or two Unordered uses, draw none. */
+static void test_dot_draws_what_each_step_follows_and_why(void) {
+  char path[4096], got[8192];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_device(d, "cpu-x86_64");
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_add_image(d, 1, "\177ELF", 4);
+  rig_desc_add_input(d, 0, 64);
+  /* step 0 on cpu writes memory 0; step 1 on the host reads it, writes
+   * memory 1 and then reads it (Words); the Move reads memory 1; step 3 on
+   * cpu uses memory 0 Unordered. */
+  write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_WRITE}, 1);
+  write_launch(d, 0, 0, (int64_t[]){0, 1}, (rig_desc_use[]){RIG_USE_READ, RIG_USE_WRITE}, 2);
+  rig_desc_submit_add_words(d, &d->steps.items[1].u.submit, rig_desc_view_of(1, 0, 8));
+  rig_desc_add_move(d, NULL, rig_desc_slot_memory(1, 0, 64), rig_desc_slot_input(0), 64);
+  write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_UNORDERED}, 1);
+  write_desc(d, "dot-a.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("dot", path);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "digraph program {\n", 18) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s1 {"));
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0p0 [label=\"memory 0: Read after Write\"];\n"
+                              "  s1p1 -> s1p0 [label=\"device order\"];\n"
+                              "  s2 -> s1p0 [label=\"memory 1: Read after Write\"];\n"
+                              "  s3p0 -> s0p0 [label=\"device order\"];\n"
+                              "  s3p0 -> s1p0 [label=\"memory 0: Unordered after Read\"];\n");
+  if (p.code != 0) show("dot", &p);
+  proc_free(&p);
+
+  /* A loop is a cluster; its head reads the flag, which each body step's
+   * Unordered use follows; the two Unordered uses do not follow each
+   * other. */
+  d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_device(d, "cpu-x86_64");
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_add_image(d, 1, "\177ELF", 4);
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_fixed(4));
+  rig_desc_loop_set_flag(loop, rig_desc_slot_memory(0, 0, 8), 0);
+  for (int64_t dev = 0; dev < 2; dev++) {
+    rig_desc_submit *s = rig_desc_add_submit(d, loop, dev);
+    rig_desc_part *part =
+        rig_desc_submit_add_launch(d, s, dev, "k", NULL, 0, rig_desc_fixed(1), rig_desc_fixed(1));
+    rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(0, 0, 64));
+    rig_desc_part_add_ref(d, part, 0, 0, RIG_USE_UNORDERED);
+  }
+  write_desc(d, "dot-b.bin", path, sizeof path);
+  rig_desc_free(d);
+  p = RUN("dot", path);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s0 {"));
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n"
+                              "  s2p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n");
+  proc_free(&p);
+}
+
+/* dot of a job file: a cluster per machine, each step's node named after
+ * its machine, and an edge per rail labelled with its id. */
+static void test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail(void) {
+  char path[4096];
+  proc p = RUN("dot", rig_test_binary_path("examples/pipeline.json", path, sizeof path));
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "digraph job {\n", 14) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m0 {\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m1 {\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "m1_s0p0 [label="));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  m0 -> m1 [label=\"rail 1\", ltail=cluster_m0, "
+                                         "lhead=cluster_m1, style=dashed];\n"));
+  if (p.code != 0) show("dot job", &p);
+  proc_free(&p);
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1788,5 +1899,11 @@ void rig_test_register(void) {
   rig_test_add_suite("cli: pack", pack);
   rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
+  static CU_TestInfo dot[] = {
+      {"dot draws what each step follows and why", test_dot_draws_what_each_step_follows_and_why},
+      {"dot of a job file draws a cluster per machine and an edge per rail",
+       test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail},
+      CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: job files", jobs);
+  rig_test_add_suite("cli: dot", dot);
 }

@@ -179,6 +179,24 @@ int cli_dump(int argc, char **argv) {
   return flush_stdout(CLI_EXIT_OK);
 }
 
+/* Draws even a description that breaks a rule, as dump lists it. */
+int cli_dot(int argc, char **argv) {
+  cli_args a;
+  int rc = parse_args(argc, argv, 0, &a);
+  if (rc != CLI_EXIT_OK || a.help) {
+    if (a.help) cli_print_usage(stdout);
+    return rc;
+  }
+  if (cli_is_jobfile(a.file)) return flush_stdout(cli_dot_jobfile(a.file));
+  rig_desc *d = NULL;
+  rc = cli_read_desc(a.file, &d);
+  if (rc != CLI_EXIT_OK) return rc;
+  rc = cli_dot_print(stdout, d);
+  rig_desc_free(d);
+  if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
+  return flush_stdout(CLI_EXIT_OK);
+}
+
 /* Converts without checking, so that tests can make files that break
  * rules; `check` judges. */
 int cli_pack(int argc, char **argv) {
