@@ -856,6 +856,23 @@ static void test_an_invalid_environment_variable_is_refused_by_name(void) {
   proc_free(&p);
 }
 
+/* info --json on one machine: one object, one machine, rank 0; another
+ * argument is bad usage. */
+static void test_info_json_gives_one_machine_here(void) {
+  proc p = RUN("info", "--json");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "{\n \"progrun\": \"" RIG_VERSION_STRING "\",\n", 18) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"rank\": 0,"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"cpuset\": "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"name\": \"cpu:0\""));
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  proc_free(&p);
+  p = RUN("info", "--yaml");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT(strncmp(p.err.p, "progrun: info: takes only --json, not '--yaml'\n", 47) == 0);
+  proc_free(&p);
+}
+
 static void test_run_checks_input_and_output_files(void) {
   char ex[4096], missing[4096], big[4096], arg[8400], want[8192];
   example_path(0, ex, sizeof ex);
@@ -1861,6 +1878,7 @@ void rig_test_register(void) {
       {"run devices map and refuse", test_run_devices_map_and_refuse},
       {"run refuses devices the machine lacks", test_run_refuses_devices_the_machine_lacks},
       {"run checks input and output files", test_run_checks_input_and_output_files},
+      {"info --json gives one machine here", test_info_json_gives_one_machine_here},
       {"an invalid environment variable is refused by name",
        test_an_invalid_environment_variable_is_refused_by_name},
       {"run refuses bad usage", test_run_refuses_bad_usage},
