@@ -1568,6 +1568,43 @@ static void test_check_of_a_job_file_names_the_file_and_the_json_path(void) {
   }
 }
 
+/* check of a job file finds a Ready leaf of a rail the machine is no end
+ * of, naming the step, as the load would refuse it. */
+static void test_check_of_a_job_file_finds_a_ready_of_a_rail_the_machine_lacks(void) {
+  char prog[4096], text[8400], job[4096], want[16800];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", "\0\0\0\0\0\0\0\0", 8,
+                                                rig_desc_fixed(1), rig_desc_fixed(1));
+  rig_desc_hole *h = rig_desc_data_add_hole(d, rig_desc_part_params(p), 0, RIG_W64, 0, 0);
+  rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_ready(5)), 1);
+  write_desc(d, "ready-5.bin", prog, sizeof prog);
+  rig_desc_free(d);
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\"}, {\"program\": \"%s\"}], \"rails\": "
+           "[{\"id\": 5, \"between\": [1, 0], \"send\": [{\"src\": 0, \"dst\": 0, "
+           "\"length\": 8}]}]}",
+           prog, prog);
+  write_text(tmp_path("ready-job.json", job, sizeof job), text);
+  proc r = RUN("check", job);
+  CU_ASSERT_EQUAL(r.code, 0);
+  if (r.code != 0) show(text, &r);
+  proc_free(&r);
+  snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\"}]}", prog);
+  write_text(job, text);
+  r = RUN("check", job);
+  CU_ASSERT_EQUAL(r.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: machines[0].program: %s: step 0: Ready(rail 5): no rail 5 of \"rails\" "
+           "has machine 0 at an end\n",
+           job, prog);
+  CU_ASSERT_STRING_EQUAL(r.err.p, want);
+  if (strcmp(r.err.p, want) != 0) show(text, &r);
+  proc_free(&r);
+}
+
 /* dump takes a job file: the job's line, each machine's part (its file,
  * devices, ints, inputs, outputs) and program listing two spaces in, then
  * `every`, then the rails; --json of a job file is bad usage. */
@@ -1907,6 +1944,8 @@ void rig_test_register(void) {
       {"check passes the example job files", test_check_passes_the_example_job_files},
       {"check of a job file names the file and the JSON path",
        test_check_of_a_job_file_names_the_file_and_the_json_path},
+      {"check of a job file finds a Ready of a rail the machine lacks",
+       test_check_of_a_job_file_finds_a_ready_of_a_rail_the_machine_lacks},
       {"dump lists a job file's machines and rails",
        test_dump_lists_a_job_files_machines_and_rails},
       {"dump of a job file names the program it cannot read",

@@ -137,8 +137,70 @@ static int fit_part(const cli_job_machine *jm, const rig_desc *d, const char *wh
   return CLI_EXIT_OK;
 }
 
-/* The program's Rail memory names rails its machine is an end of (what the
- * load refuses otherwise); `every` may be any machine, so is not judged. */
+/* A Ready leaf's rail that machine m is no end of: its id, or 0 (rail ids
+ * start at 1). */
+typedef struct ready_walk {
+  const cli_jobfile *jf;
+  int64_t machine;
+} ready_walk;
+
+static bool has_end(const ready_walk *w, int64_t id) {
+  const cli_job_rail *r = rail_of(w->jf, id);
+  return r && (r->between[0] == w->machine || r->between[1] == w->machine);
+}
+
+static int64_t leaf_foreign(const ready_walk *w, const rig_desc_leaf *l) {
+  return l->tag == RIG_LEAF_READY && !has_end(w, l->u.ready) ? l->u.ready : 0;
+}
+
+static int64_t value_foreign(const ready_walk *w, const rig_desc_value *v) {
+  return v->tag == RIG_VALUE_LEAF ? leaf_foreign(w, &v->u.leaf) : 0;
+}
+
+static int64_t data_foreign(const ready_walk *w, const rig_desc_data *d) {
+  for (size_t h = 0; h < d->nholes; h++)
+    for (size_t t = 0; t < d->holes[h].terms.n; t++) {
+      int64_t id = value_foreign(w, &d->holes[h].terms.items[t].value);
+      if (id) return id;
+    }
+  return 0;
+}
+
+static int64_t part_foreign(const ready_walk *w, const rig_desc_part *p) {
+  int64_t id = 0;
+  if (p->tag == RIG_PART_FILL && !(id = leaf_foreign(w, &p->u.fill.fill)))
+    id = data_foreign(w, &p->u.fill.params);
+  if (p->tag == RIG_PART_LAUNCH) {
+    id = data_foreign(w, &p->u.launch.params);
+    for (int g = 0; g < 3 && !id; g++)
+      if (!(id = value_foreign(w, &p->u.launch.groups[g])))
+        id = value_foreign(w, &p->u.launch.threads[g]);
+    if (!id) id = value_foreign(w, &p->u.launch.shared);
+  }
+  return id;
+}
+
+/* The first step (pre-order, *number counting) with such a leaf. */
+static int64_t steps_foreign(const ready_walk *w, const rig_desc_steps *ss, size_t *number) {
+  for (size_t i = 0; i < ss->n; i++) {
+    const rig_desc_step *st = &ss->items[i];
+    size_t at = (*number)++;
+    int64_t id = 0;
+    if (st->tag == RIG_STEP_LOOP) {
+      if ((id = value_foreign(w, &st->u.loop.trips))) return *number = at, id;
+      if ((id = steps_foreign(w, &st->u.loop.body, number))) return id;
+    } else if (st->tag == RIG_STEP_SUBMIT) {
+      for (size_t p = 0; p < st->u.submit.nparts && !id; p++)
+        id = part_foreign(w, &st->u.submit.parts[p]);
+      if (id) return *number = at, id;
+    }
+  }
+  return 0;
+}
+
+/* The program's Rail memory and Ready leaves name rails its machine is an
+ * end of (what the load refuses otherwise); `every` may be any machine, so
+ * is not judged. */
 static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, const char *program,
                      const char *where, rig_error *err) {
   if (machine < 0) return CLI_EXIT_OK;
@@ -153,6 +215,23 @@ static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, c
                            where, program, m, id, machine),
              CLI_EXIT_USAGE;
   }
+  ready_walk w = {j, machine};
+  char at[48] = "";
+  int64_t id = 0;
+  for (size_t m = 0; m < d->nmemory && !id; m++)
+    if (d->memory[m].tag == RIG_MEMORY_ALLOC && (id = data_foreign(&w, &d->memory[m].u.alloc.init)))
+      snprintf(at, sizeof at, "memory %zu", m);
+  for (size_t k = 0; k < d->nimages && !id; k++)
+    if ((id = data_foreign(&w, &d->images[k].binary))) snprintf(at, sizeof at, "image %zu", k);
+  size_t number = 0;
+  if (!id && (id = steps_foreign(&w, &d->steps, &number)))
+    snprintf(at, sizeof at, "step %zu", number);
+  if (id)
+    return rig_error_set(err, RIG_EINVAL,
+                         "%s.program: %s: %s: Ready(rail %" PRId64 "): no rail %" PRId64
+                         " of \"rails\" has machine %" PRId64 " at an end",
+                         where, program, at, id, id, machine),
+           CLI_EXIT_USAGE;
   return CLI_EXIT_OK;
 }
 
