@@ -879,6 +879,23 @@ static void test_an_invalid_environment_variable_is_refused_by_name(void) {
   proc_free(&p);
 }
 
+/* info --json on one machine: one object, one machine, rank 0; another
+ * argument is bad usage. */
+static void test_info_json_gives_one_machine_here(void) {
+  proc p = RUN("info", "--json");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "{\n \"progrun\": \"" RIG_VERSION_STRING "\",\n", 18) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"rank\": 0,"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"cpuset\": "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"name\": \"cpu:0\""));
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  proc_free(&p);
+  p = RUN("info", "--yaml");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT(strncmp(p.err.p, "progrun: info: takes only --json, not '--yaml'\n", 47) == 0);
+  proc_free(&p);
+}
+
 static void test_run_checks_input_and_output_files(void) {
   char ex[4096], missing[4096], big[4096], arg[8400], want[8192];
   example_path(0, ex, sizeof ex);
@@ -1626,6 +1643,324 @@ static void test_a_job_file_failing_here_exits_with_its_message(void) {
   proc_free(&p);
 }
 
+/* ---- job files where a description goes ------------------------------------ */
+
+/* check takes a job file: every machine's program, read and checked against
+ * its part and the rails it is an end of, gives "ok". */
+static void test_check_passes_the_example_job_files(void) {
+  static const char *const jobs[] = {"examples/pipeline.json", "examples/ring-2.json",
+                                     "examples/ring-4.json"};
+  char path[4096];
+  for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+    proc p = RUN("check", rig_test_binary_path(jobs[i], path, sizeof path));
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    if (p.code != 0) show(jobs[i], &p);
+    proc_free(&p);
+  }
+}
+
+/* A job file check refuses: exit 2, the message naming the job file, then
+ * the JSON path, then (for a program's rule) the program's file. */
+static void test_check_of_a_job_file_names_the_file_and_the_json_path(void) {
+  char ex[4096], produce[4096], consume[4096], missing[4096], text[16800], job[4096], want[16800],
+      msg[8400], every[4200];
+  example_path(0, ex, sizeof ex);
+  rig_test_binary_path("examples/pipeline_produce.json", produce, sizeof produce);
+  rig_test_binary_path("examples/pipeline_consume.json", consume, sizeof consume);
+  /* Machine 1, the other end of the rail, past "machines". */
+  snprintf(every, sizeof every, ", \"every\": {\"program\": \"%s\"}", consume);
+  tmp_path("no-such-program.json", missing, sizeof missing);
+  static const char rail[] = "{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, "
+                             "\"length\": %d}], \"receive\": [{\"src\": 0, \"dst\": 0, "
+                             "\"length\": 8}]}";
+  static const struct {
+    int program; /* 0 saxpy, 1 pipeline_produce, 2 missing */
+    const char *machine, *rails, *message;
+  } cases[] = {
+      {0, "\"devices\": [\"host\"]", NULL, "machines[0].devices: 1 devices for a program of 2"},
+      {0, "\"devices\": [\"host\", \"gpu:0\"]", NULL,
+       "machines[0].devices: element 1: \"gpu:0\" is not a device's name (host, cpu:N, cuda:N)"},
+      {0, "\"devices\": [\"host\", \"cpu:01\"]", NULL,
+       "machines[0].devices: element 1: \"cpu:01\" is not a device's name (host, cpu:N, cuda:N)"},
+      {0, "\"devices\": [\"cpu:0\", \"cpu:1\"]", NULL,
+       "machines[0].devices: element 0: \"cpu:0\" cannot stand for device 0, of arch \"%s\""},
+      {0, "\"ints\": [1, 2, \"run\"]", NULL, "machines[0].ints: 3 ints for a program of 2"},
+      {0, "\"inputs\": {\"5\": \"x.bin\"}", NULL,
+       "machines[0].inputs: input 5: no such input (the program has 2)"},
+      {0, "\"outputs\": {\"2\": \"y.bin\"}", NULL,
+       "machines[0].outputs: input 2: no such input (the program has 2)"},
+      {2, NULL, NULL, "machines[0].program: cannot read %s: No such file or directory"},
+      {1, NULL, NULL,
+       "machines[0].program: %s: memory 0: no rail 1 of \"rails\" has machine 0 "
+       "at an end"},
+      {1, NULL, "8",
+       "machines[0].program: %s: step 0: memory 0: a view of 8192 bytes at 0 "
+       "outside its 512 bytes"},
+      {1, NULL, "4096", "rails[0].between: machine 1 is not in this job of 1 machine"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *program = cases[i].program == 0 ? ex : cases[i].program == 1 ? produce : missing;
+    char rails[512] = "";
+    if (cases[i].rails) {
+      char one[400];
+      snprintf(one, sizeof one, rail, atoi(cases[i].rails));
+      snprintf(rails, sizeof rails, ", \"rails\": [%s]", one);
+    }
+    bool with_every = cases[i].rails && strcmp(cases[i].rails, "8") == 0;
+    snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\"%s%s}]%s%s}", program,
+             cases[i].machine ? ", " : "", cases[i].machine ? cases[i].machine : "", rails,
+             with_every ? every : "");
+    write_text(tmp_path("check-job.json", job, sizeof job), text);
+    proc p = RUN("check", job);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    if (i == 3)
+      snprintf(msg, sizeof msg, cases[i].message, rig_host_isa());
+    else
+      snprintf(msg, sizeof msg, cases[i].message, program);
+    snprintf(want, sizeof want, "progrun: %s: %s\n", job, msg);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (strcmp(p.err.p, want) != 0) show(text, &p);
+    proc_free(&p);
+  }
+}
+
+/* check of a job file finds a Ready leaf of a rail the machine is no end
+ * of, naming the step, as the load would refuse it. */
+static void test_check_of_a_job_file_finds_a_ready_of_a_rail_the_machine_lacks(void) {
+  char prog[4096], text[8400], job[4096], want[16800];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", "\0\0\0\0\0\0\0\0", 8,
+                                                rig_desc_fixed(1), rig_desc_fixed(1));
+  rig_desc_hole *h = rig_desc_data_add_hole(d, rig_desc_part_params(p), 0, RIG_W64, 0, 0);
+  rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_ready(5)), 1);
+  write_desc(d, "ready-5.bin", prog, sizeof prog);
+  rig_desc_free(d);
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\"}, {\"program\": \"%s\"}], \"rails\": "
+           "[{\"id\": 5, \"between\": [1, 0], \"send\": [{\"src\": 0, \"dst\": 0, "
+           "\"length\": 8}]}]}",
+           prog, prog);
+  write_text(tmp_path("ready-job.json", job, sizeof job), text);
+  proc r = RUN("check", job);
+  CU_ASSERT_EQUAL(r.code, 0);
+  if (r.code != 0) show(text, &r);
+  proc_free(&r);
+  snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\"}]}", prog);
+  write_text(job, text);
+  r = RUN("check", job);
+  CU_ASSERT_EQUAL(r.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: machines[0].program: %s: step 0: Ready(rail 5): no rail 5 of \"rails\" "
+           "has machine 0 at an end\n",
+           job, prog);
+  CU_ASSERT_STRING_EQUAL(r.err.p, want);
+  if (strcmp(r.err.p, want) != 0) show(text, &r);
+  proc_free(&r);
+}
+
+/* dump takes a job file: the job's line, each machine's part (its file,
+ * devices, ints, inputs, outputs) and program listing two spaces in, then
+ * `every`, then the rails; --json of a job file is bad usage. */
+static void test_dump_lists_a_job_files_machines_and_rails(void) {
+  char prog[4096], job[4096], want[16800];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_input(d, 0, 8);
+  d->ints = 3;
+  write_desc(d, "job-dump.bin", prog, sizeof prog);
+  rig_desc_free(d);
+  write_text(tmp_path("job-dump.json", job, sizeof job),
+             "{\"runs\": 7, \"machines\": [{\"program\": \"job-dump.bin\", \"devices\": "
+             "[\"host\"], \"ints\": [3, \"run\", \"rank\"], \"inputs\": {\"0\": \"x.bin\"}}], "
+             "\"every\": {\"program\": \"job-dump.bin\", \"outputs\": {\"0\": \"o{rank}.bin\"}}, "
+             "\"rails\": [{\"id\": 2, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 8, "
+             "\"length\": 16}]}]}");
+  static const char listing[] = "  program: 1 device, 0 memory, 0 images, 1 input, 3 ints, 0 "
+                                "steps\n"
+                                "  devices:\n"
+                                "    0 x86_64\n"
+                                "  memory:\n"
+                                "    (none)\n"
+                                "  images:\n"
+                                "    (none)\n"
+                                "  inputs:\n"
+                                "    0 device 0, 8 bytes\n"
+                                "  steps:\n"
+                                "    (none)\n";
+  snprintf(want, sizeof want,
+           "job: 1 machine, every given, 1 rail, runs 7\n"
+           "machine 0:\n"
+           "  file: %s\n"
+           "  devices: host\n"
+           "  ints: 3, run, rank\n"
+           "  inputs:\n"
+           "    0 %s/x.bin\n"
+           "  outputs:\n"
+           "    (none)\n"
+           "%s"
+           "every:\n"
+           "  file: %s\n"
+           "  devices: by arch\n"
+           "  ints: (none)\n"
+           "  inputs:\n"
+           "    (none)\n"
+           "  outputs:\n"
+           "    0 %s/o{rank}.bin\n"
+           "%s"
+           "rails:\n"
+           "  rail 2 between machines 0 and 1\n"
+           "    send:\n"
+           "      0 src 0, dst 8, length 16\n"
+           "    receive:\n"
+           "      (none)\n",
+           prog, tmp_dir, listing, prog, tmp_dir, listing);
+  proc p = RUN("dump", job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, want);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "");
+  if (strcmp(p.out.p, want) != 0) show("dump job", &p);
+  proc_free(&p);
+  p = RUN("dump", "--json", job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: dump: --json lists a description, and %s is a job file\n",
+           job);
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  proc_free(&p);
+}
+
+/* dump of a job file whose program cannot be read prints nothing on stdout
+ * and names the file and the JSON path. */
+static void test_dump_of_a_job_file_names_the_program_it_cannot_read(void) {
+  char missing[4096], text[8400], job[4096], want[16800];
+  tmp_path("no-such-dump-program.json", missing, sizeof missing);
+  snprintf(text, sizeof text, "{\"machines\": [], \"every\": {\"program\": \"%s\"}}", missing);
+  write_text(tmp_path("dump-missing.json", job, sizeof job), text);
+  proc p = RUN("dump", job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: %s: every.program: cannot read %s: %s\n", job, missing,
+           strerror(ENOENT));
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+}
+
+/* ---- dot ------------------------------------------------------------------ */
+
+/* The lines of a graph that are edges, in order, joined. */
+static void edges_of(const char *graph, char *out, size_t size) {
+  out[0] = '\0';
+  size_t used = 0;
+  for (const char *line = graph; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+    if (memmem(line, n, " -> ", 4) && used + n < size) {
+      memcpy(out + used, line, n);
+      used += n;
+      out[used] = '\0';
+    }
+    line += n;
+  }
+}
+
+static void write_launch(rig_desc *d, int64_t device, int64_t image, const int64_t *memory,
+                         const rig_desc_use *uses, size_t n) {
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, device);
+  rig_desc_part *p =
+      rig_desc_submit_add_launch(d, s, image, "k", NULL, 0, rig_desc_fixed(1), rig_desc_fixed(1));
+  for (size_t i = 0; i < n; i++) {
+    rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(memory[i], 0, 64));
+    rig_desc_part_add_ref(d, p, (int64_t)i, 0, uses[i]);
+  }
+}
+
+/* dot draws an edge from each step (each part of a Submit) to the earlier
+ * ones it follows: another device's conflicting use of the same memory,
+ * named with the two uses, or the same device's earlier work ("device
+ * order"); a read after a read, or two Unordered uses, draw none. */
+static void test_dot_draws_what_each_step_follows_and_why(void) {
+  char path[4096], got[8192];
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_device(d, "cpu-x86_64");
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_add_image(d, 1, "\177ELF", 4);
+  rig_desc_add_input(d, 0, 64);
+  /* step 0 on cpu writes memory 0; step 1 on the host reads it, writes
+   * memory 1 and then reads it (Words); the Move reads memory 1; step 3 on
+   * cpu uses memory 0 Unordered. */
+  write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_WRITE}, 1);
+  write_launch(d, 0, 0, (int64_t[]){0, 1}, (rig_desc_use[]){RIG_USE_READ, RIG_USE_WRITE}, 2);
+  rig_desc_submit_add_words(d, &d->steps.items[1].u.submit, rig_desc_view_of(1, 0, 8));
+  rig_desc_add_move(d, NULL, rig_desc_slot_memory(1, 0, 64), rig_desc_slot_input(0), 64);
+  write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_UNORDERED}, 1);
+  write_desc(d, "dot-a.bin", path, sizeof path);
+  rig_desc_free(d);
+  proc p = RUN("dot", path);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "digraph program {\n", 18) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s1 {"));
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0p0 [label=\"memory 0: Read after Write\"];\n"
+                              "  s1p1 -> s1p0 [label=\"device order\"];\n"
+                              "  s2 -> s1p0 [label=\"memory 1: Read after Write\"];\n"
+                              "  s3p0 -> s0p0 [label=\"device order\"];\n"
+                              "  s3p0 -> s1p0 [label=\"memory 0: Unordered after Read\"];\n");
+  if (p.code != 0) show("dot", &p);
+  proc_free(&p);
+
+  /* A loop is a cluster; its head reads the flag, which each body step's
+   * Unordered use follows; the two Unordered uses do not follow each
+   * other. */
+  d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_device(d, "cpu-x86_64");
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_add_image(d, 1, "\177ELF", 4);
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_fixed(4));
+  rig_desc_loop_set_flag(loop, rig_desc_slot_memory(0, 0, 8), 0);
+  for (int64_t dev = 0; dev < 2; dev++) {
+    rig_desc_submit *s = rig_desc_add_submit(d, loop, dev);
+    rig_desc_part *part =
+        rig_desc_submit_add_launch(d, s, dev, "k", NULL, 0, rig_desc_fixed(1), rig_desc_fixed(1));
+    rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(0, 0, 64));
+    rig_desc_part_add_ref(d, part, 0, 0, RIG_USE_UNORDERED);
+  }
+  write_desc(d, "dot-b.bin", path, sizeof path);
+  rig_desc_free(d);
+  p = RUN("dot", path);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s0 {"));
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n"
+                              "  s2p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n");
+  proc_free(&p);
+}
+
+/* dot of a job file: a cluster per machine, each step's node named after
+ * its machine, and an edge per rail labelled with its id. */
+static void test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail(void) {
+  char path[4096];
+  proc p = RUN("dot", rig_test_binary_path("examples/pipeline.json", path, sizeof path));
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(strncmp(p.out.p, "digraph job {\n", 14) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m0 {\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m1 {\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "m1_s0p0 [label="));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  m0 -> m1 [label=\"rail 1\", ltail=cluster_m0, "
+                                         "lhead=cluster_m1, style=dashed];\n"));
+  if (p.code != 0) show("dot job", &p);
+  proc_free(&p);
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 static void test_help_prints_usage_on_stdout(void) {
@@ -1739,6 +2074,7 @@ void rig_test_register(void) {
       {"run devices map and refuse", test_run_devices_map_and_refuse},
       {"run refuses devices the machine lacks", test_run_refuses_devices_the_machine_lacks},
       {"run checks input and output files", test_run_checks_input_and_output_files},
+      {"info --json gives one machine here", test_info_json_gives_one_machine_here},
       {"an invalid environment variable is refused by name",
        test_an_invalid_environment_variable_is_refused_by_name},
       {"run refuses bad usage", test_run_refuses_bad_usage},
@@ -1773,11 +2109,26 @@ void rig_test_register(void) {
       {"job file rails are checked field by field", test_job_file_rails_are_checked_field_by_field},
       {"a job file failing here exits with its message",
        test_a_job_file_failing_here_exits_with_its_message},
+      {"check passes the example job files", test_check_passes_the_example_job_files},
+      {"check of a job file names the file and the JSON path",
+       test_check_of_a_job_file_names_the_file_and_the_json_path},
+      {"check of a job file finds a Ready of a rail the machine lacks",
+       test_check_of_a_job_file_finds_a_ready_of_a_rail_the_machine_lacks},
+      {"dump lists a job file's machines and rails",
+       test_dump_lists_a_job_files_machines_and_rails},
+      {"dump of a job file names the program it cannot read",
+       test_dump_of_a_job_file_names_the_program_it_cannot_read},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);
   rig_test_add_suite("cli: pack", pack);
   rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
+  static CU_TestInfo dot[] = {
+      {"dot draws what each step follows and why", test_dot_draws_what_each_step_follows_and_why},
+      {"dot of a job file draws a cluster per machine and an edge per rail",
+       test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail},
+      CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: job files", jobs);
+  rig_test_add_suite("cli: dot", dot);
 }

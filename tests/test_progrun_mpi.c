@@ -700,6 +700,49 @@ static void test_info_shows_topology_devices_mpi_and_ucx(void) {
   rig_proc_free(&p);
 }
 
+static size_t count_of(const char *text, const char *what) {
+  size_t n = 0;
+  for (const char *at = strstr(text, what); at; at = strstr(at + 1, what)) n++;
+  return n;
+}
+
+/* info under mpirun -n 3: rank 0 gathers every machine's facts and prints
+ * one table, once: its title, its head, a row per rank in rank order; the
+ * other ranks print nothing. --json gives the same machines as JSON. */
+static void test_info_under_mpirun_prints_one_table_with_a_row_per_rank(void) {
+  const char *args[] = {"info", NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_EQUAL(count_of(p.out, "progrun " RIG_VERSION_STRING ", 3 machines; MPI: "), 1);
+  CU_ASSERT_EQUAL(count_of(p.out, "rank  host"), 1);
+  CU_ASSERT_EQUAL(count_of(p.out, "\n"), 5);
+  const char *head = strstr(p.out, "rank  host");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(head);
+  CU_ASSERT_PTR_NOT_NULL(strstr(head, "cpuset  NUMA  devices"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(head, "UCX transports\n"));
+  const char *row = strchr(head, '\n');
+  for (int r = 0; r < 3 && row; r++) {
+    char rank[8];
+    snprintf(rank, sizeof rank, "\n%d ", r);
+    CU_ASSERT(strncmp(row, rank, strlen(rank)) == 0);
+    const char *end = strchr(row + 1, '\n');
+    CU_ASSERT(end && memmem(row, (size_t)(end - row), "host ", 5) &&
+              memmem(row, (size_t)(end - row), "cpu:0 cpu-", 10));
+    row = end;
+  }
+  if (p.code != 0 || count_of(p.out, "\n") != 5) show(&p);
+  rig_proc_free(&p);
+  const char *json[] = {"info", "--json", NULL};
+  p = mpirun(3, json, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_EQUAL(count_of(p.out, "\"progrun\": "), 1);
+  CU_ASSERT_EQUAL(count_of(p.out, "\"rank\": "), 3);
+  CU_ASSERT_EQUAL(count_of(p.out, "\"cpuset\": "), 3);
+  CU_ASSERT_EQUAL(count_of(p.out, "\"transports\": "), 3);
+  if (p.code != 0) show(&p);
+  rig_proc_free(&p);
+}
+
 static int setup(void) {
   snprintf(tmp, sizeof tmp, "/tmp/rig-mpi-cli-XXXXXX");
   return mkdtemp(tmp) ? 0 : 1;
@@ -740,6 +783,8 @@ void rig_test_register(void) {
       {"srun without PMIx is refused instead of running separate jobs",
        test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
       {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},
+      {"info under mpirun prints one table with a row per rank",
+       test_info_under_mpirun_prints_one_table_with_a_row_per_rank},
       {"the pipeline example sums every block over a rail",
        test_the_pipeline_example_sums_every_block_over_a_rail},
       {"the ring example passes every run around its machines",

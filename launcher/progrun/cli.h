@@ -40,6 +40,9 @@ int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * directory). Only decodes: no rule is checked. On failure prints why and
  * returns the exit code; returns CLI_EXIT_OK with *d set on success. */
 int cli_read_desc(const char *path, rig_desc **d);
+/* cli_read_desc printing nothing: the message ("PATH: <why>", or "cannot
+ * read PATH: <why>") in *err. */
+int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err);
 
 /* The subcommands of cli_desc.c. */
 int cli_check(int argc, char **argv);
@@ -247,5 +250,13 @@ void cli_progress_end(cli_progress *p);
 /* The readable listing of d (docs/cli.md, "dump"): every field, in a
  * stable layout. */
 void cli_dump_desc(FILE *f, const rig_desc *d);
+
+/* `progrun dot FILE` (cli_desc.c) and the graph of d (dot.c, docs/cli.md,
+ * "dot"): its nodes and clusters on f, two spaces a level from `depth`,
+ * each name after `prefix`; its edges on `edges`. cli_dot_print gives the
+ * whole digraph. CLI_EXIT_FAIL out of memory. */
+int cli_dot(int argc, char **argv);
+int cli_dot_desc(FILE *f, FILE *edges, const rig_desc *d, const char *prefix, int depth);
+int cli_dot_print(FILE *out, const rig_desc *d);
 
 #endif

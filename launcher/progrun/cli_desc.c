@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_job.h"
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -67,23 +68,24 @@ static int status_exit(rig_status st) {
   return st == RIG_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
 }
 
-int cli_read_desc(const char *path, rig_desc **d) {
+int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err) {
   size_t len = 0;
   char *text = NULL;
-  rig_error err = {0};
-  int rc = cli_read_whole(path, &text, &len, &err);
-  if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  *d = NULL;
+  int rc = cli_read_whole(path, &text, &len, err);
+  if (rc != CLI_EXIT_OK) return rc;
   rig_status st;
   if (rig_desc_is_bytes(text, len)) {
-    st = rig_desc_of_bytes(text, len, d, &err);
+    st = rig_desc_of_bytes(text, len, d, err);
   } else {
     /* dirname may modify its argument. */
     char *copy = strdup(path);
     if (!copy) {
       free(text);
-      return cli_fail(CLI_EXIT_FAIL, "out of memory");
+      rig_error_set(err, RIG_ENOMEM, "out of memory");
+      return CLI_EXIT_FAIL;
     }
-    st = rig_desc_of_json(text, len, dirname(copy), d, &err);
+    st = rig_desc_of_json(text, len, dirname(copy), d, err);
     free(copy);
   }
   /* Text that is no JSON either is no description at all (docs/format.md):
@@ -92,7 +94,7 @@ int cli_read_desc(const char *path, rig_desc **d) {
   json_t *any = NULL;
   if (st != RIG_OK && st != RIG_ENOMEM && !rig_desc_is_bytes(text, len) &&
       !(any = json_loadb(text, len, JSON_DECODE_ANY, &je)))
-    rig_error_set(&err, RIG_EMALFORMED,
+    rig_error_set(err, RIG_EMALFORMED,
                   "not a program description: neither the bytes' magic nor JSON: line %d column "
                   "%d: %s",
                   je.line, je.column, je.text);
@@ -100,9 +102,16 @@ int cli_read_desc(const char *path, rig_desc **d) {
   free(text);
   if (st != RIG_OK) {
     *d = NULL;
-    return cli_fail(status_exit(st), "%s: %s", path, err.message);
+    rig_error_prefix(err, "%s", path);
+    return status_exit(st);
   }
   return CLI_EXIT_OK;
+}
+
+int cli_read_desc(const char *path, rig_desc **d) {
+  rig_error err = {0};
+  int rc = cli_read_desc_quiet(path, d, &err);
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
 }
 
 /* ---- writing -------------------------------------------------------------- */
@@ -123,6 +132,7 @@ int cli_check(int argc, char **argv) {
     if (a.help) cli_print_usage(stdout);
     return rc;
   }
+  if (cli_is_jobfile(a.file)) return flush_stdout(cli_check_jobfile(a.file));
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
@@ -143,6 +153,12 @@ int cli_dump(int argc, char **argv) {
     if (a.help) cli_print_usage(stdout);
     return rc;
   }
+  if (cli_is_jobfile(a.file)) {
+    if (a.json)
+      return cli_usage_error("%s: --json lists a description, and %s is a job file", argv[0],
+                             a.file);
+    return flush_stdout(cli_dump_jobfile(a.file));
+  }
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
@@ -160,6 +176,24 @@ int cli_dump(int argc, char **argv) {
   fputs(text, stdout);
   if (n == 0 || text[n - 1] != '\n') putchar('\n');
   free(text);
+  return flush_stdout(CLI_EXIT_OK);
+}
+
+/* Draws even a description that breaks a rule, as dump lists it. */
+int cli_dot(int argc, char **argv) {
+  cli_args a;
+  int rc = parse_args(argc, argv, 0, &a);
+  if (rc != CLI_EXIT_OK || a.help) {
+    if (a.help) cli_print_usage(stdout);
+    return rc;
+  }
+  if (cli_is_jobfile(a.file)) return flush_stdout(cli_dot_jobfile(a.file));
+  rig_desc *d = NULL;
+  rc = cli_read_desc(a.file, &d);
+  if (rc != CLI_EXIT_OK) return rc;
+  rc = cli_dot_print(stdout, d);
+  rig_desc_free(d);
+  if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
   return flush_stdout(CLI_EXIT_OK);
 }
 

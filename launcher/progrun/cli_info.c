@@ -1,6 +1,10 @@
 /* `progrun info`: this machine as a job would see it: its host name and
  * topology (hwloc), its devices and their arch, the worker pool, and the
- * MPI library and UCX transports a job would use. */
+ * MPI library and UCX transports a job would use. Under a launcher every
+ * rank describes its machine (also the cpuset its workers run on and its
+ * NUMA nodes), rank 0 gathers them and prints one table, or JSON. */
+#include <hwloc.h>
+#include <jansson.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +12,11 @@
 #include <ucp/api/ucp.h>
 
 #include "cli.h"
+#include "cli_job.h"
 #include "rig/rig_job.h"
 
-/* UCX's transports here: "tcp/lo", "posix/memory", ... from its context's
- * resources, on one line. */
+/* UCX's transports here: "tcp/lo", "posix/memory", ... from the resources
+ * of a context with the features rails use, on one line. */
 static void ucx_transports(char *out, size_t size) {
   out[0] = 0;
   ucp_config_t *config;
@@ -44,38 +49,268 @@ static void ucx_transports(char *out, size_t size) {
   ucp_cleanup(ctx);
 }
 
-int cli_info(int argc, char **argv) {
-  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    cli_print_usage(stdout);
-    return CLI_EXIT_OK;
+/* The PUs this process (so its workers, which inherit it) is bound to,
+ * and the NUMA nodes they lie in, as hwloc lists ("0-15", "0"). */
+static void binding(char *cpus, size_t ncpus, char *numa, size_t nnuma) {
+  snprintf(cpus, ncpus, "unknown");
+  snprintf(numa, nnuma, "unknown");
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return;
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    return;
   }
-  if (argc > 1) return cli_usage_error("info: takes no arguments, not '%s'", argv[1]);
+  hwloc_cpuset_t set = hwloc_bitmap_alloc();
+  hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
+  if (set && nodes && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+    hwloc_bitmap_list_snprintf(cpus, ncpus, set);
+    hwloc_cpuset_to_nodeset(topo, set, nodes);
+    hwloc_bitmap_list_snprintf(numa, nnuma, nodes);
+  }
+  hwloc_bitmap_free(set);
+  hwloc_bitmap_free(nodes);
+  hwloc_topology_destroy(topo);
+}
+
+/* This machine's facts as a JSON object (NULL out of memory). */
+static json_t *describe(int rank, rig_error *err, bool *ok) {
   rig_machine m;
-  rig_error err;
-  if (rig_machine_describe_local(&m, &err) != RIG_OK)
-    return cli_fail(CLI_EXIT_FAIL, "%s", err.message);
-  printf("progrun %s\n", RIG_VERSION_STRING);
-  printf("host: %s\n", m.host);
-  printf("topology: %s\n", m.topology);
-  printf("workers: %u threads run a host launch's groups\n",
-         rig_device_facts_of(rig_host())->threads);
-  printf("devices:\n");
-  for (size_t i = 0; i < m.ndevices; i++)
-    printf("  %-10s %-14s %.1f GiB\n", m.devices[i].name, m.devices[i].arch,
-           (double)m.devices[i].budget / (1024.0 * 1024.0 * 1024.0));
-  /* A family with no device at all says why (no driver, no GPU). */
-  for (size_t f = 0; f < rig_family_count(); f++) {
-    unsigned n;
-    if (rig_family_devices(f, &n, &err) != RIG_OK) printf("  (%s)\n", err.message);
+  *ok = rig_machine_describe_local(&m, err) == RIG_OK;
+  json_t *o = json_object();
+  if (!o) return NULL;
+  json_object_set_new(o, "rank", json_integer(rank));
+  if (!*ok) {
+    json_object_set_new(o, "error", json_string(err->message));
+    return o;
   }
+  char cpus[512], numa[128], tls[2048];
+  binding(cpus, sizeof cpus, numa, sizeof numa);
+  ucx_transports(tls, sizeof tls);
+  json_object_set_new(o, "host", json_string(m.host));
+  json_object_set_new(o, "topology", json_string(m.topology));
+  json_object_set_new(o, "cpuset", json_string(cpus));
+  json_object_set_new(o, "numa", json_string(numa));
+  json_object_set_new(o, "workers", json_integer(rig_device_facts_of(rig_host())->threads));
+  json_t *devs = json_array();
+  for (size_t i = 0; devs && i < m.ndevices; i++)
+    json_array_append_new(devs,
+                          json_pack("{s:s, s:s, s:I}", "name", m.devices[i].name, "arch",
+                                    m.devices[i].arch, "bytes", (json_int_t)m.devices[i].budget));
+  json_object_set_new(o, "devices", devs);
+  /* A family with no device at all says why (no driver, no GPU). */
+  json_t *missing = json_array();
+  for (size_t f = 0; missing && f < rig_family_count(); f++) {
+    unsigned n;
+    rig_error why;
+    if (rig_family_devices(f, &n, &why) != RIG_OK)
+      json_array_append_new(missing, json_string(why.message));
+  }
+  json_object_set_new(o, "no_devices", missing);
+  json_t *ucx = json_object();
+  json_object_set_new(ucx, "version", json_string(ucp_get_version_string()));
+  json_object_set_new(ucx, "transports", json_string(tls[0] ? tls : "none"));
+  const char *env = getenv("UCX_TLS");
+  json_object_set_new(ucx, "UCX_TLS", env ? json_string(env) : json_null());
+  json_object_set_new(o, "ucx", ucx);
+  rig_machine_clear(&m);
+  return o;
+}
+
+static const char *str_of(json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+static double gib(json_int_t bytes) {
+  return (double)bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+static void mpi_version(char *out, size_t size) {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(version, &len);
   version[strcspn(version, "\n")] = 0;
+  snprintf(out, size, "%s", version);
+}
+
+/* One machine, as `progrun info` has always printed it. */
+static void print_block(json_t *o) {
+  printf("progrun %s\n", RIG_VERSION_STRING);
+  printf("host: %s\n", str_of(o, "host"));
+  printf("topology: %s\n", str_of(o, "topology"));
+  printf("workers: %lld threads run a host launch's groups\n",
+         (long long)json_integer_value(json_object_get(o, "workers")));
+  printf("devices:\n");
+  size_t i;
+  json_t *d;
+  json_array_foreach(json_object_get(o, "devices"), i, d) {
+    printf("  %-10s %-14s %.1f GiB\n", str_of(d, "name"), str_of(d, "arch"),
+           gib(json_integer_value(json_object_get(d, "bytes"))));
+  }
+  json_array_foreach(json_object_get(o, "no_devices"), i, d) {
+    printf("  (%s)\n", json_string_value(d));
+  }
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  mpi_version(version, sizeof version);
   printf("MPI: %s\n", version);
-  char tls[512];
-  ucx_transports(tls, sizeof tls);
-  printf("UCX: %s; transports: %s\n", ucp_get_version_string(), tls[0] ? tls : "none");
-  rig_machine_clear(&m);
-  return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+  json_t *ucx = json_object_get(o, "ucx");
+  printf("UCX: %s; transports: %s\n", str_of(ucx, "version"), str_of(ucx, "transports"));
+}
+
+/* A machine's devices on one line: "host x86_64 125.0 GiB, cpu:0 ...". */
+static void devices_line(json_t *o, char *out, size_t size) {
+  size_t at = 0, i;
+  json_t *d;
+  out[0] = 0;
+  json_array_foreach(json_object_get(o, "devices"), i, d) {
+    int n = snprintf(out + at, size - at, "%s%s %s %.1f GiB", i ? ", " : "", str_of(d, "name"),
+                     str_of(d, "arch"), gib(json_integer_value(json_object_get(d, "bytes"))));
+    if (n < 0 || (size_t)n >= size - at) return;
+    at += (size_t)n;
+  }
+  json_array_foreach(json_object_get(o, "no_devices"), i, d) {
+    int n = snprintf(out + at, size - at, "%s(%s)", at ? ", " : "", json_string_value(d));
+    if (n < 0 || (size_t)n >= size - at) return;
+    at += (size_t)n;
+  }
+}
+
+/* Every machine, a row each (docs/cli.md, "info"). */
+static void print_table(json_t *machines) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  mpi_version(version, sizeof version);
+  size_t n = json_array_size(machines);
+  json_t *ucx0 = json_object_get(json_array_get(machines, 0), "ucx");
+  const char *tls = getenv("UCX_TLS");
+  printf("progrun %s, %zu machines; MPI: %s; UCX: %s; UCX_TLS %s%s\n", RIG_VERSION_STRING, n,
+         version, str_of(ucx0, "version"), tls ? "=" : "unset (UCX chooses)", tls ? tls : "");
+  static const char *const heads[] = {"rank", "host", "cpuset", "NUMA", "devices"};
+  enum { ncols = 5 };
+  size_t width[ncols];
+  for (int c = 0; c < ncols; c++) width[c] = strlen(heads[c]);
+  char(*cells)[ncols][1024] = calloc(n ? n : 1, sizeof *cells);
+  if (!cells) return;
+  for (size_t r = 0; r < n; r++) {
+    json_t *o = json_array_get(machines, r);
+    snprintf(cells[r][0], sizeof cells[r][0], "%lld",
+             (long long)json_integer_value(json_object_get(o, "rank")));
+    snprintf(cells[r][1], sizeof cells[r][1], "%s", str_of(o, "host"));
+    snprintf(cells[r][2], sizeof cells[r][2], "%s", str_of(o, "cpuset"));
+    snprintf(cells[r][3], sizeof cells[r][3], "%s", str_of(o, "numa"));
+    if (json_object_get(o, "error"))
+      snprintf(cells[r][4], sizeof cells[r][4], "(%s)", str_of(o, "error"));
+    else
+      devices_line(o, cells[r][4], sizeof cells[r][4]);
+    for (int c = 0; c < ncols; c++)
+      if (strlen(cells[r][c]) > width[c]) width[c] = strlen(cells[r][c]);
+  }
+  for (int c = 0; c < ncols; c++) printf("%-*s  ", (int)width[c], heads[c]);
+  puts("UCX transports");
+  for (size_t r = 0; r < n; r++) {
+    for (int c = 0; c < ncols; c++) printf("%-*s  ", (int)width[c], cells[r][c]);
+    puts(str_of(json_object_get(json_array_get(machines, r), "ucx"), "transports"));
+  }
+  free(cells);
+}
+
+static json_t *whole(json_t *machines) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  mpi_version(version, sizeof version);
+  return json_pack("{s:s, s:s, s:O}", "progrun", RIG_VERSION_STRING, "mpi", version, "machines",
+                   machines);
+}
+
+/* Under a launcher: every rank's object, gathered on rank 0 (its JSON text,
+ * lengths first). Returns the array on rank 0, NULL elsewhere. */
+static json_t *gather(json_t *mine, int rank, int size) {
+  char *text = json_dumps(mine, JSON_COMPACT);
+  int len = text ? (int)strlen(text) + 1 : 1;
+  int *lens = rank == 0 ? calloc((size_t)size, sizeof *lens) : NULL;
+  int *at = rank == 0 ? calloc((size_t)size, sizeof *at) : NULL;
+  MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  char *all = NULL;
+  if (rank == 0) {
+    size_t total = 0;
+    for (int r = 0; r < size; r++) at[r] = (int)total, total += (size_t)lens[r];
+    all = malloc(total ? total : 1);
+  }
+  MPI_Gatherv(text ? text : "", len, MPI_CHAR, all, lens, at, MPI_CHAR, 0, MPI_COMM_WORLD);
+  free(text);
+  json_t *machines = NULL;
+  if (rank == 0) {
+    machines = json_array();
+    for (int r = 0; r < size; r++) {
+      json_t *o = json_loads(all + at[r], 0, NULL);
+      json_array_append_new(
+          machines,
+          o ? o : json_pack("{s:i, s:s}", "rank", r, "error", "its description did not arrive"));
+    }
+  }
+  free(lens);
+  free(at);
+  free(all);
+  return machines;
+}
+
+int cli_info(int argc, char **argv) {
+  bool json = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      cli_print_usage(stdout);
+      return CLI_EXIT_OK;
+    }
+    if (strcmp(argv[i], "--json") != 0)
+      return cli_usage_error("info: takes only --json, not '%s'", argv[i]);
+    if (json) return cli_usage_error("info: --json given twice");
+    json = true;
+  }
+  bool mpi = cli_under_mpi();
+  int rank = 0, size = 1;
+  if (mpi) {
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
+  rig_error err = {0};
+  bool ok;
+  json_t *mine = describe(rank, &err, &ok);
+  json_t *machines = NULL;
+  if (mpi) {
+    machines = gather(mine, rank, size);
+    json_decref(mine);
+  } else {
+    machines = json_array();
+    json_array_append_new(machines, mine);
+  }
+  int rc = CLI_EXIT_OK;
+  if (rank == 0) {
+    size_t i;
+    json_t *o;
+    json_array_foreach(machines, i, o) {
+      if (json_object_get(o, "error")) {
+        if (!mpi) fprintf(stderr, "progrun: %s\n", str_of(o, "error"));
+        rc = CLI_EXIT_FAIL;
+      }
+    }
+    if (json) {
+      json_t *all = whole(machines);
+      char *text = all ? json_dumps(all, JSON_INDENT(1)) : NULL;
+      if (text) puts(text);
+      free(text);
+      json_decref(all);
+    } else if (mpi) {
+      print_table(machines);
+    } else if (rc == CLI_EXIT_OK) {
+      print_block(json_array_get(machines, 0));
+    }
+    if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) rc = CLI_EXIT_USAGE;
+  }
+  json_decref(machines);
+  if (mpi) {
+    /* Every rank leaves with rank 0's status. */
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+  }
+  return rc;
 }

@@ -51,6 +51,15 @@ int cli_jobfile_rails(void *rails, cli_jobfile *out, rig_error *err);
 int cli_jobfile_rails_fit(const cli_jobfile *j, size_t machines, const char *file, rig_error *err);
 void cli_jobfile_rails_free(cli_jobfile *j);
 
+/* `progrun check JOBFILE` and `progrun dump JOBFILE` (cli_jobview.c):
+ * the exit code, having printed "ok" or the listing, or the message. */
+int cli_check_jobfile(const char *path);
+int cli_dump_jobfile(const char *path);
+int cli_dot_jobfile(const char *path);
+/* The job's graph (dot.c): a cluster per part, machines[i] then every, of
+ * descs[i]'s graph, and an edge per rail. */
+int cli_dot_job_print(FILE *out, const cli_jobfile *j, rig_desc *const *descs);
+
 /* Machine m's part, or NULL when the file has none for it. */
 const cli_job_machine *cli_jobfile_machine(const cli_jobfile *j, size_t m);
 

@@ -33,6 +33,7 @@ static const cli_command commands[] = {
     {"info", cli_info, "info", "this machine: topology, devices, MPI and UCX"},
     {"check", cli_check, "check FILE", "decode and apply every rule that needs no device"},
     {"dump", cli_dump, "dump FILE [--json]", "the description as a listing, or as JSON"},
+    {"dot", cli_dot, "dot FILE", "the program as a Graphviz graph: steps and what each follows"},
     {"pack", cli_pack, "pack FILE -o OUT", "the description (JSON or bytes) as bytes in OUT"},
 };
 

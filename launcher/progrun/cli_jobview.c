@@ -1,0 +1,416 @@
+/* `progrun check JOBFILE` and `progrun dump JOBFILE`: a job file wherever a
+ * description goes (docs/cli.md, "Job files"). check reads the job file
+ * (jobfile.c, its rails checked by jobfile_rails.c), then each machine's
+ * program as `check` does one description, against the machine's part: its
+ * devices' names, ints, inputs and outputs, and the rails it is an end of.
+ * dump lists each machine's part and program, then the rails. Every message
+ * names the job file and the JSON path. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_job.h"
+
+/* The machines a job file has parts for: `machines`, then `every`
+ * (index n). */
+static size_t nparts(const cli_jobfile *j) {
+  return j->n + (j->has_every ? 1 : 0);
+}
+
+static const cli_job_machine *part_of(const cli_jobfile *j, size_t i, char *where, size_t size) {
+  if (i < j->n) {
+    snprintf(where, size, "machines[%zu]", i);
+    return &j->machines[i];
+  }
+  snprintf(where, size, "every");
+  return &j->every;
+}
+
+/* ---- check ------------------------------------------------------------------ */
+
+/* The areas machine `machine` has of a rail, as its load will find them
+ * (rails/rail.c: two copies of each direction's bytes): between[0] sends
+ * `send` and receives `receive`, between[1] the other way round. */
+typedef struct rail_view {
+  const cli_jobfile *jf;
+  int64_t machine; /* -1: `every`, whose machines are not known */
+} rail_view;
+
+static const cli_job_rail *rail_of(const cli_jobfile *j, int64_t id) {
+  for (size_t i = 0; i < j->nrails; i++)
+    if (j->rails[i].id == id) return &j->rails[i];
+  return NULL;
+}
+
+static int64_t area_bytes(void *ctx, int64_t rail, rig_desc_area area) {
+  const rail_view *v = ctx;
+  const cli_job_rail *r = rail_of(v->jf, rail);
+  if (!r || v->machine < 0 || (r->between[0] != v->machine && r->between[1] != v->machine))
+    return -1;
+  if (area == RIG_AREA_COUNTS) return RIG_RAIL_COUNTS_BYTES;
+  bool first = r->between[0] == v->machine;
+  const rig_rail_transfer *out = first ? r->send : r->receive, *in = first ? r->receive : r->send;
+  size_t nout = first ? r->nsend : r->nreceive, nin = first ? r->nreceive : r->nsend;
+  return area == RIG_AREA_OUTBOUND ? (int64_t)(2 * rig_rail_copy_bytes(out, nout, false))
+                                   : (int64_t)(2 * rig_rail_copy_bytes(in, nin, true));
+}
+
+static bool starts(rig_desc_string s, const char *prefix) {
+  size_t n = strlen(prefix);
+  return s.len >= n && memcmp(s.bytes, prefix, n) == 0;
+}
+
+/* "host", "cpu:N" or "cuda:N" (N in plain decimal): the family's name in
+ * *family, or NULL when the name is of none. */
+static const char *family_of(const char *name) {
+  if (strcmp(name, "host") == 0) return "host";
+  static const char *const families[] = {"cpu", "cuda"};
+  for (size_t f = 0; f < 2; f++) {
+    size_t n = strlen(families[f]);
+    const char *num = name + n + 1;
+    if (strncmp(name, families[f], n) != 0 || name[n] != ':') continue;
+    if (strcmp(num, "0") != 0 && !(num[0] >= '1' && num[0] <= '9')) return NULL;
+    for (const char *c = num; *c; c++)
+      if (*c < '0' || *c > '9') return NULL;
+    return strlen(num) <= 9 ? families[f] : NULL;
+  }
+  return NULL;
+}
+
+/* Whether a device of `family` can stand for one of arch `arch` (cli_run.c
+ * maps by the same families: cpu-<ISA> a cpu:N, sm_XY a cuda:N, the
+ * machine's ISA the host). */
+static bool family_fits(const char *family, rig_desc_string arch) {
+  bool cpu = starts(arch, "cpu-"), cuda = starts(arch, "sm_");
+  if (strcmp(family, "cpu") == 0) return cpu;
+  if (strcmp(family, "cuda") == 0) return cuda;
+  return !cpu && !cuda;
+}
+
+/* An arch as messages show it: at most 64 bytes, anything outside
+ * printable ASCII as '?'. */
+static const char *shown(rig_desc_string s, char buf[72]) {
+  size_t n = s.len < 64 ? s.len : 64;
+  for (size_t i = 0; i < n; i++) buf[i] = s.bytes[i] >= 32 && s.bytes[i] < 127 ? s.bytes[i] : '?';
+  strcpy(buf + n, s.len > 64 ? "..." : "");
+  return buf;
+}
+
+/* The part fits its program: devices (their number, each name's form and
+ * family), ints, inputs' and outputs' numbers. */
+static int fit_part(const cli_job_machine *jm, const rig_desc *d, const char *where,
+                    rig_error *err) {
+  if (jm->ndevices && jm->ndevices != d->ndevices)
+    return rig_error_set(err, RIG_EINVAL, "%s.devices: %zu devices for a program of %zu", where,
+                         jm->ndevices, d->ndevices),
+           CLI_EXIT_USAGE;
+  for (size_t i = 0; i < jm->ndevices; i++) {
+    const char *family = family_of(jm->devices[i]);
+    char arch[72];
+    if (!family)
+      return rig_error_set(err, RIG_EINVAL,
+                           "%s.devices: element %zu: \"%.64s\" is not a device's name (host, "
+                           "cpu:N, cuda:N)",
+                           where, i, jm->devices[i]),
+             CLI_EXIT_USAGE;
+    if (!family_fits(family, d->devices[i]))
+      return rig_error_set(err, RIG_EINVAL,
+                           "%s.devices: element %zu: \"%s\" cannot stand for device %zu, of "
+                           "arch \"%s\"",
+                           where, i, jm->devices[i], i, shown(d->devices[i], arch)),
+             CLI_EXIT_USAGE;
+  }
+  if (jm->nints > (uint64_t)d->ints)
+    return rig_error_set(err, RIG_EINVAL, "%s.ints: %zu ints for a program of %" PRId64, where,
+                         jm->nints, d->ints),
+           CLI_EXIT_USAGE;
+  for (size_t k = 0; k < jm->ninputs + jm->noutputs; k++) {
+    bool input = k < jm->ninputs;
+    const cli_job_io *io = input ? &jm->inputs[k] : &jm->outputs[k - jm->ninputs];
+    if ((uint64_t)io->index >= d->ninputs)
+      return rig_error_set(err, RIG_EINVAL,
+                           "%s.%s: input %" PRId64 ": no such input (the program has %zu)", where,
+                           input ? "inputs" : "outputs", io->index, d->ninputs),
+             CLI_EXIT_USAGE;
+  }
+  return CLI_EXIT_OK;
+}
+
+/* A Ready leaf's rail that machine m is no end of: its id, or 0 (rail ids
+ * start at 1). */
+typedef struct ready_walk {
+  const cli_jobfile *jf;
+  int64_t machine;
+} ready_walk;
+
+static bool has_end(const ready_walk *w, int64_t id) {
+  const cli_job_rail *r = rail_of(w->jf, id);
+  return r && (r->between[0] == w->machine || r->between[1] == w->machine);
+}
+
+static int64_t leaf_foreign(const ready_walk *w, const rig_desc_leaf *l) {
+  return l->tag == RIG_LEAF_READY && !has_end(w, l->u.ready) ? l->u.ready : 0;
+}
+
+static int64_t value_foreign(const ready_walk *w, const rig_desc_value *v) {
+  return v->tag == RIG_VALUE_LEAF ? leaf_foreign(w, &v->u.leaf) : 0;
+}
+
+static int64_t data_foreign(const ready_walk *w, const rig_desc_data *d) {
+  for (size_t h = 0; h < d->nholes; h++)
+    for (size_t t = 0; t < d->holes[h].terms.n; t++) {
+      int64_t id = value_foreign(w, &d->holes[h].terms.items[t].value);
+      if (id) return id;
+    }
+  return 0;
+}
+
+static int64_t part_foreign(const ready_walk *w, const rig_desc_part *p) {
+  int64_t id = 0;
+  if (p->tag == RIG_PART_FILL && !(id = leaf_foreign(w, &p->u.fill.fill)))
+    id = data_foreign(w, &p->u.fill.params);
+  if (p->tag == RIG_PART_LAUNCH) {
+    id = data_foreign(w, &p->u.launch.params);
+    for (int g = 0; g < 3 && !id; g++)
+      if (!(id = value_foreign(w, &p->u.launch.groups[g])))
+        id = value_foreign(w, &p->u.launch.threads[g]);
+    if (!id) id = value_foreign(w, &p->u.launch.shared);
+  }
+  return id;
+}
+
+/* The first step (pre-order, *number counting) with such a leaf. */
+static int64_t steps_foreign(const ready_walk *w, const rig_desc_steps *ss, size_t *number) {
+  for (size_t i = 0; i < ss->n; i++) {
+    const rig_desc_step *st = &ss->items[i];
+    size_t at = (*number)++;
+    int64_t id = 0;
+    if (st->tag == RIG_STEP_LOOP) {
+      if ((id = value_foreign(w, &st->u.loop.trips))) return *number = at, id;
+      if ((id = steps_foreign(w, &st->u.loop.body, number))) return id;
+    } else if (st->tag == RIG_STEP_SUBMIT) {
+      for (size_t p = 0; p < st->u.submit.nparts && !id; p++)
+        id = part_foreign(w, &st->u.submit.parts[p]);
+      if (id) return *number = at, id;
+    }
+  }
+  return 0;
+}
+
+/* The program's Rail memory and Ready leaves name rails its machine is an
+ * end of (what the load refuses otherwise); `every` may be any machine, so
+ * is not judged. */
+static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, const char *program,
+                     const char *where, rig_error *err) {
+  if (machine < 0) return CLI_EXIT_OK;
+  for (size_t m = 0; m < d->nmemory; m++) {
+    if (d->memory[m].tag != RIG_MEMORY_RAIL) continue;
+    int64_t id = d->memory[m].u.rail.rail;
+    const cli_job_rail *r = rail_of(j, id);
+    if (!r || (r->between[0] != machine && r->between[1] != machine))
+      return rig_error_set(err, RIG_EINVAL,
+                           "%s.program: %s: memory %zu: no rail %" PRId64
+                           " of \"rails\" has machine %" PRId64 " at an end",
+                           where, program, m, id, machine),
+             CLI_EXIT_USAGE;
+  }
+  ready_walk w = {j, machine};
+  char at[48] = "";
+  int64_t id = 0;
+  for (size_t m = 0; m < d->nmemory && !id; m++)
+    if (d->memory[m].tag == RIG_MEMORY_ALLOC && (id = data_foreign(&w, &d->memory[m].u.alloc.init)))
+      snprintf(at, sizeof at, "memory %zu", m);
+  for (size_t k = 0; k < d->nimages && !id; k++)
+    if ((id = data_foreign(&w, &d->images[k].binary))) snprintf(at, sizeof at, "image %zu", k);
+  size_t number = 0;
+  if (!id && (id = steps_foreign(&w, &d->steps, &number)))
+    snprintf(at, sizeof at, "step %zu", number);
+  if (id)
+    return rig_error_set(err, RIG_EINVAL,
+                         "%s.program: %s: %s: Ready(rail %" PRId64 "): no rail %" PRId64
+                         " of \"rails\" has machine %" PRId64 " at an end",
+                         where, program, at, id, id, machine),
+           CLI_EXIT_USAGE;
+  return CLI_EXIT_OK;
+}
+
+static int check_part(const cli_jobfile *j, size_t i, rig_error *err) {
+  char where[64];
+  const cli_job_machine *jm = part_of(j, i, where, sizeof where);
+  rig_desc *d = NULL;
+  int rc = cli_read_desc_quiet(jm->program, &d, err);
+  if (rc != CLI_EXIT_OK) {
+    rig_error_prefix(err, "%s.program", where);
+    return rc;
+  }
+  int64_t machine = i < j->n ? (int64_t)i : -1;
+  rail_view v = {j, machine};
+  rig_desc_rail_sizes sizes = {area_bytes, &v};
+  rig_status st = rig_desc_check_rails(d, machine >= 0 ? &sizes : NULL, err);
+  if (st != RIG_OK) {
+    rc = st == RIG_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    rig_error_prefix(err, "%s.program: %s", where, jm->program);
+  }
+  if (rc == CLI_EXIT_OK) rc = fit_part(jm, d, where, err);
+  if (rc == CLI_EXIT_OK) rc = fit_rails(j, machine, d, jm->program, where, err);
+  rig_desc_free(d);
+  return rc;
+}
+
+int cli_check_jobfile(const char *path) {
+  cli_jobfile j;
+  rig_error err = {0};
+  int rc = cli_jobfile_read(path, &j, &err);
+  if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  char shown_path[CLI_PATH_SHOWN];
+  const char *file = cli_short_path(path, shown_path, sizeof shown_path);
+  /* Without `every` the job has exactly its `machines`: a rail past them
+   * could never be made. */
+  if (!j.has_every) rc = cli_jobfile_rails_fit(&j, j.n, file, &err);
+  for (size_t i = 0; rc == CLI_EXIT_OK && i < nparts(&j); i++) {
+    rc = check_part(&j, i, &err);
+    if (rc != CLI_EXIT_OK) rig_error_prefix(&err, "%s", file);
+  }
+  cli_jobfile_free(&j);
+  if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  puts("ok");
+  return CLI_EXIT_OK;
+}
+
+/* ---- dump ------------------------------------------------------------------- */
+
+static const char *plural(size_t n, const char *one, const char *many) {
+  return n == 1 ? one : many;
+}
+
+static void print_ints(FILE *f, const cli_int *ints, size_t n) {
+  if (n == 0) fputs(" (none)", f);
+  for (size_t i = 0; i < n; i++) {
+    fputs(i ? ", " : " ", f);
+    if (ints[i].kind == CLI_INT_RUN)
+      fputs("run", f);
+    else if (ints[i].kind == CLI_INT_RANK)
+      fputs("rank", f);
+    else
+      fprintf(f, "%" PRId64, ints[i].number);
+  }
+  fputc('\n', f);
+}
+
+static void print_io(FILE *f, const char *title, const cli_job_io *io, size_t n) {
+  fprintf(f, "  %s:\n", title);
+  if (n == 0) fputs("    (none)\n", f);
+  for (size_t i = 0; i < n; i++) fprintf(f, "    %" PRId64 " %s\n", io[i].index, io[i].path);
+}
+
+/* d's listing (dump.c) with two spaces before each line. */
+static int print_indented(FILE *f, const rig_desc *d) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (!m) return CLI_EXIT_FAIL;
+  cli_dump_desc(m, d);
+  if (fclose(m) != 0) {
+    free(text);
+    return CLI_EXIT_FAIL;
+  }
+  for (char *line = text; *line;) {
+    char *end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) : strlen(line);
+    fprintf(f, "  %.*s\n", (int)n, line);
+    line += n + (end ? 1 : 0);
+  }
+  free(text);
+  return CLI_EXIT_OK;
+}
+
+static void print_transfers(FILE *f, const char *title, const rig_rail_transfer *t, size_t n) {
+  fprintf(f, "    %s:\n", title);
+  if (n == 0) fputs("      (none)\n", f);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "      %zu src %" PRId64 ", dst %" PRId64 ", length %" PRId64 "\n", i, t[i].src,
+            t[i].dst, t[i].length);
+}
+
+/* The job file and every part's program, read before anything is printed:
+ * a listing is whole or not there. The exit code, the message in *err. */
+static int read_job(const char *path, cli_jobfile *j, rig_desc ***descs, rig_error *err) {
+  *descs = NULL;
+  int rc = cli_jobfile_read(path, j, err);
+  if (rc != CLI_EXIT_OK) return rc;
+  char shown_path[CLI_PATH_SHOWN];
+  const char *file = cli_short_path(path, shown_path, sizeof shown_path);
+  size_t n = nparts(j);
+  if (!(*descs = calloc(n + 1, sizeof **descs)))
+    return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+  for (size_t i = 0; rc == CLI_EXIT_OK && i < n; i++) {
+    char where[64];
+    const cli_job_machine *jm = part_of(j, i, where, sizeof where);
+    rc = cli_read_desc_quiet(jm->program, &(*descs)[i], err);
+    if (rc != CLI_EXIT_OK) rig_error_prefix(err, "%s: %s.program", file, where);
+  }
+  return rc;
+}
+
+static void free_job(cli_jobfile *j, rig_desc **descs) {
+  for (size_t i = 0; descs && i < nparts(j); i++) rig_desc_free(descs[i]);
+  free(descs);
+  cli_jobfile_free(j);
+}
+
+int cli_dot_jobfile(const char *path) {
+  cli_jobfile j;
+  rig_desc **descs;
+  rig_error err = {0};
+  int rc = read_job(path, &j, &descs, &err);
+  if (rc == CLI_EXIT_OK && (rc = cli_dot_job_print(stdout, &j, descs)) != CLI_EXIT_OK)
+    rig_error_set(&err, RIG_ENOMEM, "out of memory");
+  free_job(&j, descs);
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
+}
+
+int cli_dump_jobfile(const char *path) {
+  cli_jobfile j;
+  rig_desc **descs;
+  rig_error err = {0};
+  int rc = read_job(path, &j, &descs, &err);
+  size_t n = nparts(&j);
+  if (rc == CLI_EXIT_OK) {
+    printf("job: %zu %s, every %s, %zu %s, runs %" PRIu64 "\n", j.n,
+           plural(j.n, "machine", "machines"), j.has_every ? "given" : "none", j.nrails,
+           plural(j.nrails, "rail", "rails"), j.runs ? j.runs : 1);
+    for (size_t i = 0; rc == CLI_EXIT_OK && i < n; i++) {
+      char where[64];
+      const cli_job_machine *jm = part_of(&j, i, where, sizeof where);
+      if (i < j.n)
+        printf("machine %zu:\n", i);
+      else
+        puts("every:");
+      printf("  file: %s\n", jm->program);
+      fputs("  devices:", stdout);
+      if (jm->ndevices == 0) fputs(" by arch", stdout);
+      for (size_t k = 0; k < jm->ndevices; k++) printf("%s%s", k ? ", " : " ", jm->devices[k]);
+      putchar('\n');
+      fputs("  ints:", stdout);
+      print_ints(stdout, jm->ints, jm->nints);
+      print_io(stdout, "inputs", jm->inputs, jm->ninputs);
+      print_io(stdout, "outputs", jm->outputs, jm->noutputs);
+      rc = print_indented(stdout, descs[i]);
+      if (rc != CLI_EXIT_OK) rig_error_set(&err, RIG_ENOMEM, "out of memory");
+    }
+  }
+  if (rc == CLI_EXIT_OK) {
+    puts("rails:");
+    if (j.nrails == 0) puts("  (none)");
+    for (size_t i = 0; i < j.nrails; i++) {
+      const cli_job_rail *r = &j.rails[i];
+      printf("  rail %" PRId64 " between machines %d and %d\n", r->id, r->between[0],
+             r->between[1]);
+      print_transfers(stdout, "send", r->send, r->nsend);
+      print_transfers(stdout, "receive", r->receive, r->nreceive);
+    }
+  }
+  free_job(&j, descs);
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
+}
