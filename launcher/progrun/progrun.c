@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -94,7 +95,13 @@ static bool launcher_rank_is_not_0(void) {
 }
 
 int cli_usage_error(const char *fmt, ...) {
-  if (usage_silent) return CLI_EXIT_USAGE;
+  if (usage_silent) {
+    /* Leaving at once, this rank could have the launcher end rank 0 (its
+     * exit status is not 0) before rank 0 has said why: a second first. */
+    struct timespec ts = {1, 0};
+    nanosleep(&ts, NULL);
+    return CLI_EXIT_USAGE;
+  }
   va_list ap;
   va_start(ap, fmt);
   vmessage(fmt, ap);
