@@ -1,4 +1,4 @@
-/* A rail's peer lost while the other end waits (rail_lost.c, under an
+/* A rail's peer lost while the other end waits (support/rail_lost.c, under an
  * mpirun of 2 ranks this suite starts, with RIG_JOB_SILENCE=3): killed
  * (SIGKILL) or stopped (SIGSTOP: alive, but silent), on the default
  * transports and on tcp,self. Every wait on the survivor's end is
@@ -18,20 +18,14 @@ static const char *env_or(const char *name, const char *fallback) {
 }
 
 static void lose_machine_1(const char *how, const char *tls) {
-  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
-                  "-n",
-                  "2",
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
+  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"), "-n", "2",
+                  "--oversubscribe", "--bind-to", "none",
                   /* mpirun would end the survivor at once when a rank dies:
                    * kept alive, it shows what a launcher that leaves it
                    * running would see (on one host the rail learns of the
                    * loss from the job's silence bound). */
-                  "--enable-recovery",
-                  (char *)env_or("RIG_TEST_RAIL_LOST", "rail_lost"),
-                  (char *)how,
-                  NULL};
+                  "--enable-recovery", (char *)env_or("RIG_TEST_RAIL_LOST", "rail_lost"),
+                  (char *)how, NULL};
   char silence[] = "RIG_JOB_SILENCE=3", transports[64];
   snprintf(transports, sizeof transports, "UCX_TLS=%s", tls ? tls : "");
   char *env[] = {silence, tls ? transports : NULL, NULL};

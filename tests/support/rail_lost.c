@@ -4,8 +4,8 @@
  * machine 1's process. It prints how long its wait took to be released
  * and the job to fail, and the job's cause, each line as it happens:
  *
- *   released 1 after 0.52 s
- *   failed after 0.52 s: machine 1: rail 1: the peer's end is lost: ...
+ *   released 1 after 2.9 s
+ *   failed after 2.9 s: machine 1: silent for 3 s
  *   closed: machine 1: ...
  *
  * (released 0: the wait was not released within 30 s). It leaves with
