@@ -44,6 +44,11 @@ typedef struct cli_jobfile {
 bool cli_is_jobfile(const char *path);
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err);
 void cli_jobfile_free(cli_jobfile *j);
+/* A malformed job file: CLI_EXIT_USAGE, err set to "<where>: <message>"
+ * (where NULL: the message alone). */
+int cli_jobfile_bad(rig_error *err, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The job file's "rails" (json_t *rails; NULL when it has none), into
  * out->rails; the exit code, the message naming the JSON path. */
 int cli_jobfile_rails(void *rails, cli_jobfile *out, rig_error *err);

@@ -11,9 +11,7 @@
 
 #include "cli_job.h"
 
-static int bad(rig_error *err, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int bad(rig_error *err, const char *where, const char *fmt, ...) {
+int cli_jobfile_bad(rig_error *err, const char *where, const char *fmt, ...) {
   char msg[RIG_ERROR_MESSAGE_MAX];
   va_list ap;
   va_start(ap, fmt);
@@ -54,24 +52,27 @@ static bool input_number(const char *key, long long *out) {
 static int parse_io(json_t *obj, const char *dir, const char *where, bool needs_rank,
                     cli_job_io **out, size_t *n, rig_error *err) {
   if (!obj) return CLI_EXIT_OK;
-  if (!json_is_object(obj)) return bad(err, where, "not an object of input numbers to paths");
+  if (!json_is_object(obj))
+    return cli_jobfile_bad(err, where, "not an object of input numbers to paths");
   *out = calloc(json_object_size(obj) + 1, sizeof **out);
-  if (!*out) return bad(err, where, "out of memory");
+  if (!*out) return cli_jobfile_bad(err, where, "out of memory");
   const char *key;
   json_t *v;
   json_object_foreach(obj, key, v) {
     long long i = 0;
     if (!input_number(key, &i))
-      return bad(err, where, "\"%.32s\" is not an input's number (0, 1, ... in decimal)", key);
-    if (!json_is_string(v)) return bad(err, where, "input %lld: not a path", i);
+      return cli_jobfile_bad(err, where,
+                             "\"%.32s\" is not an input's number (0, 1, ... in decimal)", key);
+    if (!json_is_string(v)) return cli_jobfile_bad(err, where, "input %lld: not a path", i);
     if (needs_rank && !strstr(json_string_value(v), "{rank}"))
-      return bad(err, where,
-                 "input %lld: \"%.200s\" needs {rank}: every machine past \"machines\" "
-                 "writes it",
-                 i, json_string_value(v));
+      return cli_jobfile_bad(err, where,
+                             "input %lld: \"%.200s\" needs {rank}: every machine past \"machines\" "
+                             "writes it",
+                             i, json_string_value(v));
     cli_job_io *io = &(*out)[(*n)++];
     io->index = i;
-    if (!(io->path = joined(dir, json_string_value(v)))) return bad(err, where, "out of memory");
+    if (!(io->path = joined(dir, json_string_value(v))))
+      return cli_jobfile_bad(err, where, "out of memory");
   }
   return CLI_EXIT_OK;
 }
@@ -79,30 +80,31 @@ static int parse_io(json_t *obj, const char *dir, const char *where, bool needs_
 static int parse_machine(json_t *m, const char *dir, const char *where, bool every,
                          cli_job_machine *out, rig_error *err) {
   char at[96];
-  if (!json_is_object(m)) return bad(err, where, "not an object");
+  if (!json_is_object(m)) return cli_jobfile_bad(err, where, "not an object");
   const char *key;
   json_t *v;
   json_object_foreach(m, key, v) {
     if (strcmp(key, "program") && strcmp(key, "devices") && strcmp(key, "inputs") &&
         strcmp(key, "outputs") && strcmp(key, "ints"))
-      return bad(err, where, "unknown field \"%.32s\"", key);
+      return cli_jobfile_bad(err, where, "unknown field \"%.32s\"", key);
   }
   json_t *prog = json_object_get(m, "program");
-  if (!prog) return bad(err, where, "no \"program\" (a description's path)");
+  if (!prog) return cli_jobfile_bad(err, where, "no \"program\" (a description's path)");
   if (!json_is_string(prog))
-    return bad(err, where, "\"program\" is not a string (a description's path)");
+    return cli_jobfile_bad(err, where, "\"program\" is not a string (a description's path)");
   if (!(out->program = joined(dir, json_string_value(prog))))
-    return bad(err, where, "out of memory");
+    return cli_jobfile_bad(err, where, "out of memory");
   json_t *devs = json_object_get(m, "devices");
   if (devs) {
     snprintf(at, sizeof at, "%s.devices", where);
-    if (!json_is_array(devs)) return bad(err, at, "not an array of device names");
+    if (!json_is_array(devs)) return cli_jobfile_bad(err, at, "not an array of device names");
     out->devices = calloc(json_array_size(devs) + 1, sizeof *out->devices);
-    if (!out->devices) return bad(err, at, "out of memory");
+    if (!out->devices) return cli_jobfile_bad(err, at, "out of memory");
     size_t i;
     json_array_foreach(devs, i, v) {
-      if (!json_is_string(v)) return bad(err, at, "element %zu: not a device name", i);
-      if (!(out->devices[i] = strdup(json_string_value(v)))) return bad(err, at, "out of memory");
+      if (!json_is_string(v)) return cli_jobfile_bad(err, at, "element %zu: not a device name", i);
+      if (!(out->devices[i] = strdup(json_string_value(v))))
+        return cli_jobfile_bad(err, at, "out of memory");
       out->ndevices = i + 1;
     }
   }
@@ -115,9 +117,9 @@ static int parse_machine(json_t *m, const char *dir, const char *where, bool eve
   json_t *ints = json_object_get(m, "ints");
   if (ints) {
     snprintf(at, sizeof at, "%s.ints", where);
-    if (!json_is_array(ints)) return bad(err, at, "not an array");
+    if (!json_is_array(ints)) return cli_jobfile_bad(err, at, "not an array");
     out->ints = calloc(json_array_size(ints) + 1, sizeof *out->ints);
-    if (!out->ints) return bad(err, at, "out of memory");
+    if (!out->ints) return cli_jobfile_bad(err, at, "out of memory");
     size_t i;
     json_array_foreach(ints, i, v) {
       cli_int *x = &out->ints[i];
@@ -129,7 +131,7 @@ static int parse_machine(json_t *m, const char *dir, const char *where, bool eve
       } else if (json_is_string(v) && strcmp(json_string_value(v), "rank") == 0) {
         x->kind = CLI_INT_RANK;
       } else {
-        return bad(err, at, "element %zu: not a number, \"run\" or \"rank\"", i);
+        return cli_jobfile_bad(err, at, "element %zu: not a number, \"run\" or \"rank\"", i);
       }
       out->nints = i + 1;
     }
@@ -159,8 +161,8 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
   free(text);
   if (!root)
-    return bad(err, cli_short_path(path, shown, sizeof shown), "JSON line %d column %d: %s",
-               je.line, je.column, je.text);
+    return cli_jobfile_bad(err, cli_short_path(path, shown, sizeof shown),
+                           "JSON line %d column %d: %s", je.line, je.column, je.text);
   char *copy = strdup(path);
   const char *dir = copy ? dirname(copy) : ".";
   const char *key;
@@ -168,7 +170,7 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   json_object_foreach(root, key, v) {
     if (strcmp(key, "machines") && strcmp(key, "every") && strcmp(key, "runs") &&
         strcmp(key, "rails")) {
-      rc = bad(err, NULL, "unknown field \"%.32s\"", key);
+      rc = cli_jobfile_bad(err, NULL, "unknown field \"%.32s\"", key);
       break;
     }
   }
@@ -176,16 +178,17 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   json_t *every = json_object_get(root, "every");
   json_t *runs = json_object_get(root, "runs");
   if (rc == CLI_EXIT_OK && !json_is_array(machines))
-    rc = bad(err, NULL, "\"machines\" is not an array");
+    rc = cli_jobfile_bad(err, NULL, "\"machines\" is not an array");
   if (rc == CLI_EXIT_OK && runs &&
       (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
        json_integer_value(runs) > CLI_MAX_RUNS))
-    rc = bad(err, NULL, "\"runs\" is not a number of runs from 1 to %lld", (long long)CLI_MAX_RUNS);
+    rc = cli_jobfile_bad(err, NULL, "\"runs\" is not a number of runs from 1 to %lld",
+                         (long long)CLI_MAX_RUNS);
   if (rc == CLI_EXIT_OK) {
     out->runs = runs ? (uint64_t)json_integer_value(runs) : 0;
     out->n = json_array_size(machines);
     out->machines = calloc(out->n + 1, sizeof *out->machines);
-    if (!out->machines) rc = bad(err, NULL, "out of memory");
+    if (!out->machines) rc = cli_jobfile_bad(err, NULL, "out of memory");
   }
   for (size_t i = 0; rc == CLI_EXIT_OK && i < out->n; i++) {
     char where[64];

@@ -7,22 +7,6 @@
 
 #include "cli_job.h"
 
-static int bad(rig_error *err, const char *file, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int bad(rig_error *err, const char *file, const char *where, const char *fmt, ...) {
-  char msg[RIG_ERROR_MESSAGE_MAX];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  /* Inside the file's reading the caller names the file. */
-  if (file)
-    rig_error_set(err, RIG_EMALFORMED, "%s: %s: %s", file, where, msg);
-  else
-    rig_error_set(err, RIG_EMALFORMED, "%s: %s", where, msg);
-  return CLI_EXIT_USAGE;
-}
-
 static bool only_keys(json_t *obj, const char *const *keys, const char **unknown) {
   const char *key;
   json_t *v;
@@ -37,12 +21,12 @@ static bool only_keys(json_t *obj, const char *const *keys, const char **unknown
   return true;
 }
 
-static int parse_transfers(json_t *a, const char *file, const char *where, rig_rail_transfer **out,
-                           size_t *n, rig_error *err) {
-  if (!json_is_array(a)) return bad(err, file, where, "not an array of transfers");
+static int parse_transfers(json_t *a, const char *where, rig_rail_transfer **out, size_t *n,
+                           rig_error *err) {
+  if (!json_is_array(a)) return cli_jobfile_bad(err, where, "not an array of transfers");
   *n = json_array_size(a);
   *out = calloc(*n + 1, sizeof **out);
-  if (!*out) return bad(err, file, where, "out of memory");
+  if (!*out) return cli_jobfile_bad(err, where, "out of memory");
   size_t i;
   json_t *t;
   json_array_foreach(a, i, t) {
@@ -50,72 +34,72 @@ static int parse_transfers(json_t *a, const char *file, const char *where, rig_r
     snprintf(at, sizeof at, "%s[%zu]", where, i);
     static const char *const keys[] = {"src", "dst", "length", NULL};
     const char *unknown;
-    if (!json_is_object(t)) return bad(err, file, at, "not a transfer {src, dst, length}");
+    if (!json_is_object(t)) return cli_jobfile_bad(err, at, "not a transfer {src, dst, length}");
     if (!only_keys(t, keys, &unknown))
-      return bad(err, file, at, "unknown field \"%.32s\"", unknown);
+      return cli_jobfile_bad(err, at, "unknown field \"%.32s\"", unknown);
     int64_t *fields[3] = {&(*out)[i].src, &(*out)[i].dst, &(*out)[i].length};
     for (int f = 0; f < 3; f++) {
       json_t *v = json_object_get(t, keys[f]);
-      if (!json_is_integer(v)) return bad(err, file, at, "no \"%s\" (a number of bytes)", keys[f]);
+      if (!json_is_integer(v))
+        return cli_jobfile_bad(err, at, "no \"%s\" (a number of bytes)", keys[f]);
       *fields[f] = json_integer_value(v);
     }
   }
   return CLI_EXIT_OK;
 }
 
-static int parse_rail(json_t *r, const char *file, const char *where, cli_job_rail *out,
-                      rig_error *err) {
+static int parse_rail(json_t *r, const char *where, cli_job_rail *out, rig_error *err) {
   static const char *const keys[] = {"id", "between", "send", "receive", NULL};
   const char *unknown;
-  if (!json_is_object(r)) return bad(err, file, where, "not an object");
+  if (!json_is_object(r)) return cli_jobfile_bad(err, where, "not an object");
   if (!only_keys(r, keys, &unknown))
-    return bad(err, file, where, "unknown field \"%.32s\"", unknown);
+    return cli_jobfile_bad(err, where, "unknown field \"%.32s\"", unknown);
   json_t *id = json_object_get(r, "id");
   if (!json_is_integer(id) || json_integer_value(id) < 1)
-    return bad(err, file, where, "no \"id\" (a rail's number from 1)");
+    return cli_jobfile_bad(err, where, "no \"id\" (a rail's number from 1)");
   out->id = json_integer_value(id);
   char at[160];
   snprintf(at, sizeof at, "%s.between", where);
   json_t *between = json_object_get(r, "between");
   if (!json_is_array(between) || json_array_size(between) != 2)
-    return bad(err, file, at, "not the two machines of the rail");
+    return cli_jobfile_bad(err, at, "not the two machines of the rail");
   for (size_t e = 0; e < 2; e++) {
     json_t *m = json_array_get(between, e);
     if (!json_is_integer(m) || json_integer_value(m) < 0 || json_integer_value(m) > INT32_MAX)
-      return bad(err, file, at, "element %zu: not a machine's number", e);
+      return cli_jobfile_bad(err, at, "element %zu: not a machine's number", e);
     out->between[e] = (int)json_integer_value(m);
   }
   if (out->between[0] == out->between[1])
-    return bad(err, file, at, "machine %d and itself", out->between[0]);
+    return cli_jobfile_bad(err, at, "machine %d and itself", out->between[0]);
   json_t *send = json_object_get(r, "send"), *receive = json_object_get(r, "receive");
   snprintf(at, sizeof at, "%s.send", where);
-  int rc = send ? parse_transfers(send, file, at, &out->send, &out->nsend, err) : CLI_EXIT_OK;
+  int rc = send ? parse_transfers(send, at, &out->send, &out->nsend, err) : CLI_EXIT_OK;
   snprintf(at, sizeof at, "%s.receive", where);
   if (rc == CLI_EXIT_OK && receive)
-    rc = parse_transfers(receive, file, at, &out->receive, &out->nreceive, err);
+    rc = parse_transfers(receive, at, &out->receive, &out->nreceive, err);
   if (rc != CLI_EXIT_OK) return rc;
   rig_error why;
   if (rig_rail_check(out->send, out->nsend, out->receive, out->nreceive, &why) != RIG_OK)
-    return bad(err, file, where, "%s", why.message);
+    return cli_jobfile_bad(err, where, "%s", why.message);
   return CLI_EXIT_OK;
 }
 
 int cli_jobfile_rails(void *json, cli_jobfile *out, rig_error *err) {
-  const char *file = NULL;
   json_t *rails = json;
   if (!rails) return CLI_EXIT_OK;
-  if (!json_is_array(rails)) return bad(err, file, "rails", "not an array of rails");
+  if (!json_is_array(rails)) return cli_jobfile_bad(err, "rails", "not an array of rails");
   out->nrails = json_array_size(rails);
   out->rails = calloc(out->nrails + 1, sizeof *out->rails);
-  if (!out->rails) return bad(err, file, "rails", "out of memory");
+  if (!out->rails) return cli_jobfile_bad(err, "rails", "out of memory");
   for (size_t i = 0; i < out->nrails; i++) {
     char where[64];
     snprintf(where, sizeof where, "rails[%zu]", i);
-    int rc = parse_rail(json_array_get(rails, i), file, where, &out->rails[i], err);
+    int rc = parse_rail(json_array_get(rails, i), where, &out->rails[i], err);
     if (rc != CLI_EXIT_OK) return rc;
     for (size_t j = 0; j < i; j++)
       if (out->rails[j].id == out->rails[i].id)
-        return bad(err, file, where, "id %lld is rails[%zu]'s too", (long long)out->rails[i].id, j);
+        return cli_jobfile_bad(err, where, "id %lld is rails[%zu]'s too",
+                               (long long)out->rails[i].id, j);
   }
   return CLI_EXIT_OK;
 }
@@ -124,10 +108,10 @@ int cli_jobfile_rails_fit(const cli_jobfile *j, size_t machines, const char *fil
   for (size_t i = 0; i < j->nrails; i++)
     for (int e = 0; e < 2; e++)
       if ((size_t)j->rails[i].between[e] >= machines) {
-        char where[64];
-        snprintf(where, sizeof where, "rails[%zu].between", i);
-        return bad(err, file, where, "machine %d is not in this job of %zu machine%s",
-                   j->rails[i].between[e], machines, machines == 1 ? "" : "s");
+        char where[4200];
+        snprintf(where, sizeof where, "%s: rails[%zu].between", file, i);
+        return cli_jobfile_bad(err, where, "machine %d is not in this job of %zu machine%s",
+                               j->rails[i].between[e], machines, machines == 1 ? "" : "s");
       }
   return CLI_EXIT_OK;
 }
