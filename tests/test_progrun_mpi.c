@@ -244,7 +244,7 @@ static void test_a_rail_to_a_machine_the_job_lacks_is_refused(void) {
   rig_proc_free(&p);
 }
 
-static void stop_rank_1_rails(void *ctx, pid_t launcher);
+static void stop_rank_1(void *ctx, pid_t launcher);
 
 /* Machine 1 stops (SIGSTOP) while machine 0's step waits for its
  * acknowledgement: the job fails naming machine 1, and machine 0's wait
@@ -256,7 +256,7 @@ static void test_a_silent_peer_releases_every_rail_wait_and_fails_the_job(void) 
   static char silence[] = "RIG_JOB_SILENCE=2";
   char *env[] = {silence, NULL};
   int stopped = 0;
-  rig_proc p = mpirun_during(2, args, env, 60, 4.0, stop_rank_1_rails, &stopped);
+  rig_proc p = mpirun_during(2, args, env, 60, 4.0, stop_rank_1, &stopped);
   CU_ASSERT(stopped > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
@@ -441,10 +441,6 @@ static void stop_rank_1(void *ctx, pid_t launcher) {
   wait_loaded(launcher, 1);
   pid_t pid = signal_rank(launcher, 1, SIGSTOP);
   if (pid > 0) *(int *)ctx = pid;
-}
-
-static void stop_rank_1_rails(void *ctx, pid_t launcher) {
-  stop_rank_1(ctx, launcher);
 }
 
 static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
