@@ -72,6 +72,8 @@ rig_status rig_machine_describe(rig_machine *m, int rank, rig_device ***devices,
     snprintf(m->devices[i].name, sizeof m->devices[i].name, "%s", f->name);
     snprintf(m->devices[i].arch, sizeof m->devices[i].arch, "%s", f->arch);
     m->devices[i].budget = f->budget;
+    snprintf(m->devices[i].bus_id, sizeof m->devices[i].bus_id, "%s", f->bus_id);
+    m->devices[i].numa = f->numa;
     (*devices)[i] = found[i];
   }
   m->ndevices = n;

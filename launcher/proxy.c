@@ -241,6 +241,8 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     f.runs_words = i == 0;
     f.machine_device = (uint32_t)i;
     f.machine_host = i == 0;
+    snprintf(f.bus_id, sizeof f.bus_id, "%s", mach->devices[i].bus_id);
+    f.numa = mach->devices[i].numa;
     rig_status st = rig_device_register(&proxy_driver, px, &f, &px->word, &px->dev, err);
     if (st != RIG_OK) {
       free(px);

@@ -182,7 +182,7 @@ static rig_status cpu_open(unsigned n, rig_device **out, rig_error *err) {
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->nonempty, NULL);
   pthread_cond_init(&c->room, NULL);
-  rig_device_facts f = {0};
+  rig_device_facts f = {.numa = -1};
   snprintf(f.name, sizeof f.name, "%s", name);
   snprintf(f.arch, sizeof f.arch, "cpu-%s", rig_host_isa());
   f.budget = rig_device_facts_of(rig_host())->budget;

@@ -89,7 +89,7 @@ static rig_status host_count(unsigned *n, rig_error *err) {
 
 static rig_status host_open(unsigned index, rig_device **out, rig_error *err) {
   (void)index;
-  rig_device_facts f = {0};
+  rig_device_facts f = {.numa = -1};
   snprintf(f.name, sizeof f.name, "host");
   snprintf(f.arch, sizeof f.arch, "%s", rig_host_isa());
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);

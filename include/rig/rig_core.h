@@ -77,6 +77,8 @@ typedef struct rig_device_facts {
   uint32_t threads;        /* how many threads run a launch's groups at once (0: unknown) */
   uint32_t machine_device; /* its index among its machine's devices */
   bool machine_host;       /* it is its machine's host */
+  char bus_id[16];         /* its PCI bus id ("0000:41:00.0"), or "" */
+  int numa;                /* the NUMA node nearest it, or -1 */
 } rig_device_facts;
 
 /* The machine's host, always open. */

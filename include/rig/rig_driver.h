@@ -68,6 +68,13 @@ typedef struct rig_driver {
   /* The device is gone (rig_device_unregister, and nothing uses it any
    * more): stop its threads and free st. NULL: nothing to do. */
   void (*stop)(void *st);
+  /* Optional: what the device keeps per submission, made once when the
+   * submission is (a CUDA graph of its launches): *state, read back in
+   * each hand-over with rig_submission_prepared, and given to forget once
+   * the submission and its last work are done. A refusal refuses the
+   * make with its message. */
+  rig_status (*prepare)(void *st, const rig_submission *sub, void **state, rig_error *err);
+  void (*forget)(void *st, void *state);
 } rig_driver;
 
 /* Registers a device driven by drv. `word` is its timeline word, in host
@@ -132,6 +139,9 @@ const _Atomic uint64_t *rig_point_word(rig_point p, uint64_t *value);
  * the memory stays the caller's. */
 rig_status rig_buffer_adopt(void *host, uint64_t bytes, void (*release)(void *ctx), void *ctx,
                             rig_buffer **out, rig_error *err);
+
+/* What the device's prepare made for s (NULL when it has none). */
+void *rig_submission_prepared(const rig_submission *s);
 
 /* The parts of a submission, for drivers that run them. */
 size_t rig_submission_nparts(const rig_submission *s);

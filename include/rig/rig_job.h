@@ -32,6 +32,8 @@ typedef struct rig_machine_device {
   char name[64];
   char arch[32];
   uint64_t budget;
+  char bus_id[16]; /* its PCI bus id, or "" */
+  int numa;        /* the NUMA node nearest it, or -1 */
 } rig_machine_device;
 
 /* A machine of the job: its rank, host name, devices and topology. */

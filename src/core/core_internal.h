@@ -144,6 +144,8 @@ struct rig_submission {
   size_t block_bytes;
   unsigned char *defaults; /* the make-time block */
   _Atomic uint64_t last;   /* the last value handed over */
+  void *prepared;          /* the driver's prepare's, or NULL */
+  bool is_prepared;        /* prepare made it: forget it at the end */
   struct rig_submission *next_deferred;
 };
 

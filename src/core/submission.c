@@ -269,11 +269,19 @@ rig_status rig_submission_make(rig_device *dev, const rig_part *parts, size_t np
     return st;
   }
   fill_defaults(s);
+  if (dev->drv->prepare) {
+    if ((st = dev->drv->prepare(dev->st, s, &s->prepared, err)) != RIG_OK) {
+      rig_submission_free_now(s);
+      return st;
+    }
+    s->is_prepared = true;
+  }
   *out = s;
   return RIG_OK;
 }
 
 void rig_submission_free_now(rig_submission *s) {
+  if (s->is_prepared && s->dev->drv->forget) s->dev->drv->forget(s->dev->st, s->prepared);
   for (size_t i = 0; i < s->nparts; i++) {
     rig_part *p = &s->parts[i].p;
     if (p->kind == RIG_WORK_FILL) {
@@ -314,6 +322,9 @@ uint64_t rig_submission_address(const rig_submission *s, size_t fixed) {
 rig_point rig_submission_last(const rig_submission *s) {
   uint64_t v = atomic_load(&s->last);
   return v ? rig_point_make(s->dev->index, v) : RIG_POINT_REACHED;
+}
+void *rig_submission_prepared(const rig_submission *s) {
+  return s->prepared;
 }
 size_t rig_submission_nparts(const rig_submission *s) {
   return s->nparts;

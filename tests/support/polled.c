@@ -225,7 +225,7 @@ rig_status rig_polled_open(const rig_polled_options *opt, rig_device **dev, rig_
   if (opt) p->opt = *opt;
   pthread_mutex_init(&p->lock, NULL);
   pthread_mutex_init(&p->running, NULL);
-  rig_device_facts f = {0};
+  rig_device_facts f = {.numa = -1};
   snprintf(f.name, sizeof f.name, "polled:%u", atomic_fetch_add(&counter, 1));
   snprintf(f.arch, sizeof f.arch, "%s", p->opt.arch ? p->opt.arch : "polled");
   f.budget = 1u << 30;
