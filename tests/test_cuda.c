@@ -1,0 +1,662 @@
+/* The cuda backend (backends/cuda, docs/cuda.md): device facts and
+ * refusals, copies between every memory kind and the host, launches at
+ * their limits, the upstream GPU test through a description, a program
+ * mixing host, cpu and cuda devices, graphs replayed with per-run holes,
+ * a GPU step after a cpu step without the host waiting, and loss.
+ *
+ * It runs against the driver double (tests/support/fakecuda, selected by
+ * RIG_CUDA_LIBRARY, kernels as a host object) in CI, and against the real
+ * driver where a GPU is present (kernels as an sm_90 cubin); with neither,
+ * each test skips and says so. Counts of driver calls are checked only
+ * with the double. The loss test runs last: a lost context stays lost. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "rig/rig_program.h"
+#include "rig_test.h"
+
+/* ---- fixtures --------------------------------------------------------------- */
+
+static bool fake(void) {
+  const char *lib = getenv("RIG_CUDA_LIBRARY");
+  return lib && *lib;
+}
+
+/* The double's test hooks, or NULL with the real driver. */
+static void *hook(const char *name) {
+  if (!fake()) return NULL;
+  void *dl = dlopen(getenv("RIG_CUDA_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+  return dl ? dlsym(dl, name) : NULL;
+}
+
+static uint64_t count(const char *call) {
+  uint64_t (*f)(const char *) = (uint64_t(*)(const char *))hook("fakecuda_count");
+  return f ? f(call) : 0;
+}
+
+static rig_device *gpu(const char *test, unsigned index) {
+  char name[16];
+  snprintf(name, sizeof name, "cuda:%u", index);
+  rig_device *d = NULL;
+  rig_error err;
+  const char *cubin = getenv("RIG_TEST_CUDA_CUBIN");
+  if (!fake() && (!cubin || !*cubin)) {
+    rig_test_skip(test, "no cubin of the test kernels (nvcc was not found at build time)");
+    return NULL;
+  }
+  if (rig_device_open(name, &d, &err) != RIG_OK) {
+    rig_test_skip(test, err.message);
+    return NULL;
+  }
+  return d;
+}
+
+#define GPU_OR_SKIP(d)                                                                             \
+  rig_device *d = gpu(__func__, 0);                                                                \
+  if (!d) return
+
+/* The test kernels in the format of the driver in use. */
+static void *kbytes;
+static size_t klen;
+static void kernels(const void **bytes, size_t *len) {
+  if (!kbytes) {
+    const char *path = getenv(fake() ? "RIG_TEST_CUDA_KERNELS" : "RIG_TEST_CUDA_CUBIN");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+    CU_ASSERT_FATAL(*path != 0);
+    kbytes = rig_test_read_file(path, &klen);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kbytes);
+  }
+  *bytes = kbytes;
+  *len = klen;
+}
+
+static rig_image *image(rig_device *d) {
+  const void *b;
+  size_t n;
+  kernels(&b, &n);
+  rig_image *img = NULL;
+  rig_error err;
+  rig_status st = rig_image_load(d, b, n, &img, &err);
+  if (st != RIG_OK) fprintf(stderr, "image: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  return img;
+}
+
+static rig_entry entry(rig_image *img, const char *name) {
+  rig_entry e;
+  rig_error err;
+  rig_status st = rig_image_entry(img, name, strlen(name), &e, &err);
+  if (st != RIG_OK) fprintf(stderr, "entry: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  return e;
+}
+
+static rig_buffer *buffer(rig_device *d, rig_buffer_kind kind, uint64_t bytes) {
+  rig_buffer *b = NULL;
+  rig_error err;
+  rig_status st = rig_buffer_create(d, kind, bytes, &b, &err);
+  if (st != RIG_OK) fprintf(stderr, "buffer: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  return b;
+}
+
+static void write_words(rig_buffer *b, const uint32_t *w, size_t n) {
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_write(b, 0, w, n * 4, &err), RIG_OK);
+}
+
+static void read_words(rig_buffer *b, uint32_t *w, size_t n) {
+  rig_error err;
+  rig_status st = rig_buffer_read(b, 0, w, n * 4, &err);
+  if (st != RIG_OK) fprintf(stderr, "read: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+}
+
+/* A launch part of fn over groups x threads with `nrefs` pointer
+ * parameters, one ref each (slot i at byte 8i), then `extra` words. */
+static rig_part launch_part(rig_image *img, rig_entry e, rig_ref *refs, size_t nrefs,
+                            const void *params, uint32_t bytes, uint32_t groups, uint32_t threads) {
+  rig_part p = {.kind = RIG_WORK_LAUNCH};
+  p.u.launch.image = img;
+  p.u.launch.entry = e;
+  p.u.launch.params = params;
+  p.u.launch.params_bytes = bytes;
+  p.u.launch.refs = refs;
+  p.u.launch.nrefs = nrefs;
+  p.u.launch.groups[0] = groups;
+  p.u.launch.groups[1] = p.u.launch.groups[2] = 1;
+  p.u.launch.threads[0] = threads;
+  p.u.launch.threads[1] = p.u.launch.threads[2] = 1;
+  return p;
+}
+
+static rig_submission *make(rig_device *d, const rig_part *parts, size_t n, size_t nslots) {
+  rig_submission *s = NULL;
+  rig_error err;
+  rig_status st = rig_submission_make(d, parts, n, nslots, NULL, 0, &s, &err);
+  if (st != RIG_OK) fprintf(stderr, "make: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  return s;
+}
+
+static void submit_wait(rig_submission *s, const void *block, rig_buffer *const *slots) {
+  rig_point pt;
+  rig_error err;
+  rig_status st = rig_submit(s, block, slots, NULL, 0, &pt, &err);
+  if (st != RIG_OK) fprintf(stderr, "submit: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  CU_ASSERT_EQUAL(rig_point_wait(pt, &err), RIG_OK);
+}
+
+/* ---- devices ------------------------------------------------------------------- */
+
+static void test_a_gpu_is_a_device_with_its_arch_budget_and_bus_id(void) {
+  GPU_OR_SKIP(d);
+  const rig_device_facts *f = rig_device_facts_of(d);
+  CU_ASSERT_STRING_EQUAL(f->name, "cuda:0");
+  CU_ASSERT_EQUAL(strncmp(f->arch, "sm_", 3), 0);
+  CU_ASSERT(f->budget > 0);
+  CU_ASSERT(f->runs_launches && f->runs_copies && f->runs_fills && !f->runs_words);
+  CU_ASSERT(!f->synchronous);
+  CU_ASSERT_EQUAL(strlen(f->bus_id), 12); /* dddd:bb:dd.f */
+  int fam = rig_family_of_arch(f->arch);
+  CU_ASSERT_FATAL(fam >= 0);
+  CU_ASSERT_STRING_EQUAL(rig_family_name((size_t)fam), "cuda");
+  if (fake()) {
+    CU_ASSERT_STRING_EQUAL(f->arch, "sm_90");
+    CU_ASSERT_EQUAL(f->budget, UINT64_C(1) << 30);
+    CU_ASSERT_EQUAL(f->max_shared, 232448);
+  }
+}
+
+static void test_gpus_are_ordered_by_pci_bus_id(void) {
+  if (!gpu(__func__, 0)) return;
+  rig_device *b = gpu(__func__, 1);
+  if (!b) return;
+  rig_device *a = gpu(__func__, 0);
+  CU_ASSERT(strcmp(rig_device_facts_of(a)->bus_id, rig_device_facts_of(b)->bus_id) < 0);
+  /* The double's ordinal 0 is bus 41, its ordinal 1 bus 01. */
+  if (fake()) CU_ASSERT_STRING_EQUAL(rig_device_facts_of(a)->bus_id, "0000:01:00.0");
+}
+
+static void test_a_gpu_past_the_last_is_no_such_device(void) {
+  GPU_OR_SKIP(d);
+  (void)d;
+  rig_device *x;
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_device_open("cuda:63", &x, &err), RIG_EREFUSED);
+  CU_ASSERT_EQUAL(strncmp(err.message, "cuda:63: ", 9), 0);
+}
+
+static void test_an_image_that_is_not_the_gpus_is_refused_naming_the_call(void) {
+  GPU_OR_SKIP(d);
+  static const char junk[] = "not a cubin";
+  rig_image *img;
+  rig_error err;
+  RIG_ASSERT_ERROR(rig_image_load(d, junk, sizeof junk - 1, &img, &err), err, RIG_EREFUSED,
+                   "cuda:0: cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE");
+}
+
+static void test_a_missing_function_is_refused_by_name(void) {
+  GPU_OR_SKIP(d);
+  rig_image *img = image(d);
+  rig_entry e;
+  rig_error err;
+  RIG_ASSERT_ERROR(rig_image_entry(img, "nope", 4, &e, &err), err, RIG_EREFUSED,
+                   "cuda:0: no function \"nope\"");
+  rig_image_release(img);
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+/* Host bytes into each kind of GPU memory and back; and a copy from host
+ * memory to it and from it to other host memory, by the GPU. */
+static void test_copies_between_every_memory_kind_and_the_host_both_ways(void) {
+  GPU_OR_SKIP(d);
+  enum { N = 4096 };
+  static uint32_t src[N], got[N];
+  rig_buffer_kind kinds[3] = {RIG_KIND_DEVICE, RIG_KIND_PINNED, RIG_KIND_MAPPED};
+  for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < N; i++) src[i] = (uint32_t)(i * 2654435761u + (unsigned)k);
+    rig_buffer *g = buffer(d, kinds[k], N * 4);
+    CU_ASSERT_EQUAL(rig_buffer_host(g) != NULL, kinds[k] != RIG_KIND_DEVICE);
+    write_words(g, src, N);
+    memset(got, 0, sizeof got);
+    read_words(g, got, N);
+    CU_ASSERT_EQUAL(memcmp(got, src, sizeof src), 0);
+
+    rig_buffer *h = buffer(rig_host(), RIG_KIND_DEVICE, N * 4);
+    rig_buffer *back = buffer(rig_host(), RIG_KIND_DEVICE, N * 4);
+    for (int i = 0; i < N; i++) ((uint32_t *)rig_buffer_host(h))[i] = ~src[i];
+    rig_point pt;
+    rig_error err;
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(h, 0, g, 0, N * 4, NULL, 0, &pt, &err), RIG_OK);
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(g, 0, back, 0, N * 4, NULL, 0, &pt, &err), RIG_OK);
+    CU_ASSERT_EQUAL(rig_point_wait(pt, &err), RIG_OK);
+    CU_ASSERT_EQUAL(rig_buffer_wait(back, RIG_ACCESS_READ, &err), RIG_OK);
+    CU_ASSERT_EQUAL(memcmp(rig_buffer_host(back), rig_buffer_host(h), N * 4), 0);
+    rig_buffer_release(g);
+    rig_buffer_release(h);
+    rig_buffer_release(back);
+  }
+}
+
+static void test_an_allocation_past_the_budget_is_out_of_memory_and_loses_nothing(void) {
+  GPU_OR_SKIP(d);
+  rig_buffer *b;
+  rig_error err;
+  uint64_t too_much = rig_device_facts_of(d)->budget * 2;
+  CU_ASSERT_EQUAL(rig_buffer_create(d, RIG_KIND_DEVICE, too_much, &b, &err), RIG_ENOMEM);
+  CU_ASSERT(strstr(err.message, "CUDA_ERROR_OUT_OF_MEMORY") != NULL);
+  CU_ASSERT_FALSE(rig_device_is_lost(d, NULL));
+  rig_buffer *ok = buffer(d, RIG_KIND_DEVICE, 64);
+  rig_buffer_release(ok);
+}
+
+/* ---- launches ------------------------------------------------------------------------ */
+
+/* ids over 4x64 threads then twice over 256x1, one submission: 7+3k and
+ * 15+6k (the upstream GPU test, on the core). */
+static void test_two_kernels_in_one_submission_run_in_order(void) {
+  GPU_OR_SKIP(d);
+  rig_image *img = image(d);
+  rig_buffer *a = buffer(d, RIG_KIND_DEVICE, 1024), *b = buffer(d, RIG_KIND_DEVICE, 1024);
+  rig_ref r_ids[1] = {{0, 0, RIG_USE_WRITE}};
+  rig_ref r_tw[2] = {{0, 0, RIG_USE_READ}, {1, 8, RIG_USE_WRITE}};
+  uint64_t p1[1] = {0}, p2[2] = {0, 0};
+  rig_part parts[2] = {launch_part(img, entry(img, "ids"), r_ids, 1, p1, 8, 4, 64),
+                       launch_part(img, entry(img, "twice"), r_tw, 2, p2, 16, 256, 1)};
+  rig_submission *s = make(d, parts, 2, 2);
+  rig_buffer *slots[2] = {a, b};
+  submit_wait(s, NULL, slots);
+  uint32_t got[256];
+  read_words(a, got, 256);
+  for (int k = 0; k < 256; k++) CU_ASSERT_EQUAL(got[k], 7u + 3u * (unsigned)k);
+  read_words(b, got, 256);
+  for (int k = 0; k < 256; k++) CU_ASSERT_EQUAL(got[k], 15u + 6u * (unsigned)k);
+  rig_submission_release(s);
+  rig_buffer_release(a);
+  rig_buffer_release(b);
+  rig_image_release(img);
+}
+
+/* Geometry at the limits: 1024 threads runs; 1025, a zero dimension, more
+ * threads than a bounded function allows and more shared memory than the
+ * GPU has are refused before anything runs. */
+static void test_launches_at_every_geometry_limit(void) {
+  GPU_OR_SKIP(d);
+  rig_image *img = image(d);
+  rig_buffer *a = buffer(d, RIG_KIND_DEVICE, 4 * 2048);
+  rig_ref r[1] = {{0, 0, RIG_USE_WRITE}};
+  uint64_t p[1] = {0};
+  rig_part part = launch_part(img, entry(img, "ids"), r, 1, p, 8, 2, 1024);
+  rig_submission *s = make(d, &part, 1, 1);
+  rig_buffer *slots[1] = {a};
+  submit_wait(s, NULL, slots);
+  uint32_t got[2048];
+  read_words(a, got, 2048);
+  CU_ASSERT_EQUAL(got[2047], 7u + 3u * 2047u);
+
+  size_t bytes = rig_submission_block_bytes(s);
+  unsigned char *block = malloc(bytes);
+  rig_error err;
+  rig_point pt;
+  struct {
+    uint32_t g[7];
+    const char *why;
+  } bad[] = {
+      {{1, 1, 1, 1025, 1, 1, 0}, "part 0: threads (1025, 1, 1), more than its function's 1024"},
+      {{1, 0, 1, 1, 1, 1, 0}, "part 0: groups (1, 0, 1) with a zero dimension"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    rig_submission_block_init(s, block);
+    memcpy(rig_block_geometry(s, block, 0), bad[i].g, sizeof bad[i].g);
+    RIG_ASSERT_ERROR(rig_submit(s, block, slots, NULL, 0, &pt, &err), err, RIG_EINVAL, bad[i].why);
+  }
+  rig_submission_block_init(s, block);
+  uint32_t *g = rig_block_geometry(s, block, 0);
+  g[6] = rig_device_facts_of(d)->max_shared + 1;
+  CU_ASSERT_EQUAL(rig_submit(s, block, slots, NULL, 0, &pt, &err), RIG_EINVAL);
+  CU_ASSERT(strstr(err.message, "bytes of shared memory, more than") != NULL);
+  free(block);
+  rig_submission_release(s);
+
+  rig_entry be = entry(img, "bounded");
+  CU_ASSERT_EQUAL(be.max_threads, 128);
+  rig_part bp = launch_part(img, be, r, 1, p, 8, 1, 129);
+  s = make(d, &bp, 1, 1);
+  RIG_ASSERT_ERROR(rig_submit(s, NULL, slots, NULL, 0, &pt, &err), err, RIG_EINVAL,
+                   "part 0: threads (129, 1, 1), more than its function's 128");
+  CU_ASSERT_FALSE(rig_device_is_lost(d, NULL));
+  rig_submission_release(s);
+  rig_buffer_release(a);
+  rig_image_release(img);
+}
+
+/* ---- graphs ------------------------------------------------------------------------------ */
+
+/* ids then add(x, 256, v) with v the run's index: one graph, instantiated
+ * at make and never again; each run updates only the add node. */
+static void test_a_graph_replays_1000_times_updating_only_the_node_that_changes(void) {
+  GPU_OR_SKIP(d);
+  rig_image *img = image(d);
+  rig_buffer *a = buffer(d, RIG_KIND_DEVICE, 1024);
+  rig_ref r[1] = {{0, 0, RIG_USE_WRITE}};
+  uint64_t p1[1] = {0};
+  uint32_t p2[4] = {0, 0, 256, 0};
+  rig_part parts[2] = {launch_part(img, entry(img, "ids"), r, 1, p1, 8, 4, 64),
+                       launch_part(img, entry(img, "add"), r, 1, p2, 16, 4, 64)};
+  uint64_t inst0 = count("cuGraphInstantiateWithFlags");
+  rig_submission *s = make(d, parts, 2, 1);
+  uint64_t inst = count("cuGraphInstantiateWithFlags"),
+           set0 = count("cuGraphExecKernelNodeSetParams");
+  uint64_t launches0 = count("cuGraphLaunch"), kernels0 = count("cuLaunchKernel");
+  if (fake()) CU_ASSERT_EQUAL(inst - inst0, 2); /* one exec per block it alternates */
+  unsigned char *block = malloc(rig_submission_block_bytes(s));
+  rig_buffer *slots[1] = {a};
+  uint32_t got[256];
+  for (uint32_t run = 0; run < 1000; run++) {
+    rig_submission_block_init(s, block);
+    ((uint32_t *)rig_block_params(s, block, 1))[3] = run;
+    submit_wait(s, block, slots);
+    read_words(a, got, 256);
+    CU_ASSERT_EQUAL(got[0], 7u + run);
+    CU_ASSERT_EQUAL(got[255], 7u + 3u * 255u + run);
+  }
+  if (fake()) {
+    CU_ASSERT_EQUAL(count("cuGraphInstantiateWithFlags"), inst);
+    CU_ASSERT_EQUAL(count("cuGraphLaunch") - launches0, 1000);
+    CU_ASSERT_EQUAL(count("cuLaunchKernel"), kernels0);
+    /* The first run sets both nodes; each later run the add node only. */
+    CU_ASSERT_EQUAL(count("cuGraphExecKernelNodeSetParams") - set0, 2 + 999);
+  }
+  free(block);
+  rig_submission_release(s);
+  rig_buffer_release(a);
+  rig_image_release(img);
+}
+
+/* ---- following other devices ---------------------------------------------------------- */
+
+/* A cpu:0 step that holds until the test opens its gate, then counts in
+ * GPU pinned memory; a GPU step adding 1 to that count is handed over
+ * while the cpu step holds (its wait is in the stream: the host never
+ * waits), cannot be reached before the gate opens, and sees the count. */
+static void test_a_gpu_step_follows_a_cpu_step_in_its_stream(void) {
+  GPU_OR_SKIP(d);
+  rig_device *cpu;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:0", &cpu, &err), RIG_OK);
+  const char *path = getenv("RIG_TEST_KERNELS");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+  size_t n;
+  void *bytes = rig_test_read_file(path, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
+  rig_image *cimg;
+  CU_ASSERT_EQUAL_FATAL(rig_image_load(cpu, bytes, n, &cimg, &err), RIG_OK);
+  free(bytes);
+  rig_buffer *m = buffer(d, RIG_KIND_PINNED, 1024), *mc;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(cpu, m, &mc, &err), RIG_OK);
+  memset(rig_buffer_host(m), 0, 1024);
+  static _Atomic uint64_t gate;
+  atomic_store(&gate, 0);
+  rig_ref cr[1] = {{0, 8, RIG_USE_WRITE}};
+  uint64_t cp[2] = {(uint64_t)(uintptr_t)&gate, 0}; /* kernels.c's hold */
+  rig_part cpart = launch_part(cimg, entry(cimg, "hold"), cr, 1, cp, 16, 1, 1);
+  rig_submission *cs = make(cpu, &cpart, 1, 1);
+  rig_image *img = image(d);
+  rig_ref r[1] = {{0, 0, RIG_USE_WRITE}};
+  uint32_t ap[4] = {0, 0, 1, 1}; /* add(x, 1, 1) */
+  rig_part gpart = launch_part(img, entry(img, "add"), r, 1, ap, 16, 1, 1);
+  rig_submission *gs = make(d, &gpart, 1, 1);
+  uint64_t waits0 = count("cuStreamWaitValue64");
+  rig_point pc, pg;
+  CU_ASSERT_EQUAL_FATAL(rig_submit(cs, NULL, &mc, NULL, 0, &pc, &err), RIG_OK);
+  CU_ASSERT_EQUAL_FATAL(rig_submit(gs, NULL, &m, NULL, 0, &pg, &err), RIG_OK);
+  /* Handed over with the cpu step still holding: nothing waited. */
+  CU_ASSERT_FALSE(rig_point_reached(pc));
+  CU_ASSERT_FALSE(rig_point_reached(pg));
+  if (fake()) CU_ASSERT_EQUAL(count("cuStreamWaitValue64") - waits0, 1);
+  atomic_store(&gate, 1);
+  CU_ASSERT_EQUAL(rig_point_wait(pg, &err), RIG_OK);
+  CU_ASSERT(rig_point_reached(pc));
+  CU_ASSERT_EQUAL(((uint32_t *)rig_buffer_host(m))[0], 2u);
+  rig_submission_release(cs);
+  rig_submission_release(gs);
+  rig_buffer_release(mc);
+  rig_buffer_release(m);
+  rig_image_release(img);
+  rig_image_release(cimg);
+}
+
+/* ---- programs ------------------------------------------------------------------------------ */
+
+static rig_program *load(const rig_desc *desc, rig_device *const *devs, size_t n) {
+  rig_program *p = NULL;
+  rig_error err;
+  rig_status st = rig_program_load(desc, devs, n, NULL, &p, &err);
+  if (st != RIG_OK) fprintf(stderr, "load: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  return p;
+}
+
+static void run(rig_program *p, rig_buffer *const *inputs, size_t ninputs) {
+  size_t np;
+  rig_point *points = rig_program_step_points(p, &np);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(points);
+  rig_frame f = {inputs, ninputs, NULL, 0, points, np};
+  rig_point ends[8];
+  size_t nends = 0;
+  rig_error err;
+  rig_status st = rig_program_run(p, &f, NULL, 0, ends, &nends, &err);
+  if (st != RIG_OK) fprintf(stderr, "run: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  for (size_t i = 0; i < nends; i++) CU_ASSERT_EQUAL(rig_point_wait(ends[i], &err), RIG_OK);
+  free(points);
+}
+
+static rig_desc_part *desc_launch(rig_desc *d, rig_desc_submit *s, int64_t img, const char *fn,
+                                  const void *params, size_t len, int64_t groups, int64_t threads) {
+  rig_desc_part *part = rig_desc_submit_add_launch(d, s, img, fn, params, len,
+                                                   rig_desc_fixed(groups), rig_desc_fixed(threads));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(part);
+  return part;
+}
+
+/* The upstream GPU test through a description: two 256-word inputs of the
+ * GPU, ids over 4x64 threads, twice over 256x1. */
+static void test_the_upstream_gpu_test_runs_through_a_description(void) {
+  GPU_OR_SKIP(g);
+  const void *kb;
+  size_t kl;
+  kernels(&kb, &kl);
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_device_arch(g));
+  int64_t img = rig_desc_add_image(d, 0, kb, kl);
+  rig_desc_add_input(d, 0, 1024);
+  rig_desc_add_input(d, 0, 1024);
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  int64_t a = rig_desc_submit_add_slot(d, s, rig_desc_slot_input(0));
+  int64_t b = rig_desc_submit_add_slot(d, s, rig_desc_slot_input(1));
+  uint64_t z[2] = {0, 0};
+  rig_desc_part *p1 = desc_launch(d, s, img, "ids", z, 8, 4, 64);
+  rig_desc_part_add_ref(d, p1, a, 0, RIG_USE_WRITE);
+  rig_desc_part *p2 = desc_launch(d, s, img, "twice", z, 16, 256, 1);
+  rig_desc_part_add_ref(d, p2, a, 0, RIG_USE_READ);
+  rig_desc_part_add_ref(d, p2, b, 8, RIG_USE_WRITE);
+  rig_program *p = load(d, &g, 1);
+  rig_buffer *in[2] = {buffer(g, RIG_KIND_DEVICE, 1024), buffer(g, RIG_KIND_DEVICE, 1024)};
+  run(p, in, 2);
+  uint32_t got[256];
+  read_words(in[0], got, 256);
+  for (int k = 0; k < 256; k++) CU_ASSERT_EQUAL(got[k], 7u + 3u * (unsigned)k);
+  read_words(in[1], got, 256);
+  for (int k = 0; k < 256; k++) CU_ASSERT_EQUAL(got[k], 15u + 6u * (unsigned)k);
+  rig_program_release(p);
+  rig_buffer_release(in[0]);
+  rig_buffer_release(in[1]);
+  rig_desc_free(d);
+}
+
+/* host, cpu:0 and the GPU in one program: GPU memory of two copies that
+ * ids fills and a loop of three trips adds 1 to, moved to a host input;
+ * and a cpu step counting its runs in a cpu input. Four runs. */
+static void test_a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop(void) {
+  GPU_OR_SKIP(g);
+  rig_device *cpu;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:0", &cpu, &err), RIG_OK);
+  const void *kb;
+  size_t kl;
+  kernels(&kb, &kl);
+  size_t pl;
+  const char *pkp = getenv("RIG_TEST_KERNELS");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pkp);
+  void *pk = rig_test_read_file(pkp, &pl);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pk);
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  char carch[48];
+  snprintf(carch, sizeof carch, "cpu-%s", rig_host_isa());
+  rig_desc_add_device(d, carch);
+  rig_desc_add_device(d, rig_device_arch(g));
+  int64_t gimg = rig_desc_add_image(d, 2, kb, kl);
+  int64_t cimg = rig_desc_add_image(d, 1, pk, pl);
+  rig_desc_add_input(d, 0, 1024);
+  rig_desc_add_input(d, 1, 64);
+  int64_t mem = rig_desc_add_alloc(d, 2, RIG_KIND_DEVICE, 1024, RIG_COPIES_TWO);
+  uint64_t z[2] = {0, 0};
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 2);
+  int64_t k = rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(mem, 0, 1024));
+  rig_desc_part_add_ref(d, desc_launch(d, s, gimg, "ids", z, 8, 4, 64), k, 0, RIG_USE_WRITE);
+  rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_fixed(3));
+  s = rig_desc_add_submit(d, loop, 2);
+  k = rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(mem, 0, 1024));
+  uint32_t ap[4] = {0, 0, 256, 1};
+  rig_desc_part_add_ref(d, desc_launch(d, s, gimg, "add", ap, 16, 4, 64), k, 0, RIG_USE_WRITE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(
+      rig_desc_add_move(d, NULL, rig_desc_slot_memory(mem, 0, 1024), rig_desc_slot_input(0), 1024));
+  s = rig_desc_add_submit(d, NULL, 1);
+  k = rig_desc_submit_add_slot(d, s, rig_desc_slot_input(1));
+  uint64_t one[2] = {0, 1}; /* kernels.c's add_u64: *p += v */
+  rig_desc_part_add_ref(d, desc_launch(d, s, cimg, "add_u64", one, 16, 1, 1), k, 0, RIG_USE_WRITE);
+  rig_device *devs[3] = {rig_host(), cpu, g};
+  rig_program *p = load(d, devs, 3);
+  rig_buffer *in[2] = {buffer(rig_host(), RIG_KIND_DEVICE, 1024), buffer(cpu, RIG_KIND_DEVICE, 64)};
+  memset(rig_buffer_host(in[1]), 0, 64);
+  for (int r = 0; r < 4; r++) {
+    run(p, in, 2);
+    const uint32_t *h = rig_buffer_host(in[0]);
+    CU_ASSERT_EQUAL(rig_buffer_wait(in[0], RIG_ACCESS_READ, &err), RIG_OK);
+    for (int i = 0; i < 256; i++) CU_ASSERT_EQUAL(h[i], 7u + 3u * (unsigned)i + 3u);
+    CU_ASSERT_EQUAL(rig_buffer_wait(in[1], RIG_ACCESS_READ, &err), RIG_OK);
+    CU_ASSERT_EQUAL(*(const uint64_t *)rig_buffer_host(in[1]), (uint64_t)r + 1);
+  }
+  rig_program_release(p);
+  rig_buffer_release(in[0]);
+  rig_buffer_release(in[1]);
+  rig_desc_free(d);
+  free(pk);
+}
+
+/* ---- two GPUs (the double's FAKECUDA_DEVICES=2; cuda-2gpu) ------------------------ */
+
+static void test_two_gpus_without_peer_access_refuse_each_others_memory(void) {
+  if (!gpu(__func__, 0)) return;
+  rig_device *b = gpu(__func__, 1);
+  if (!b) return;
+  rig_device *a = gpu(__func__, 0);
+  rig_buffer *m = buffer(a, RIG_KIND_DEVICE, 64), *v;
+  rig_error err;
+  int can = 0;
+  if (fake() && getenv("FAKECUDA_PEER")) can = 1;
+  rig_status st = rig_buffer_borrow(b, m, &v, &err);
+  if (fake() && !can)
+    RIG_ASSERT_ERROR(st, err, RIG_EREFUSED, "cuda:1 cannot reach memory of cuda:0: no peer access");
+  if (st == RIG_OK) rig_buffer_release(v);
+  /* Pinned memory of one is the other's to use. */
+  rig_buffer *pm = buffer(a, RIG_KIND_PINNED, 64);
+  CU_ASSERT_EQUAL(rig_buffer_borrow(b, pm, &v, &err), RIG_OK);
+  rig_buffer_release(v);
+  rig_buffer_release(pm);
+  rig_buffer_release(m);
+}
+
+/* ---- loss (last: the context stays lost) ------------------------------------------- */
+
+static void test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working(void) {
+  GPU_OR_SKIP(d);
+  void (*fail_next)(int) = (void (*)(int))hook("fakecuda_fail_next_launch");
+  if (!fail_next) {
+    rig_test_skip(__func__, "needs the driver double to inject the fault");
+    return;
+  }
+  rig_image *img = image(d);
+  rig_buffer *a = buffer(d, RIG_KIND_DEVICE, 1024);
+  rig_ref r[1] = {{0, 0, RIG_USE_WRITE}};
+  uint64_t p[1] = {0};
+  rig_part part = launch_part(img, entry(img, "ids"), r, 1, p, 8, 4, 64);
+  rig_submission *s = make(d, &part, 1, 1);
+  fail_next(700);
+  rig_point pt;
+  rig_error err;
+  rig_status st = rig_submit(s, NULL, &a, NULL, 0, &pt, &err);
+  if (st == RIG_OK) st = rig_point_wait(pt, &err);
+  CU_ASSERT_EQUAL(st, RIG_ELOST);
+  CU_ASSERT(strncmp(err.message, "cuda:0 lost: ", 13) == 0);
+  CU_ASSERT(strstr(err.message, "CUDA_ERROR_ILLEGAL_ADDRESS") != NULL);
+  CU_ASSERT(rig_device_is_lost(d, NULL));
+  /* Later calls answer the loss. */
+  rig_buffer *b;
+  CU_ASSERT_EQUAL(rig_buffer_create(d, RIG_KIND_DEVICE, 64, &b, &err), RIG_ELOST);
+  /* The host and cpu devices carry on. */
+  rig_device *cpu;
+  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:0", &cpu, &err), RIG_OK);
+  rig_buffer *h = buffer(rig_host(), RIG_KIND_DEVICE, 64), *c = buffer(cpu, RIG_KIND_DEVICE, 64);
+  memset(rig_buffer_host(h), 7, 64);
+  CU_ASSERT_EQUAL(rig_buffer_copy_submit(h, 0, c, 0, 64, NULL, 0, &pt, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_point_wait(pt, &err), RIG_OK);
+  CU_ASSERT_EQUAL(memcmp(rig_buffer_host(c), rig_buffer_host(h), 64), 0);
+  CU_ASSERT_FALSE(rig_device_is_lost(cpu, NULL));
+  rig_buffer_release(h);
+  rig_buffer_release(c);
+  rig_submission_release(s);
+  rig_buffer_release(a);
+  rig_image_release(img);
+}
+
+void rig_test_register(void) {
+  static CU_TestInfo tests[] = {
+      {"a_gpu_is_a_device_with_its_arch_budget_and_bus_id",
+       test_a_gpu_is_a_device_with_its_arch_budget_and_bus_id},
+      {"gpus_are_ordered_by_pci_bus_id", test_gpus_are_ordered_by_pci_bus_id},
+      {"a_gpu_past_the_last_is_no_such_device", test_a_gpu_past_the_last_is_no_such_device},
+      {"an_image_that_is_not_the_gpus_is_refused_naming_the_call",
+       test_an_image_that_is_not_the_gpus_is_refused_naming_the_call},
+      {"a_missing_function_is_refused_by_name", test_a_missing_function_is_refused_by_name},
+      {"copies_between_every_memory_kind_and_the_host_both_ways",
+       test_copies_between_every_memory_kind_and_the_host_both_ways},
+      {"an_allocation_past_the_budget_is_out_of_memory_and_loses_nothing",
+       test_an_allocation_past_the_budget_is_out_of_memory_and_loses_nothing},
+      {"two_kernels_in_one_submission_run_in_order",
+       test_two_kernels_in_one_submission_run_in_order},
+      {"launches_at_every_geometry_limit", test_launches_at_every_geometry_limit},
+      {"a_graph_replays_1000_times_updating_only_the_node_that_changes",
+       test_a_graph_replays_1000_times_updating_only_the_node_that_changes},
+      {"a_gpu_step_follows_a_cpu_step_in_its_stream",
+       test_a_gpu_step_follows_a_cpu_step_in_its_stream},
+      {"the_upstream_gpu_test_runs_through_a_description",
+       test_the_upstream_gpu_test_runs_through_a_description},
+      {"a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop",
+       test_a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop},
+      {"two_gpus_without_peer_access_refuse_each_others_memory",
+       test_two_gpus_without_peer_access_refuse_each_others_memory},
+      {"an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working",
+       test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working},
+      CU_TEST_INFO_NULL,
+  };
+  rig_test_add_suite("cuda", tests);
+}
