@@ -432,6 +432,75 @@ static void test_a_gpu_step_follows_a_cpu_step_in_its_stream(void) {
   rig_image_release(cimg);
 }
 
+/* A GPU step that follows a rail's arrived count and signals ready in
+ * stream order (docs/cuda.md): rail_cuda.so's fill enqueues the wait on
+ * the counts, a launch writes, and a ready fill runs after it. The test is
+ * the rail's peer: it bumps arrived itself. */
+static _Atomic uint64_t ready_count, ready_saw;
+static uint64_t *ready_x;
+static void test_ready(void *counts, uint64_t c) {
+  (void)counts;
+  atomic_store(&ready_saw, *(volatile uint64_t *)ready_x);
+  atomic_store(&ready_count, c);
+}
+
+static void test_a_gpu_step_follows_a_rails_arrived_and_signals_ready_in_stream_order(void) {
+  GPU_OR_SKIP(d);
+  const char *path = getenv("RIG_TEST_RAIL_CUDA");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+  size_t n;
+  void *bytes = rig_test_read_file(path, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
+  rig_image *himg;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_image_load(rig_host(), bytes, n, &himg, &err), RIG_OK);
+  free(bytes);
+  rig_image *img = image(d);
+  rig_buffer *x = buffer(d, RIG_KIND_PINNED, 64);
+  rig_buffer *counts = buffer(rig_host(), RIG_KIND_DEVICE, 4096), *cb;
+  memset(rig_buffer_host(counts), 0, 4096);
+  memset(rig_buffer_host(x), 0, 64);
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(d, counts, &cb, &err), RIG_OK);
+  ready_x = rig_buffer_host(x);
+  atomic_store(&ready_count, 0);
+  rig_ref wr[1] = {{1, 0, RIG_USE_READ}};
+  uint64_t wp[2] = {0, 1};
+  rig_part parts[3];
+  parts[0] = (rig_part){.kind = RIG_WORK_FILL};
+  parts[0].u.fill.fn = entry(himg, "rail_cuda_wait_arrived").value;
+  parts[0].u.fill.image = himg;
+  parts[0].u.fill.params = wp;
+  parts[0].u.fill.params_bytes = 16;
+  parts[0].u.fill.refs = wr;
+  parts[0].u.fill.nrefs = 1;
+  rig_ref sr[1] = {{0, 0, RIG_USE_WRITE}};
+  uint64_t sp[2] = {0, 42};
+  parts[1] = launch_part(img, entry(img, "set"), sr, 1, sp, 16, 1, 1);
+  uint64_t rp[2] = {(uint64_t)(uintptr_t)rig_buffer_host(counts), 5};
+  parts[2] = (rig_part){.kind = RIG_WORK_FILL};
+  parts[2].u.fill.fn = (uint64_t)(uintptr_t)test_ready;
+  parts[2].u.fill.ready = true;
+  parts[2].u.fill.params = rp;
+  parts[2].u.fill.params_bytes = 16;
+  rig_submission *s = make(d, parts, 3, 2);
+  rig_buffer *slots[2] = {x, cb};
+  rig_point pt;
+  CU_ASSERT_EQUAL_FATAL(rig_submit(s, NULL, slots, NULL, 0, &pt, &err), RIG_OK);
+  CU_ASSERT_FALSE(rig_point_reached(pt)); /* nothing arrived yet */
+  CU_ASSERT_EQUAL(atomic_load(&ready_count), 0);
+  atomic_store((_Atomic uint64_t *)((unsigned char *)rig_buffer_host(counts) + 256), 1);
+  CU_ASSERT_EQUAL(rig_point_wait(pt, &err), RIG_OK);
+  CU_ASSERT_EQUAL(*(uint64_t *)rig_buffer_host(x), 42);
+  CU_ASSERT_EQUAL(atomic_load(&ready_count), 5);
+  CU_ASSERT_EQUAL(atomic_load(&ready_saw), 42); /* ready ran after the launch */
+  rig_submission_release(s);
+  rig_buffer_release(cb);
+  rig_buffer_release(counts);
+  rig_buffer_release(x);
+  rig_image_release(img);
+  rig_image_release(himg);
+}
+
 /* ---- programs ------------------------------------------------------------------------------ */
 
 static rig_program *load(const rig_desc *desc, rig_device *const *devs, size_t n) {
@@ -648,6 +717,8 @@ void rig_test_register(void) {
        test_a_graph_replays_1000_times_updating_only_the_node_that_changes},
       {"a_gpu_step_follows_a_cpu_step_in_its_stream",
        test_a_gpu_step_follows_a_cpu_step_in_its_stream},
+      {"a_gpu_step_follows_a_rails_arrived_and_signals_ready_in_stream_order",
+       test_a_gpu_step_follows_a_rails_arrived_and_signals_ready_in_stream_order},
       {"the_upstream_gpu_test_runs_through_a_description",
        test_the_upstream_gpu_test_runs_through_a_description},
       {"a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop",
