@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "proc.h"
 #include "rig/rig_program.h"
 #include "rig_test.h"
 
@@ -631,6 +633,84 @@ static void test_a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop(vo
   free(pk);
 }
 
+/* ---- another machine's GPU ------------------------------------------------------------ */
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  CU_ASSERT_EQUAL(fclose(f), 0);
+}
+
+/* mpirun -n 2 progrun job.json: machine 1's program runs ids then add of
+ * the run's index on its GPU, three runs; its input, written back, holds
+ * 7+3k+2. (Through the double in CI: each rank loads it.) */
+static void test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun(void) {
+  GPU_OR_SKIP(g);
+  const char *kpath = getenv(fake() ? "RIG_TEST_CUDA_KERNELS" : "RIG_TEST_CUDA_CUBIN");
+  const char *progrun = getenv("RIG_PROGRUN");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(progrun);
+  char dir[] = "/tmp/rig-cuda-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char path[512], text[4096];
+  snprintf(path, sizeof path, "%s/host.json", dir);
+  write_text(path, "{\"format\": 4, \"devices\": [\"x86_64\"], \"steps\": []}\n");
+  snprintf(
+      text, sizeof text,
+      "{\"format\": 4, \"devices\": [\"%s\"],\n"
+      " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}}}],\n"
+      " \"inputs\": [{\"device\": 0, \"bytes\": 1024}], \"ints\": 1,\n"
+      " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [\n"
+      "   {\"Launch\": {\"image\": 0, \"name\": \"ids\", \"params\": {\"bytes\": [{\"u64\": 0}]},\n"
+      "     \"refs\": [{\"slot\": 0, \"at\": 0, \"use\": \"Write\"}],\n"
+      "     \"groups\": [{\"Fixed\": 4}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+      "     \"threads\": [{\"Fixed\": 64}, {\"Fixed\": 1}, {\"Fixed\": 1}]}},\n"
+      "   {\"Launch\": {\"image\": 0, \"name\": \"add\",\n"
+      "     \"params\": {\"bytes\": [{\"u64\": 0}, {\"u32\": 256}, {\"u32\": 0}],\n"
+      "                \"holes\": [{\"at\": 12, \"width\": \"W32\", \"terms\": [[{\"Int\": 0}, "
+      "1]]}]},\n"
+      "     \"refs\": [{\"slot\": 0, \"at\": 0, \"use\": \"Write\"}],\n"
+      "     \"groups\": [{\"Fixed\": 4}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+      "     \"threads\": [{\"Fixed\": 64}, {\"Fixed\": 1}, {\"Fixed\": 1}]}}],\n"
+      "   \"slots\": [{\"Input\": 0}]}}]}\n",
+      rig_device_arch(g), kpath);
+  snprintf(path, sizeof path, "%s/gpu.json", dir);
+  write_text(path, text);
+  snprintf(path, sizeof path, "%s/job.json", dir);
+  write_text(
+      path,
+      "{\"runs\": 3, \"machines\": [{\"program\": \"host.json\"},\n"
+      " {\"program\": \"gpu.json\", \"ints\": [\"run\"], \"outputs\": {\"0\": \"out.bin\"}}]}\n");
+  const char *mpiexec = getenv("RIG_TEST_MPIEXEC");
+  char *argv[] = {(char *)(mpiexec && *mpiexec ? mpiexec : "/usr/bin/mpirun"),
+                  "-n",
+                  "2",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  (char *)progrun,
+                  path,
+                  "--quiet",
+                  NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 120);
+  if (p.code != 0) fprintf(stderr, "exit %d\n%s\n%s\n", p.code, p.out, p.err);
+  CU_ASSERT_EQUAL(p.code, 0);
+  rig_proc_free(&p);
+  snprintf(path, sizeof path, "%s/out.bin", dir);
+  size_t n = 0;
+  uint32_t *out = rig_test_read_file(path, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  CU_ASSERT_EQUAL_FATAL(n, 1024);
+  for (int k = 0; k < 256; k++) CU_ASSERT_EQUAL(out[k], 7u + 3u * (unsigned)k + 2u);
+  free(out);
+  const char *names[] = {"host.json", "gpu.json", "job.json", "out.bin"};
+  for (size_t i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
 /* ---- two GPUs (the double's FAKECUDA_DEVICES=2; cuda-2gpu) ------------------------ */
 
 static void test_two_gpus_without_peer_access_refuse_each_others_memory(void) {
@@ -723,6 +803,8 @@ void rig_test_register(void) {
        test_the_upstream_gpu_test_runs_through_a_description},
       {"a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop",
        test_a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop},
+      {"a_program_on_a_gpu_of_another_machine_runs_under_mpirun",
+       test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun},
       {"two_gpus_without_peer_access_refuse_each_others_memory",
        test_two_gpus_without_peer_access_refuse_each_others_memory},
       {"an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working",
