@@ -130,6 +130,7 @@ static rig_status cuda_count(unsigned *n, rig_error *err) {
   }
   memcpy(gpus.bus, bus, sizeof(bus[0]) * (size_t)count);
   gpus.n = (unsigned)count;
+  rig_host_near(gpus.bus[0]);
   *n = gpus.n;
   return RIG_OK;
 }

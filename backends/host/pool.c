@@ -150,12 +150,28 @@ static unsigned cgroup_cpus(void) {
   return quota > 0 && period > 0 ? (unsigned)ceil((double)quota / (double)period) : 0;
 }
 
+/* A rank with a GPU keeps its workers on the cores near it (the GPU's
+ * NUMA node, from its PCI locality) where its cpuset has any there. */
+static void near_gpu(hwloc_cpuset_t set, const char *bus_id) {
+  unsigned domain, bus, dev, fn;
+  if (sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4) return;
+  hwloc_obj_t pci = hwloc_get_pcidev_by_busid(pool.topo, domain, bus, dev, fn);
+  hwloc_obj_t at = pci ? hwloc_get_non_io_ancestor_obj(pool.topo, pci) : NULL;
+  if (!at || !at->cpuset || !hwloc_bitmap_intersects(set, at->cpuset)) return;
+  hwloc_bitmap_and(set, set, at->cpuset);
+}
+
 static void pool_init(void) {
   pthread_key_create(&scratch_key, free);
   unsigned n = 1;
-  if (hwloc_topology_init(&pool.topo) == 0 && hwloc_topology_load(pool.topo) == 0) {
+  const char *near = rig_host_near_bus();
+  if (hwloc_topology_init(&pool.topo) == 0 &&
+      (!near ||
+       hwloc_topology_set_io_types_filter(pool.topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) == 0) &&
+      hwloc_topology_load(pool.topo) == 0) {
     hwloc_cpuset_t set = hwloc_bitmap_alloc();
     if (set && hwloc_get_cpubind(pool.topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+      if (near) near_gpu(set, near);
       int ncores = hwloc_get_nbobjs_inside_cpuset_by_type(pool.topo, set, HWLOC_OBJ_CORE);
       if (ncores <= 0) ncores = hwloc_bitmap_weight(set);
       if (ncores > 0) {

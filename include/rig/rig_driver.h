@@ -143,6 +143,13 @@ rig_status rig_buffer_adopt(void *host, uint64_t bytes, void (*release)(void *ct
 /* What the device's prepare made for s (NULL when it has none). */
 void *rig_submission_prepared(const rig_submission *s);
 
+/* Where the host's workers go: near the PCI device of this bus id (the
+ * first GPU), on the cores of its NUMA node that the process may use. A
+ * backend says so when it counts its devices, before the host opens; the
+ * first call counts. rig_host_near_bus answers it, or NULL. */
+void rig_host_near(const char *bus_id);
+const char *rig_host_near_bus(void);
+
 /* The parts of a submission, for drivers that run them. */
 size_t rig_submission_nparts(const rig_submission *s);
 const rig_part *rig_submission_part(const rig_submission *s, size_t i);

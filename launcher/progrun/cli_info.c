@@ -92,10 +92,17 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
   json_object_set_new(o, "numa", json_string(numa));
   json_object_set_new(o, "workers", json_integer(rig_device_facts_of(rig_host())->threads));
   json_t *devs = json_array();
-  for (size_t i = 0; devs && i < m.ndevices; i++)
-    json_array_append_new(devs,
-                          json_pack("{s:s, s:s, s:I}", "name", m.devices[i].name, "arch",
-                                    m.devices[i].arch, "bytes", (json_int_t)m.devices[i].budget));
+  for (size_t i = 0; devs && i < m.ndevices; i++) {
+    json_t *dev = json_pack("{s:s, s:s, s:I}", "name", m.devices[i].name, "arch", m.devices[i].arch,
+                            "bytes", (json_int_t)m.devices[i].budget);
+    /* Where a device sits, for those on a bus (GPUs). */
+    if (dev && m.devices[i].bus_id[0]) {
+      json_object_set_new(dev, "bus_id", json_string(m.devices[i].bus_id));
+      json_object_set_new(dev, "numa",
+                          m.devices[i].numa >= 0 ? json_integer(m.devices[i].numa) : json_null());
+    }
+    json_array_append_new(devs, dev);
+  }
   json_object_set_new(o, "devices", devs);
   /* A family with no device at all says why (no driver, no GPU). */
   json_t *missing = json_array();
@@ -144,8 +151,15 @@ static void print_block(json_t *o) {
   size_t i;
   json_t *d;
   json_array_foreach(json_object_get(o, "devices"), i, d) {
-    printf("  %-10s %-14s %.1f GiB\n", str_of(d, "name"), str_of(d, "arch"),
+    printf("  %-10s %-14s %.1f GiB", str_of(d, "name"), str_of(d, "arch"),
            gib(json_integer_value(json_object_get(d, "bytes"))));
+    if (json_object_get(d, "bus_id")) {
+      json_t *numa = json_object_get(d, "numa");
+      printf("  bus %s, NUMA %s", str_of(d, "bus_id"),
+             numa && json_is_integer(numa) ? "" : "unknown");
+      if (numa && json_is_integer(numa)) printf("%lld", (long long)json_integer_value(numa));
+    }
+    printf("\n");
   }
   json_array_foreach(json_object_get(o, "no_devices"), i, d) {
     printf("  (%s)\n", json_string_value(d));

@@ -32,6 +32,16 @@ void rig_providers_start(void) {
   if (ntable && table[0]->single) table[0]->open(0, &host, NULL);
 }
 
+static char near_bus[32];
+
+void rig_host_near(const char *bus_id) {
+  if (!near_bus[0] && bus_id) snprintf(near_bus, sizeof near_bus, "%s", bus_id);
+}
+
+const char *rig_host_near_bus(void) {
+  return near_bus[0] ? near_bus : NULL;
+}
+
 size_t rig_family_count(void) {
   rig_core_init();
   return ntable;
