@@ -613,8 +613,11 @@ static void test_a_failed_launch_makes_its_context_answer_its_code(void) {
     uint64_t x, v;
   } p = {dev(&words[0]), 5};
   fc.fail_next_launch(CUDA_ERROR_ILLEGAL_ADDRESS);
-  CU_ASSERT_EQUAL(launch(set, 1, 1, 0, s, &p, 16), CUDA_SUCCESS); /* queued */
+  /* Held by a wait, so that the fault comes after all is queued. */
+  CU_ASSERT_EQUAL(cu.StreamWaitValue64(s, dev(&words[2]), 1, 0), CUDA_SUCCESS);
+  CU_ASSERT_EQUAL(launch(set, 1, 1, 0, s, &p, 16), CUDA_SUCCESS);
   CU_ASSERT_EQUAL(cu.StreamWriteValue64(s, dev(&words[1]), 3, 0), CUDA_SUCCESS);
+  store_release(&words[2], 1);
   CU_ASSERT_EQUAL(cu.StreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
   CU_ASSERT_EQUAL(cu.StreamQuery(s), CUDA_ERROR_ILLEGAL_ADDRESS);
   CUdeviceptr d;
