@@ -21,5 +21,8 @@ target_link_libraries(test_fakecuda_self PRIVATE rig_warnings PkgConfig::CUNIT T
 add_dependencies(test_fakecuda_self fakecuda cuda_kernels)
 add_test(NAME fakecuda-self COMMAND test_fakecuda_self)
 set_tests_properties(fakecuda-self PROPERTIES
-  ENVIRONMENT "RIG_CUDA_LIBRARY=$<TARGET_FILE:fakecuda>;RIG_TEST_CUDA_KERNELS=${RIG_CUDA_FIXTURE_SO}"
+  ENVIRONMENT "RIG_CUDA_LIBRARY=$<TARGET_FILE:fakecuda>;RIG_TEST_CUDA_KERNELS=${RIG_CUDA_FIXTURE_SO};RIG_TEST_CUDA_CUBIN=${RIG_CUDA_FIXTURE_CUBIN};RIG_TEST_CUDA_PTX=${RIG_CUDA_FIXTURE_PTX}"
   TIMEOUT 120 LABELS cuda)
+if(TARGET cuda_kernels_nvcc)
+  add_dependencies(test_fakecuda_self cuda_kernels_nvcc)
+endif()

@@ -440,6 +440,22 @@ static void test_images_not_for_this_host_are_invalid(void) {
   h->e_machine = 190;
   CU_ASSERT_EQUAL(cu.ModuleLoadData(&m, h), CUDA_ERROR_INVALID_IMAGE);
   free(h);
+  /* The fixtures nvcc built, where it was found. */
+  const char *vars[] = {"RIG_TEST_CUDA_CUBIN", "RIG_TEST_CUDA_PTX"};
+  for (int i = 0; i < 2; i++) {
+    const char *path = getenv(vars[i]);
+    if (!path || !*path) {
+      printf("\n  SKIPPED %s: no nvcc at build time", vars[i]);
+      continue;
+    }
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char *text = calloc(1, 1 << 20); /* NUL-terminated, as PTX is passed */
+    CU_ASSERT(fread(text, 1, (1 << 20) - 1, f) > 0);
+    fclose(f);
+    CU_ASSERT_EQUAL(cu.ModuleLoadData(&m, text), CUDA_ERROR_INVALID_IMAGE);
+    free(text);
+  }
   CUfunction f;
   CU_ASSERT_EQUAL(cu.ModuleGetFunction(&f, module, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
   pop();
