@@ -647,12 +647,45 @@ static void test_a_failed_launch_makes_its_context_answer_its_code(void) {
   CU_ASSERT_EQUAL(cu.MemAlloc(&d, 256), CUDA_SUCCESS);
   CU_ASSERT_EQUAL(cu.MemFree(d), CUDA_SUCCESS);
   pop();
-  /* The last release ends the context; a new one is well. */
+  /* The last release ends the context, and its fault. */
   CU_ASSERT_EQUAL(cu.DevicePrimaryCtxRelease(1), CUDA_SUCCESS);
   CU_ASSERT_EQUAL(cu.DevicePrimaryCtxRetain(&ctx1, 1), CUDA_SUCCESS);
   push(ctx1);
   CU_ASSERT_EQUAL(cu.MemAlloc(&d, 256), CUDA_SUCCESS);
   CU_ASSERT_EQUAL(cu.MemFree(d), CUDA_SUCCESS);
+  pop();
+}
+
+static void test_handles_made_in_an_ended_context_are_stale(void) {
+  ready();
+  push(ctx0);
+  function("ids"); /* reads the image */
+  pop();
+  push(ctx1);
+  CUmodule m;
+  CUfunction ids;
+  CUdeviceptr d;
+  CU_ASSERT_EQUAL_FATAL(cu.ModuleLoadData(&m, image), CUDA_SUCCESS);
+  CU_ASSERT_EQUAL(cu.ModuleGetFunction(&ids, m, "ids"), CUDA_SUCCESS);
+  CUstream s = stream();
+  void *h = host_alloc(4096);
+  CU_ASSERT_EQUAL(cu.MemAlloc(&d, 256), CUDA_SUCCESS);
+  pop();
+  uint64_t streams = fc.live("streams"), allocations = fc.live("allocations");
+  CU_ASSERT_EQUAL(cu.DevicePrimaryCtxRelease(1), CUDA_SUCCESS); /* the last */
+  CU_ASSERT_EQUAL(cu.DevicePrimaryCtxRetain(&ctx1, 1), CUDA_SUCCESS);
+  push(ctx1);
+  uint64_t p = d;
+  CU_ASSERT_EQUAL(cu.StreamQuery(s), CUDA_ERROR_INVALID_HANDLE);
+  CU_ASSERT_EQUAL(cu.ModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+  CUstream s2 = stream();
+  CU_ASSERT_EQUAL(launch(ids, 1, 1, 0, s2, &p, 8), CUDA_ERROR_INVALID_HANDLE);
+  CU_ASSERT_EQUAL(cu.MemFree(d), CUDA_ERROR_INVALID_VALUE);
+  CU_ASSERT_EQUAL(cu.MemFreeHost(h), CUDA_ERROR_INVALID_VALUE);
+  /* Still counted: the backend, not the double, should have freed them. */
+  CU_ASSERT_EQUAL(fc.live("streams"), streams + 1);
+  CU_ASSERT_EQUAL(fc.live("allocations"), allocations);
+  CU_ASSERT_EQUAL(cu.StreamDestroy(s2), CUDA_SUCCESS);
   pop();
 }
 
@@ -726,6 +759,7 @@ static CU_TestInfo tests[] = {
     T(scale_sh_stages_through_dynamic_shared_memory),
     T(graph_replays_and_set_params_changes_later_launches),
     T(a_failed_launch_makes_its_context_answer_its_code),
+    T(handles_made_in_an_ended_context_are_stale),
     T(error_names_are_cudas),
     T(counts_are_of_successful_calls_and_live_objects),
     CU_TEST_INFO_NULL,
