@@ -445,7 +445,7 @@ static void test_images_not_for_this_host_are_invalid(void) {
   for (int i = 0; i < 2; i++) {
     const char *path = getenv(vars[i]);
     if (!path || !*path) {
-      printf("\n  SKIPPED %s: no nvcc at build time", vars[i]);
+      printf("\n  SKIPPED %s: no nvcc at build time\n", vars[i]);
       continue;
     }
     FILE *f = fopen(path, "rb");
@@ -497,12 +497,26 @@ static void test_launches_are_checked_as_the_driver_checks_them(void) {
   CU_ASSERT_EQUAL(v, 128);
   CU_ASSERT_EQUAL(launch(bounded, 1, 256, 0, s, &p, 8), CUDA_ERROR_INVALID_VALUE);
   CU_ASSERT_EQUAL(launch(bounded, 1, 128, 0, s, &p, 8), CUDA_SUCCESS);
-  CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 70000, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+  size_t eight = 8;
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &p, CU_LAUNCH_PARAM_BUFFER_SIZE, &eight,
+                   CU_LAUNCH_PARAM_END};
+  CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 1, 65536, 1, 64, 1, 1, 0, s, NULL, extra),
+                  CUDA_ERROR_INVALID_VALUE); /* grid y */
+  CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 1, 1, 1, 32, 32, 2, 0, s, NULL, extra),
+                  CUDA_ERROR_INVALID_VALUE); /* 2048 threads a block */
+  CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 2, 2, 1, 8, 8, 1, 0, s, NULL, extra), CUDA_SUCCESS);
+  static unsigned char big[32765];
+  memcpy(big, &p, sizeof p);
+  CU_ASSERT_EQUAL(launch(ids, 1, 64, 0, s, big, sizeof big), CUDA_ERROR_INVALID_VALUE);
+  CU_ASSERT_EQUAL(launch(ids, 1, 64, 0, s, big, sizeof big - 1), CUDA_SUCCESS);
+  void *no_end[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &p, CU_LAUNCH_PARAM_BUFFER_SIZE, &eight,
+                    (void *)3};
+  CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 1, 1, 1, 64, 1, 1, 0, s, NULL, no_end),
                   CUDA_ERROR_INVALID_VALUE);
   void *kernel_params[] = {&p};
   CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 1, 1, 1, 64, 1, 1, 0, s, kernel_params, NULL),
                   CUDA_ERROR_INVALID_VALUE); /* only the buffer form */
-  CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 1, 65536, 1, 64, 1, 1, 0, s, NULL, NULL),
+  CU_ASSERT_EQUAL(cu.LaunchKernel(ids, 1, 1, 1, 64, 1, 1, 0, s, NULL, NULL),
                   CUDA_ERROR_INVALID_VALUE);
   CU_ASSERT_EQUAL(cu.FuncSetAttribute(ids, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232449),
                   CUDA_ERROR_INVALID_VALUE);
@@ -510,7 +524,7 @@ static void test_launches_are_checked_as_the_driver_checks_them(void) {
                   CUDA_SUCCESS);
   CU_ASSERT_EQUAL(launch(ids, 1, 64, 100000, s, &p, 8), CUDA_SUCCESS);
   CU_ASSERT_EQUAL(cu.StreamSynchronize(s), CUDA_SUCCESS);
-  CU_ASSERT_EQUAL(out[63], 7 + 3 * 63);
+  for (uint32_t k = 0; k < 256; k++) CU_ASSERT_EQUAL(out[k], 7 + 3 * k); /* the 2x2 x 8x8 one */
   CU_ASSERT_EQUAL(cu.MemFreeHost(out), CUDA_SUCCESS);
   CU_ASSERT_EQUAL(cu.StreamDestroy(s), CUDA_SUCCESS);
   pop();
