@@ -69,12 +69,10 @@ static void *stream_main(void *arg) {
 }
 
 CUresult fc_stream_get(CUstream s, struct CUctx_st *ctx) {
-  for (struct CUstream_st *t = streams; t; t = t->next)
-    if (t == s && !fc_alive(t->ctx, t->gen))
-      return CUDA_ERROR_INVALID_HANDLE;
-    else if (t == s)
-      return t->ctx == ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-  return CUDA_ERROR_INVALID_HANDLE;
+  struct CUstream_st *t = streams;
+  while (t && t != s) t = t->next;
+  if (!t || !fc_alive(t->ctx, t->gen)) return CUDA_ERROR_INVALID_HANDLE;
+  return t->ctx == ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 void fc_stream_push(CUstream s, fc_op *op) {
