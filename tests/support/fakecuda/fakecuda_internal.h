@@ -77,8 +77,9 @@ static inline bool fc_alive(const struct CUctx_st *ctx, unsigned gen) {
   return ctx->gen == gen;
 }
 
-/* Under fc_lock: the current context of this thread, retained, with no
- * sticky error; else the code to answer. */
+/* Under fc_lock: CUDA_SUCCESS with the thread's current context (retained)
+ * in *ctx; its sticky error, *ctx set too; or, without one, the code to
+ * answer. */
 CUresult fc_current(struct CUctx_st **ctx);
 
 /* Faults (fault.c). fc_take_launch_fault: 0, or the code of an armed launch
