@@ -8,8 +8,8 @@
 
 #include "fakecuda_internal.h"
 
-static bool initialized;
-static int devices;
+static _Atomic bool initialized;
+static int devices; /* set before initialized */
 static struct CUctx_st contexts[FC_MAX_DEVICES];
 
 /* Bus ids not in ordinal order, so that a backend ordering by them is
@@ -22,14 +22,6 @@ static _Thread_local int depth;
 
 bool fc_initialized(void) {
   return initialized;
-}
-
-int fc_device_count(void) {
-  return devices;
-}
-
-struct CUctx_st *fc_context_of(int dev) {
-  return &contexts[dev];
 }
 
 CUresult fc_current(struct CUctx_st **ctx) {
@@ -181,14 +173,15 @@ CUresult fc_DevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
 }
 
 /* The last release ends the context: its sticky error and peer access go
- * (a later retain starts afresh). The double keeps what was allocated in
- * it, so that fakecuda_live shows what a backend did not free. */
+ * (a later retain starts afresh), and the handles of what was made in it
+ * go stale (fc_alive). */
 CUresult fc_DevicePrimaryCtxRelease(CUdevice dev) {
   pthread_mutex_lock(&fc_lock);
   CUresult r = check_device(dev);
   if (!r && contexts[dev].refs == 0) r = CUDA_ERROR_INVALID_CONTEXT;
   if (!r && --contexts[dev].refs == 0) {
     atomic_store(&contexts[dev].error, CUDA_SUCCESS);
+    contexts[dev].gen++;
     memset(contexts[dev].peer, 0, sizeof contexts[dev].peer);
   }
   pthread_mutex_unlock(&fc_lock);

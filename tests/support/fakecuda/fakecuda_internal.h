@@ -62,18 +62,24 @@ void fc_live_add(enum fc_live_kind kind, int64_t n);
 struct CUctx_st {
   int dev;
   int refs;               /* primary-context retains; 0: not usable */
+  unsigned gen;           /* counts the context's ends (last releases) */
   _Atomic CUresult error; /* sticky, set by a fault */
   bool peer[FC_MAX_DEVICES];
 };
 
-/* Under fc_lock: answers CUDA_ERROR_NOT_INITIALIZED before cuInit, else
- * the valid device count. */
 bool fc_initialized(void);
-int fc_device_count(void);
-struct CUctx_st *fc_context_of(int dev);
 
-/* Under fc_lock: the current context of this thread, retained, with no
- * sticky error; else the code to answer. */
+/* Under fc_lock: whether an object made in ctx at generation gen is still
+ * of the context (the last release ends a context, and what was made in
+ * it: its handles answer as freed ones do, though fakecuda_live still
+ * counts them, so that a test sees what a backend left behind). */
+static inline bool fc_alive(const struct CUctx_st *ctx, unsigned gen) {
+  return ctx->gen == gen;
+}
+
+/* Under fc_lock: CUDA_SUCCESS with the thread's current context (retained)
+ * in *ctx; its sticky error, *ctx set too; or, without one, the code to
+ * answer. */
 CUresult fc_current(struct CUctx_st **ctx);
 
 /* Faults (fault.c). fc_take_launch_fault: 0, or the code of an armed launch

@@ -32,6 +32,7 @@ typedef struct exec_node {
 struct CUgraphExec_st {
   struct CUgraphExec_st *live;
   struct CUctx_st *ctx;
+  unsigned gen; /* of ctx, when instantiated */
   uint64_t graph;
   size_t count;
   exec_node *nodes;
@@ -49,7 +50,7 @@ static struct CUgraph_st *graph_valid(CUgraph g) {
 
 static struct CUgraphExec_st *exec_valid(CUgraphExec e) {
   for (struct CUgraphExec_st *x = execs; x; x = x->live)
-    if (x == e) return x;
+    if (x == e) return fc_alive(x->ctx, x->gen) ? x : NULL;
   return NULL;
 }
 
@@ -144,6 +145,7 @@ CUresult fc_GraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned
   }
   if (!r) {
     x->ctx = ctx;
+    x->gen = ctx->gen;
     x->graph = g->id;
     x->count = i;
     x->live = execs;
@@ -235,7 +237,7 @@ CUresult fc_GraphExecDestroy(CUgraphExec exec) {
   CUresult r = fc_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
   struct CUgraphExec_st **p = &execs;
   while (!r && *p && *p != exec) p = &(*p)->live;
-  if (!r && !*p) r = CUDA_ERROR_INVALID_VALUE;
+  if (!r && (!*p || !fc_alive(exec->ctx, exec->gen))) r = CUDA_ERROR_INVALID_VALUE;
   if (!r) {
     *p = exec->live;
     free_exec_nodes(exec->nodes, exec->count);

@@ -26,7 +26,8 @@ typedef struct region {
   uint64_t base;
   size_t size;
   enum kind kind;
-  int dev;
+  struct CUctx_st *ctx; /* the context it was made in, at gen */
+  unsigned gen;
 } region;
 
 /* Every live region, unordered (the tests hold few). */
@@ -57,15 +58,23 @@ static bool add_region(region r) {
   return true;
 }
 
+/* A region whose context ended is gone, as the driver frees it, though
+ * it stays counted live. */
+static bool stale(const region *r) {
+  return !fc_alive(r->ctx, r->gen);
+}
+
 static region *find_start(uint64_t base, enum kind kind) {
   for (size_t i = 0; i < nregions; i++)
-    if (regions[i].base == base && regions[i].kind == kind) return &regions[i];
+    if (!stale(&regions[i]) && regions[i].base == base && regions[i].kind == kind)
+      return &regions[i];
   return NULL;
 }
 
 static region *find_containing(uint64_t addr) {
   for (size_t i = 0; i < nregions; i++)
-    if (addr >= regions[i].base && addr - regions[i].base < regions[i].size) return &regions[i];
+    if (!stale(&regions[i]) && addr >= regions[i].base && addr - regions[i].base < regions[i].size)
+      return &regions[i];
   return NULL;
 }
 
@@ -75,7 +84,7 @@ static void remove_region(region *r) {
 
 static bool overlaps(uint64_t base, size_t size) {
   for (size_t i = 0; i < nregions; i++) {
-    if (regions[i].kind == DEVICE) continue;
+    if (regions[i].kind == DEVICE || stale(&regions[i])) continue;
     if (base < regions[i].base + regions[i].size && regions[i].base < base + size) return true;
   }
   return false;
@@ -96,7 +105,8 @@ static uint64_t carve(int dev, size_t bytes) {
     if (bytes > hi - at) return 0;
     for (size_t i = 0; i < nregions; i++) {
       region *r = &regions[i];
-      if (r->kind == DEVICE && r->dev == dev && r->base < at + bytes && at < r->base + r->size) {
+      if (r->kind == DEVICE && r->ctx->dev == dev && !stale(r) && r->base < at + bytes &&
+          at < r->base + r->size) {
         at = (r->base + r->size + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
         moved = true;
         break;
@@ -115,7 +125,7 @@ CUresult fc_MemAlloc(CUdeviceptr *ptr, size_t bytes) {
   if (!r && (!arena[ctx->dev] || bytes > FC_TOTAL_MEM)) r = CUDA_ERROR_OUT_OF_MEMORY;
   uint64_t at = 0;
   if (!r && !(at = carve(ctx->dev, bytes))) r = CUDA_ERROR_OUT_OF_MEMORY;
-  if (!r && !add_region((region){at, bytes, DEVICE, ctx->dev})) r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (!r && !add_region((region){at, bytes, DEVICE, ctx, ctx->gen})) r = CUDA_ERROR_OUT_OF_MEMORY;
   if (!r) {
     *ptr = at;
     fc_live_add(FC_LIVE_ALLOCATIONS, 1);
@@ -157,7 +167,7 @@ CUresult fc_MemHostAlloc(void **ptr, size_t bytes, unsigned int flags) {
     p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) r = CUDA_ERROR_OUT_OF_MEMORY;
   }
-  if (!r && !add_region((region){(uint64_t)(uintptr_t)p, bytes, HOST_ALLOC, ctx->dev})) {
+  if (!r && !add_region((region){(uint64_t)(uintptr_t)p, bytes, HOST_ALLOC, ctx, ctx->gen})) {
     munmap(p, bytes);
     r = CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -193,7 +203,8 @@ CUresult fc_MemHostRegister(void *ptr, size_t bytes, unsigned int flags) {
   if (!r && (flags & ~(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP)))
     r = CUDA_ERROR_INVALID_VALUE;
   if (!r && overlaps(base, bytes)) r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-  if (!r && !add_region((region){base, bytes, REGISTERED, ctx->dev})) r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (!r && !add_region((region){base, bytes, REGISTERED, ctx, ctx->gen}))
+    r = CUDA_ERROR_OUT_OF_MEMORY;
   if (!r) fc_live_add(FC_LIVE_REGISTRATIONS, 1);
   pthread_mutex_unlock(&fc_lock);
   return r ? r : fc_ok(FC_IX_MemHostRegister);

@@ -29,6 +29,7 @@
 struct CUmod_st {
   struct CUmod_st *next; /* live modules, under fc_lock */
   struct CUctx_st *ctx;
+  unsigned gen; /* of ctx, when loaded */
   void *handle;
   int fd;
   struct CUfunc_st *functions;
@@ -87,6 +88,7 @@ CUresult fc_ModuleLoadData(CUmodule *module, const void *image) {
   }
   if (!r) {
     m->ctx = ctx;
+    m->gen = ctx->gen;
     m->next = modules;
     modules = m;
     fc_live_add(FC_LIVE_MODULES, 1);
@@ -98,7 +100,7 @@ CUresult fc_ModuleLoadData(CUmodule *module, const void *image) {
 
 static struct CUmod_st **find_module(CUmodule module) {
   for (struct CUmod_st **p = &modules; *p; p = &(*p)->next)
-    if (*p == module) return p;
+    if (*p == module) return fc_alive(module->ctx, module->gen) ? p : NULL;
   return NULL;
 }
 
@@ -170,7 +172,7 @@ CUresult fc_ModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
 
 bool fc_function_valid(struct CUfunc_st *f) {
   for (struct CUmod_st *m = modules; m; m = m->next)
-    for (struct CUfunc_st *g = m->functions; g; g = g->next)
+    for (struct CUfunc_st *g = fc_alive(m->ctx, m->gen) ? m->functions : NULL; g; g = g->next)
       if (g == f) return true;
   return false;
 }

@@ -17,6 +17,7 @@
 struct CUstream_st {
   struct CUstream_st *next; /* live streams, under fc_lock */
   struct CUctx_st *ctx;
+  unsigned gen;      /* of ctx, when made */
   pthread_mutex_t m; /* guards what follows; taken after fc_lock */
   pthread_cond_t cv;
   fc_op *head, *tail;
@@ -68,9 +69,10 @@ static void *stream_main(void *arg) {
 }
 
 CUresult fc_stream_get(CUstream s, struct CUctx_st *ctx) {
-  for (struct CUstream_st *t = streams; t; t = t->next)
-    if (t == s) return t->ctx == ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-  return CUDA_ERROR_INVALID_HANDLE;
+  struct CUstream_st *t = streams;
+  while (t && t != s) t = t->next;
+  if (!t || !fc_alive(t->ctx, t->gen)) return CUDA_ERROR_INVALID_HANDLE;
+  return t->ctx == ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 void fc_stream_push(CUstream s, fc_op *op) {
@@ -105,6 +107,7 @@ CUresult fc_StreamCreate(CUstream *stream, unsigned int flags) {
   if (!r && !(s = calloc(1, sizeof *s))) r = CUDA_ERROR_OUT_OF_MEMORY;
   if (!r) {
     s->ctx = ctx;
+    s->gen = ctx->gen;
     pthread_mutex_init(&s->m, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) {
