@@ -312,6 +312,9 @@ static void test_launches_at_every_geometry_limit(void) {
   } bad[] = {
       {{1, 1, 1, 1025, 1, 1, 0}, "part 0: threads (1025, 1, 1), more than its function's 1024"},
       {{1, 0, 1, 1, 1, 1, 0}, "part 0: groups (1, 0, 1) with a zero dimension"},
+      {{1, 65536, 1, 1, 1, 1, 0},
+       "part 0: groups (1, 65536, 1) beyond cuda:0's (2147483647, 65535, 65535)"},
+      {{1, 1, 1, 1, 1, 65, 0}, "part 0: threads (1, 1, 65) beyond cuda:0's (1024, 1024, 64)"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     rig_submission_block_init(s, block);

@@ -158,6 +158,15 @@ static rig_status describe(cuda_gpu *g, unsigned index, rig_device_facts *f, rig
       (uint32_t)(optin > 0 ? optin : attr(g->cu, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
   f->threads = (uint32_t)attr(g->cu, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) *
                (uint32_t)attr(g->cu, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  /* Grid and block limits, where the driver answers them; else those of
+   * every GPU since compute capability 3.0. */
+  static const uint32_t usual[6] = {2147483647u, 65535u, 65535u, 1024u, 1024u, 64u};
+  for (int k = 0; k < 3; k++) {
+    int gv = attr(g->cu, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + k);
+    int bv = attr(g->cu, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + k);
+    g->max_groups[k] = gv > 0 ? (uint32_t)gv : usual[k];
+    g->max_threads[k] = bv > 0 ? (uint32_t)bv : usual[3 + k];
+  }
   snprintf(f->bus_id, sizeof f->bus_id, "%s", gpus.bus[index]);
   f->numa = rig_cuda_numa(f->bus_id);
   return RIG_OK;

@@ -47,6 +47,7 @@ typedef struct cuda_gpu {
   _Atomic uint64_t *word; /* pinned host memory the stream writes */
   CUdeviceptr word_dptr;
   char name[16];
+  uint32_t max_groups[3], max_threads[3]; /* the GPU's grid and block limits */
   cuda_ready ready[CUDA_READY_RING];
   uint64_t nready;
 } cuda_gpu;

@@ -211,7 +211,19 @@ static rig_status check(cuda_gpu *g, const rig_work *w, rig_error *err) {
   for (size_t i = 0; i < nparts; i++) {
     const rig_part *p = rig_submission_part(w->sub, i);
     if (p->kind != RIG_WORK_LAUNCH) continue;
-    uint32_t shared = rig_block_geometry(w->sub, (void *)w->block, i)[6];
+    const uint32_t *geom = rig_block_geometry(w->sub, (void *)w->block, i);
+    /* The driver would refuse these, and a refusal there loses the GPU. */
+    for (int k = 0; k < 3; k++) {
+      if (geom[k] > g->max_groups[k])
+        return rig_error_set(
+            err, RIG_EINVAL, "part %zu: groups (%u, %u, %u) beyond %s's (%u, %u, %u)", i, geom[0],
+            geom[1], geom[2], g->name, g->max_groups[0], g->max_groups[1], g->max_groups[2]);
+      if (geom[3 + k] > g->max_threads[k])
+        return rig_error_set(
+            err, RIG_EINVAL, "part %zu: threads (%u, %u, %u) beyond %s's (%u, %u, %u)", i, geom[3],
+            geom[4], geom[5], g->name, g->max_threads[0], g->max_threads[1], g->max_threads[2]);
+    }
+    uint32_t shared = geom[6];
     uint32_t most = cuda_shared_limit(state, i);
     if (shared > most)
       return rig_error_set(err, RIG_EINVAL,
