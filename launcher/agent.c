@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sync.h"
+#include "express.h"
 #include "job_internal.h"
 
 typedef struct item {
@@ -18,6 +20,7 @@ typedef struct item {
   unsigned char *payload;
   rig_point *ends; /* for the completer */
   size_t nends;
+  bool ring; /* the executor's own: a hand-over read from its ring */
 } item;
 
 typedef struct queue {
@@ -28,11 +31,25 @@ typedef struct queue {
   bool stop;
 } queue;
 
+/* Ends a run may have (the calloc of a frame's run, the ring's array). */
+#define RUN_ENDS 64
+
 typedef struct executor {
   struct agent *a;
   uint32_t device;
   queue work, done;
   pthread_t worker, completer;
+  /* The express path (express.h): hand-overs come from the ring and the
+   * work queue, taken in value order. */
+  ex_ring *ring;
+  ex_word *done_word;      /* reports go there, else as DONE frames */
+  uint64_t expect;         /* the next value to run */
+  _Atomic uint64_t pushed; /* frames queued on work */
+  uint64_t popped;         /* and taken */
+  double ahead_since;      /* the queue's head is past expect since */
+  _Atomic bool stopping;
+  item ring_item;
+  rig_point ring_ends[RUN_ENDS];
 } executor;
 
 typedef struct slot {
@@ -367,8 +384,8 @@ static rig_status run_handover(executor *e, item *it, rig_error *err) {
   const frame *f = &it->f;
   switch (f->h.kind) {
     case F_WORDS: {
-      size_t room = 64;
-      it->ends = calloc(room, sizeof *it->ends);
+      size_t room = RUN_ENDS;
+      if (!it->ends) it->ends = calloc(room, sizeof *it->ends);
       if (!it->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a run");
       return rig_program_run_received(it->payload, f->h.payload, program_of, region_of, a, NULL, 0,
                                       it->ends, &it->nends, err);
@@ -389,7 +406,17 @@ static rig_status run_handover(executor *e, item *it, rig_error *err) {
       unsigned char *bytes = malloc(c->length ? c->length : 1);
       if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
       st = rig_buffer_read(b, c->offset, bytes, c->length, err);
-      if (st == RIG_OK) reply(a, f, RIG_OK, 0, 0, bytes, c->length);
+      /* The value and device let the controller reach the copy's point
+       * once the bytes are there (an express agent reports nothing else). */
+      frame_header h = f->h;
+      if (st == RIG_OK) {
+        frame r = {.h = {.kind = F_REPLY,
+                         .request = h.request,
+                         .device = h.device,
+                         .value = h.value,
+                         .status = RIG_OK}};
+        rig_ctl_send(a->job, 0, &r, bytes, c->length, NULL);
+      }
       free(bytes);
       return st;
     }
@@ -413,21 +440,155 @@ static bool all_reached(const item *it) {
   return true;
 }
 
+/* Reports value it's work done: a store into the controller's word, or a
+ * DONE frame. A copy out's bytes go in a REPLY frame, which moves the word
+ * there once they landed: a later report must not pass it, so it is waited
+ * for (or the job's failure). */
+static void report(executor *e, const item *it) {
+  uint64_t v = it->f.h.value;
+  if (!e->done_word) {
+    frame done = {.h = {.kind = F_DONE, .device = e->device, .value = v}};
+    rig_ctl_send(e->a->job, 0, &done, NULL, 0, NULL);
+    return;
+  }
+  if (it->f.h.kind != F_COPY_OUT) {
+    rig_express_report(e->done_word, v);
+    return;
+  }
+  for (unsigned i = 0; atomic_load_explicit(&e->done_word->word, memory_order_acquire) < v &&
+                       !atomic_load(&e->a->job->failed);
+       i++) {
+    if (i < 1024) {
+      rig_cpu_relax();
+    } else {
+      struct timespec nap = {0, 20000};
+      nanosleep(&nap, NULL);
+    }
+  }
+}
+
+/* A ring's hand-over handed to the completer: the copy keeps its ends. */
+static item *ring_copy(const item *it) {
+  item *c = calloc(1, sizeof *c);
+  if (c) c->ends = calloc(it->nends ? it->nends : 1, sizeof *c->ends);
+  if (!c || !c->ends) {
+    free(c);
+    return NULL;
+  }
+  c->f = it->f;
+  c->f.h.payload = 0;
+  memcpy(c->ends, it->ends, it->nends * sizeof *c->ends);
+  c->nends = it->nends;
+  return c;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The queue's head if it is the next value. One past it has waited a
+ * second for its predecessor, which never came by the ring: the job fails
+ * (a broken protocol), and it is taken all the same. */
+static item *from_queue(executor *e) {
+  queue *q = &e->work;
+  item *it = NULL;
+  bool lost = false;
+  uint64_t missing = e->expect;
+  pthread_mutex_lock(&q->lock);
+  if (q->head && q->head->f.h.value > e->expect) {
+    double now = now_s();
+    if (!e->ahead_since)
+      e->ahead_since = now;
+    else
+      lost = now - e->ahead_since > 1.0;
+  }
+  if (q->head && (q->head->f.h.value <= e->expect || lost)) {
+    it = q->head;
+    q->head = it->next;
+    if (!q->head) q->tail = NULL;
+    q->busy++;
+    e->popped++;
+    e->ahead_since = 0;
+    if (it->f.h.value >= e->expect) e->expect = it->f.h.value + 1;
+  }
+  pthread_mutex_unlock(&q->lock);
+  if (lost) {
+    rig_error err;
+    rig_error_set(&err, RIG_EJOB, "device %u: hand-over %llu never came", e->device,
+                  (unsigned long long)missing);
+    fail(e->a, &err);
+  }
+  return it;
+}
+
+static item *look(executor *e) {
+  if (atomic_load_explicit(&e->pushed, memory_order_acquire) != e->popped) {
+    item *it = from_queue(e);
+    if (it) return it;
+  }
+  const ex_slot *s = rig_express_peek(e->ring, e->expect);
+  if (!s) return NULL;
+  item *it = &e->ring_item;
+  it->f =
+      (frame){.h = {.kind = F_WORDS, .device = e->device, .value = e->expect, .payload = s->len}};
+  it->payload = (unsigned char *)s->bytes;
+  it->ends = e->ring_ends;
+  it->nends = 0;
+  it->ring = true;
+  e->expect++;
+  return it;
+}
+
+/* The next hand-over in value order, from the ring or the queue: polled
+ * about 50 us after the last, then slept for on the ring's bell (which the
+ * controller rings after a hand-over, and the control thread after a
+ * frame), a sleep bounded so that a lost wake costs at most that. */
+static item *take_next(executor *e) {
+  double idle_since = 0;
+  for (unsigned spin = 0;; spin++) {
+    uint32_t bell = atomic_load(&e->ring->bell);
+    item *it = look(e);
+    if (it) return it;
+    if (atomic_load(&e->stopping)) return NULL;
+    if (spin % 16) {
+      rig_cpu_relax();
+      continue;
+    }
+    double now = now_s();
+    if (!idle_since) idle_since = now;
+    if (now - idle_since < 50e-6) continue;
+    atomic_store(&e->ring->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    if ((it = look(e)) || atomic_load(&e->stopping)) {
+      atomic_store(&e->ring->sleeping, 0);
+      return it;
+    }
+    rig_futex_wait_shared(&e->ring->bell, bell, 100000000L);
+    atomic_store(&e->ring->sleeping, 0);
+    idle_since = 0;
+  }
+}
+
 static void *worker_main(void *arg) {
   executor *e = arg;
   item *it;
-  while ((it = queue_take(&e->work))) {
+  while ((it = e->ring ? take_next(e) : queue_take(&e->work))) {
     rig_error err;
     if (!atomic_load(&e->a->job->failed)) {
       if (run_handover(e, it, &err) != RIG_OK) fail(e->a, &err);
     }
-    queue_finished(&e->work);
+    if (!it->ring) queue_finished(&e->work);
     /* Work already done (a host run) is reported now, when nothing before
      * it waits in the completer: a hand-off less. */
     if (!atomic_load(&e->a->job->failed) && all_reached(it) && queue_idle(&e->done)) {
-      frame done = {.h = {.kind = F_DONE, .device = e->device, .value = it->f.h.value}};
-      rig_ctl_send(e->a->job, 0, &done, NULL, 0, NULL);
-      item_free(it);
+      report(e, it);
+      if (!it->ring) item_free(it);
+      continue;
+    }
+    if (it->ring && !(it = ring_copy(it))) {
+      rig_job_fail_with(e->a->job, true, "out of memory for a run");
       continue;
     }
     queue_push(&e->done, it); /* in order, also when it failed */
@@ -446,10 +607,7 @@ static void *completer_main(void *arg) {
         fail(e->a, &err);
         ok = false;
       }
-    if (ok) {
-      frame done = {.h = {.kind = F_DONE, .device = e->device, .value = it->f.h.value}};
-      rig_ctl_send(e->a->job, 0, &done, NULL, 0, NULL);
-    }
+    if (ok) report(e, it);
     item_free(it);
     queue_finished(&e->done);
   }
@@ -466,6 +624,9 @@ static rig_status executor_of(agent *a, uint32_t device, executor **out, rig_err
   if (!e) return rig_error_set(err, RIG_ENOMEM, "machine %d: out of memory", a->job->rank);
   e->a = a;
   e->device = device;
+  e->ring = rig_express_my_ring(a->job->express, device);
+  e->done_word = e->ring ? rig_express_my_word(a->job->express, a->job->rank, device) : NULL;
+  e->expect = 1;
   queue_init(&e->work);
   queue_init(&e->done);
   if (pthread_create(&e->worker, NULL, worker_main, e) != 0) {
@@ -515,6 +676,10 @@ void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload) {
         return;
       }
       queue_push(&e->work, it);
+      if (e->ring) {
+        atomic_fetch_add_explicit(&e->pushed, 1, memory_order_release);
+        rig_express_ring_wake(e->ring);
+      }
       return;
     }
     default:
@@ -542,6 +707,16 @@ rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err) {
     free(a);
     return rig_error_set(err, RIG_ESYS, "cannot start the agent's request thread");
   }
+  /* With rings, every device's executor runs from the start: hand-overs
+   * reach it with no thread in between. */
+  for (uint32_t d = 0; d < a->ndevices && rig_express_my_ring(job->express, d); d++) {
+    executor *e;
+    rig_status st = executor_of(a, d, &e, err);
+    if (st != RIG_OK) {
+      rig_agent_free(a);
+      return st;
+    }
+  }
   *out = a;
   return RIG_OK;
 }
@@ -553,6 +728,8 @@ void rig_agent_free(agent *a) {
     executor *e = a->execs[d];
     if (!e) continue;
     queue_stop(&e->work);
+    atomic_store(&e->stopping, true);
+    if (e->ring) rig_express_ring_wake(e->ring);
     pthread_join(e->worker, NULL);
     queue_stop(&e->done);
     pthread_join(e->completer, NULL);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "express.h"
 #include "job_internal.h"
 
 static const char *thread_level(int level) {
@@ -60,6 +61,10 @@ static rig_status start_wait(MPI_Request *req, const char *call, bool *pending, 
     struct timespec nap = {0, polls < 1000 ? 10000 : 1000000};
     nanosleep(&nap, NULL);
   }
+}
+
+rig_status rig_job_start_wait(MPI_Request *req, const char *call, bool *pending, rig_error *err) {
+  return start_wait(req, call, pending, err);
 }
 
 /* Keeps the first failure: st if it is one, else s with e's message. */
@@ -161,6 +166,7 @@ void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned ch
   const frame_header *h = &f->h;
   char cause[RIG_ERROR_MESSAGE_MAX];
   cause[0] = '\0';
+  uint64_t moved = 0;
   pthread_mutex_lock(&job->lock);
   request *r = job->requests, **p = &job->requests;
   for (; r && r->id != h->request; p = &r->next, r = r->next) {
@@ -169,9 +175,10 @@ void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned ch
     /* A copy out: its bytes land before its DONE, which follows; an agent
      * that cannot copy fails the job instead of answering, so any other
      * answer is a broken one. */
-    if (h->status == RIG_OK && h->payload == r->into_len)
+    if (h->status == RIG_OK && h->payload == r->into_len) {
       memcpy(r->into, payload, h->payload);
-    else
+      moved = h->value; /* the copy's value: its bytes are here */
+    } else
       snprintf(cause, sizeof cause, "machine %d: a copy out answered with %u bytes of %zu", src,
                h->payload, r->into_len);
     *p = r->next;
@@ -192,6 +199,9 @@ void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned ch
   }
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
+  /* An agent reporting by shared memory waits for this before it reports
+   * later work (express.h): the copy's point is reached here. */
+  if (moved) rig_proxy_done(job, src, h->device, moved);
   if (cause[0]) rig_job_fail_with(job, true, cause);
 }
 
@@ -339,6 +349,7 @@ static void free_job(rig_job *job) {
   free(job->devices);
   free(job->proxies);
   if (job->agent) rig_agent_free(job->agent);
+  rig_express_free(job->express);
   rig_job_rails_close(job);
   pthread_mutex_destroy(&job->lock);
   pthread_cond_destroy(&job->changed);
@@ -414,6 +425,7 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
     st = rig_machine_describe(&job->machines[job->rank], job->rank, &job->devices[job->rank], err);
   rig_error e;
   st = first_failure(st, gather(job, st == RIG_OK, &e), &e, err);
+  if (st == RIG_OK) st = rig_express_start(job, err);
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);
   if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
@@ -474,7 +486,9 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
   rig_job_rails_init(job);
   if (job->rank == 0) {
     /* CLOSE goes after every frame queued before it: each agent answers
-     * once its earlier work is done. */
+     * once its earlier work is done. Work handed over by shared memory is
+     * waited for here first (a wait ends when the job fails). */
+    rig_express_drain(job);
     for (int r = 1; r < job->size && !atomic_load(&job->failed); r++) {
       frame req = {.h.kind = F_CLOSE};
       request *reply = NULL;

@@ -73,6 +73,7 @@ typedef struct request {
 typedef struct proxy_link {
   rig_job *_Atomic job;
   _Atomic int refs;
+  struct express *express; /* the proxies' words and rings live as long */
 } proxy_link;
 
 typedef struct proxy {
@@ -80,7 +81,10 @@ typedef struct proxy {
   int machine;
   uint32_t index; /* the device's index on its machine */
   rig_device *dev;
-  _Atomic uint64_t word; /* the shadow timeline, moved by DONE */
+  _Atomic uint64_t word;      /* the shadow timeline, moved by DONE */
+  _Atomic uint64_t *timeline; /* word, or the express word */
+  struct ex_word *xw;         /* the express word (express.h), or NULL */
+  struct ex_ring *ring;       /* the device's express ring, or NULL */
 } proxy;
 
 typedef struct proxy_image {
@@ -168,6 +172,7 @@ struct rig_job {
   _Atomic uint64_t next_request;
   proxy_link *link;
   job_rails rails;
+  struct express *express; /* express.h; the controller's moves to the link */
   /* Agent. */
   agent *agent;
   bool closed;
@@ -179,6 +184,9 @@ struct rig_job {
 rig_status rig_mpi_status(int rc, const char *call, rig_error *err);
 /* The job's root cause as RIG_EJOB. */
 rig_status rig_job_error(rig_job *job, rig_error *err);
+/* Waits for a collective of the job's start within the silence bound
+ * (*pending: it never completed, its buffers stay). */
+rig_status rig_job_start_wait(MPI_Request *req, const char *call, bool *pending, rig_error *err);
 /* Sets the root cause (first call only) and tells every other rank. */
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
 

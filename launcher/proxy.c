@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "express.h"
 #include "job_internal.h"
 
 /* Memory of an agent is addressed, here, as its id in the top bits and an
@@ -186,13 +187,26 @@ static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
   if (is_remote(base))
     return rig_error_set(err, RIG_EREFUSED, "%s: words in memory of another machine",
                          rig_device_name(px->dev));
+  const void *bytes = (const void *)(uintptr_t)(base + p->u.words.offset);
+  /* Into the agent's ring where it can; else (too long, the ring full, no
+   * ring) as a frame: the agent takes both in value order. */
+  if (px->ring && rig_express_post(px->ring, px->xw, w->value, bytes, p->u.words.length))
+    return RIG_OK;
   frame f = {.h = {.kind = F_WORDS, .device = px->index, .value = w->value}};
-  return rig_ctl_send(job, px->machine, &f, (const void *)(uintptr_t)(base + p->u.words.offset),
-                      p->u.words.length, err);
+  return rig_ctl_send(job, px->machine, &f, bytes, p->u.words.length, err);
 }
 
 static void link_release(proxy_link *link) {
-  if (atomic_fetch_sub(&link->refs, 1) == 1) free(link);
+  if (atomic_fetch_sub(&link->refs, 1) != 1) return;
+  rig_express_free(link->express);
+  free(link);
+}
+
+/* A waiter on an express word sleeps on it: the agent's report wakes it,
+ * no rig_device_signal comes. */
+static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
+  proxy *px = st;
+  rig_express_sleep(px->xw, value, timeout_ns);
 }
 
 /* The device is gone and nothing uses it any more. */
@@ -214,6 +228,19 @@ static const rig_driver proxy_driver = {
     .submit = proxy_submit,
 };
 
+static const rig_driver proxy_express_driver = {
+    .stop = proxy_stop,
+    .name = "proxy",
+    .alloc = proxy_alloc,
+    .free = proxy_free,
+    .map = proxy_map,
+    .image_load = proxy_image_load,
+    .image_entry = proxy_image_entry,
+    .image_unload = proxy_image_unload,
+    .submit = proxy_submit,
+    .sleep = proxy_sleep,
+};
+
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
   const rig_machine *mach = &job->machines[m];
   if (!job->link) {
@@ -221,6 +248,8 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     if (!job->link) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
     atomic_store(&job->link->job, job);
     atomic_store(&job->link->refs, 1); /* the job's */
+    job->link->express = job->express; /* the proxies' words live there */
+    job->express = NULL;
   }
   job->proxies[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->proxies[m]);
   job->devices[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->devices[m]);
@@ -243,7 +272,11 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     f.machine_host = i == 0;
     snprintf(f.bus_id, sizeof f.bus_id, "%s", mach->devices[i].bus_id);
     f.numa = mach->devices[i].numa;
-    rig_status st = rig_device_register(&proxy_driver, px, &f, &px->word, &px->dev, err);
+    px->xw = rig_express_word(job->link->express, m, (uint32_t)i);
+    px->ring = px->xw ? rig_express_ring(job->link->express, m, (uint32_t)i) : NULL;
+    px->timeline = px->xw ? &px->xw->word : &px->word;
+    rig_status st = rig_device_register(px->xw ? &proxy_express_driver : &proxy_driver, px, &f,
+                                        px->timeline, &px->dev, err);
     if (st != RIG_OK) {
       free(px);
       return st;
@@ -258,6 +291,10 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
 void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
   if (m <= 0 || m >= job->size || !job->proxies[m] || index >= job->machines[m].ndevices) return;
   proxy *px = job->proxies[m][index];
+  if (px->xw) {
+    rig_express_report(px->xw, value);
+    return;
+  }
   uint64_t old = atomic_load(&px->word);
   while (old < value && !atomic_compare_exchange_weak(&px->word, &old, value)) {
   }

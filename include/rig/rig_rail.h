@@ -135,6 +135,27 @@ void rig_rails_raise_all(const char *why);
  * its areas mapped, so that no late put lands in freed memory. */
 void rig_rail_release(rig_rail *r);
 
+/* Shared areas: host memory UCX allocates (ucp_mem_map allocating it), which
+ * a process on the same host maps into its own address space, so that it
+ * reads and writes it with plain loads and stores (the job's hand-overs
+ * and done reports of runs go this way). Zero-filled, page aligned. */
+typedef struct rig_area rig_area;
+rig_status rig_area_make(size_t bytes, rig_area **out, rig_error *err);
+/* The bytes a peer needs to map it (host name, UCX's worker address, the
+ * area's address and remote key): valid while the area is. */
+void rig_area_address(const rig_area *a, const void **bytes, size_t *len);
+/* Maps a peer's area here, from the bytes rig_area_address gave there.
+ * RIG_EREFUSED when it cannot be mapped (another host, or transports that
+ * map nothing, such as UCX_TLS=tcp,self): the peer is then reached some
+ * other way. RIG_EINVAL if the bytes are not an area's. */
+rig_status rig_area_map(const void *bytes, size_t len, rig_area **out, rig_error *err);
+/* The area's memory here, and its length. */
+void *rig_area_base(const rig_area *a);
+size_t rig_area_length(const rig_area *a);
+/* Unmaps a mapped area, or frees a made one (a peer's mapping of it stays
+ * valid until the peer unmaps it). NULL is fine. */
+void rig_area_release(rig_area *a);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

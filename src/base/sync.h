@@ -27,6 +27,19 @@ static inline void rig_futex_wake(_Atomic uint32_t *word, int n) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
+/* The same on a word of memory shared with another process (a mapping of
+ * the same segment there): waits and wakes key on the memory, not on this
+ * process's address space. */
+static inline void rig_futex_wait_shared(_Atomic uint32_t *word, uint32_t expected,
+                                         int64_t timeout_ns) {
+  struct timespec ts = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, expected, &ts, NULL, 0);
+}
+
+static inline void rig_futex_wake_shared(_Atomic uint32_t *word, int n) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
 /* One step of a spin loop: lets the sibling hyperthread run. */
 static inline void rig_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

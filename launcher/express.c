@@ -1,0 +1,227 @@
+/* The express path's areas and the operations on them (express.h). A
+ * slot's value is stored with release after its bytes, read with acquire
+ * before them; sleeping and waking are futexes in the shared memory, each
+ * side saying it sleeps before it looks a last time, and the other looking
+ * whether it sleeps after it stored (both with full fences), so no wake is
+ * missed; every sleep is bounded all the same. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/env.h"
+#include "base/sync.h"
+#include "express.h"
+#include "job_internal.h"
+
+/* ---- the operations -------------------------------------------------------------- */
+
+ex_word *rig_express_word(express *ex, int m, uint32_t i) {
+  if (!ex || !ex->words || m <= 0 || i >= ex->stride) return NULL;
+  return (ex_word *)rig_area_base(ex->words) + (size_t)m * ex->stride + i;
+}
+
+ex_ring *rig_express_ring(express *ex, int m, uint32_t i) {
+  if (!ex || !ex->rings || !ex->rings[m]) return NULL;
+  if ((i + 1) * sizeof(ex_ring) > rig_area_length(ex->rings[m])) return NULL;
+  return (ex_ring *)rig_area_base(ex->rings[m]) + i;
+}
+
+ex_ring *rig_express_my_ring(express *ex, uint32_t i) {
+  if (!ex || !ex->my_rings || (i + 1) * sizeof(ex_ring) > rig_area_length(ex->my_rings))
+    return NULL;
+  return (ex_ring *)rig_area_base(ex->my_rings) + i;
+}
+
+ex_word *rig_express_my_word(express *ex, int rank, uint32_t i) {
+  if (!ex || !ex->my_words || i >= ex->stride) return NULL;
+  size_t at = ((size_t)rank * ex->stride + i + 1) * sizeof(ex_word);
+  if (at > rig_area_length(ex->my_words)) return NULL;
+  return (ex_word *)rig_area_base(ex->my_words) + (size_t)rank * ex->stride + i;
+}
+
+static void ring_wake(ex_ring *ring) {
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&ring->sleeping, memory_order_relaxed)) {
+    atomic_fetch_add(&ring->bell, 1);
+    rig_futex_wake_shared(&ring->bell, 1);
+  }
+}
+
+void rig_express_ring_wake(ex_ring *ring) {
+  atomic_fetch_add(&ring->bell, 1);
+  rig_futex_wake_shared(&ring->bell, 1);
+}
+
+bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const void *bytes,
+                      size_t len) {
+  if (len > sizeof ring->slots[0].bytes) return false;
+  /* The slot's last run is value - EX_RING: free once that is done. */
+  if (value > EX_RING && atomic_load_explicit(&done->word, memory_order_acquire) < value - EX_RING)
+    return false;
+  ex_slot *s = &ring->slots[value % EX_RING];
+  memcpy(s->bytes, bytes, len);
+  s->len = (uint32_t)len;
+  atomic_store_explicit(&s->value, value, memory_order_release);
+  ring_wake(ring);
+  return true;
+}
+
+const ex_slot *rig_express_peek(ex_ring *ring, uint64_t v) {
+  const ex_slot *s = &ring->slots[v % EX_RING];
+  return atomic_load_explicit(&s->value, memory_order_acquire) == v ? s : NULL;
+}
+
+void rig_express_report(ex_word *w, uint64_t value) {
+  uint64_t old = atomic_load_explicit(&w->word, memory_order_relaxed);
+  while (old < value && !atomic_compare_exchange_weak_explicit(
+                            &w->word, &old, value, memory_order_release, memory_order_relaxed)) {
+  }
+  atomic_fetch_add_explicit(&w->seq, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&w->waiters, memory_order_seq_cst))
+    rig_futex_wake_shared(&w->seq, INT32_MAX);
+}
+
+void rig_express_sleep(ex_word *w, uint64_t value, int64_t timeout_ns) {
+  atomic_fetch_add_explicit(&w->waiters, 1, memory_order_seq_cst);
+  uint32_t seq = atomic_load_explicit(&w->seq, memory_order_seq_cst);
+  if (atomic_load_explicit(&w->word, memory_order_acquire) < value)
+    rig_futex_wait_shared(&w->seq, seq, timeout_ns);
+  atomic_fetch_sub_explicit(&w->waiters, 1, memory_order_seq_cst);
+}
+
+/* ---- making and exchanging the areas --------------------------------------------------- */
+
+void rig_express_free(express *ex) {
+  if (!ex) return;
+  rig_area_release(ex->my_words);
+  rig_area_release(ex->my_rings);
+  for (int m = 0; ex->rings && m < ex->machines; m++) rig_area_release(ex->rings[m]);
+  free(ex->rings);
+  rig_area_release(ex->words);
+  free(ex);
+}
+
+/* An area made here, and its address; NULL where UCX cannot (the job then
+ * goes by frames: not a failure). */
+static rig_area *make(size_t bytes, const void **addr, size_t *len) {
+  rig_area *a = NULL;
+  rig_error err;
+  *addr = NULL;
+  *len = 0;
+  if (rig_area_make(bytes, &a, &err) != RIG_OK) {
+    if (rig_env_get()->trace) fprintf(stderr, "progrun: runs go by frames: %s\n", err.message);
+    return NULL;
+  }
+  rig_area_address(a, addr, len);
+  return a;
+}
+
+static rig_area *map(const void *addr, size_t len, int rank) {
+  rig_area *a = NULL;
+  rig_error err;
+  if (!len) return NULL;
+  if (rig_area_map(addr, len, &a, &err) != RIG_OK) {
+    if (rig_env_get()->trace)
+      fprintf(stderr, "progrun: rank %d: runs go by frames: %s\n", rank, err.message);
+    return NULL;
+  }
+  return a;
+}
+
+static bool wanted(void) {
+  const char *s = getenv("RIG_JOB_EXPRESS");
+  return !s || strcmp(s, "0") != 0;
+}
+
+rig_status rig_express_start(rig_job *job, rig_error *err) {
+  if (job->size < 2) return RIG_OK;
+  bool root = job->rank == 0;
+  express *ex = calloc(1, sizeof *ex);
+  if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  /* Every rank takes part in every collective below, whatever failed. */
+  bool want = wanted();
+  uint64_t head[2] = {0, 1}; /* the words' address length, the stride */
+  const void *mine = NULL;
+  size_t mine_len = 0;
+  if (root) {
+    for (int m = 1; m < job->size; m++)
+      if (job->machines[m].ndevices > head[1]) head[1] = job->machines[m].ndevices;
+    ex->stride = (uint32_t)head[1];
+    ex->machines = job->size;
+    ex->rings = calloc((size_t)job->size, sizeof *ex->rings);
+    if (want && ex->rings)
+      ex->words = make((size_t)job->size * ex->stride * sizeof(ex_word), &mine, &mine_len);
+    head[0] = mine_len;
+  } else if (want && job->machines[job->rank].ndevices) {
+    ex->my_rings = make(job->machines[job->rank].ndevices * sizeof(ex_ring), &mine, &mine_len);
+  }
+  MPI_Request req;
+  bool *pending = &job->start_pending;
+  rig_status st =
+      rig_mpi_status(MPI_Ibcast(head, 2, MPI_UINT64_T, 0, job->c.comm, &req), "MPI_Ibcast", err);
+  if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Ibcast", pending, err);
+  unsigned char *words = NULL;
+  if (st == RIG_OK && head[0]) {
+    words = root ? (unsigned char *)mine : malloc(head[0]);
+    if (!words) st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+    /* Every rank learned the length: all take part, or none. */
+  }
+  if (st == RIG_OK && head[0]) {
+    st = rig_mpi_status(MPI_Ibcast(words, (int)head[0], MPI_BYTE, 0, job->c.comm, &req),
+                        "MPI_Ibcast", err);
+    if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Ibcast", pending, err);
+  }
+  if (st == RIG_OK && !root) {
+    ex->stride = (uint32_t)head[1];
+    if (ex->my_rings && head[0]) ex->my_words = map(words, head[0], job->rank);
+  }
+  if (!root && words && !*pending) free(words);
+  /* The agents' rings to the controller. */
+  int n = (int)mine_len, *lens = NULL, *offs = NULL;
+  unsigned char *all = NULL;
+  if (st == RIG_OK && root) {
+    lens = calloc((size_t)job->size, sizeof *lens);
+    offs = calloc((size_t)job->size, sizeof *offs);
+    if (!lens || !offs) st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  }
+  if (st == RIG_OK) {
+    if (root) n = 0;
+    st = rig_mpi_status(MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm, &req),
+                        "MPI_Igather", err);
+    if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Igather", pending, err);
+  }
+  if (st == RIG_OK) {
+    size_t total = 0;
+    for (int r = 0; root && r < job->size; r++) {
+      offs[r] = (int)total;
+      total += (size_t)lens[r];
+    }
+    if (root && !(all = malloc(total ? total : 1)))
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  }
+  if (st == RIG_OK) {
+    st = rig_mpi_status(MPI_Igatherv(root ? NULL : mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0,
+                                     job->c.comm, &req),
+                        "MPI_Igatherv", err);
+    if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Igatherv", pending, err);
+  }
+  for (int r = 1; st == RIG_OK && root && ex->words && r < job->size; r++)
+    ex->rings[r] = map(all + offs[r], (size_t)lens[r], r);
+  if (*pending) return st; /* MPI may still write the buffers */
+  free(lens);
+  free(offs);
+  free(all);
+  job->express = ex;
+  return st;
+}
+
+void rig_express_drain(rig_job *job) {
+  for (int m = 1; job->rank == 0 && m < job->size; m++)
+    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++) {
+      if (atomic_load(&job->failed)) return;
+      proxy *px = job->proxies[m][i];
+      if (!px || !px->ring) continue;
+      rig_error err;
+      rig_point_wait(rig_device_last(px->dev), &err);
+    }
+}

@@ -1,0 +1,98 @@
+/* The express path of the job (docs/jobs.md, "Runs by shared memory"):
+ * between the controller and an agent on the same host, a run's words go
+ * into a ring of slots in the agent's memory (one ring per device), which
+ * the agent's executor reads in order from its own memory, and its done
+ * reports are stores into the proxy's timeline word, in the controller's
+ * memory; both are shared areas (rig_area, UCX's mapped memory). Neither
+ * side's control thread is in between. Where an area cannot be mapped
+ * (another host, UCX_TLS=tcp,self, the engine not starting) the frames of
+ * the control protocol carry everything, as before. */
+#ifndef RIG_EXPRESS_H
+#define RIG_EXPRESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rig/rig_rail.h"
+
+typedef struct rig_job rig_job;
+
+/* Slots per device's ring, and the bytes of one (its header included): a
+ * run's words longer than a slot, or a run when the ring is full, go by
+ * frame; the agent takes hand-overs in value order from both. */
+#define EX_RING 64
+#define EX_SLOT 1024
+
+typedef struct ex_slot {
+  _Atomic uint64_t value; /* the hand-over's value once its bytes are in */
+  uint32_t len;
+  uint32_t unused;
+  unsigned char bytes[EX_SLOT - 16];
+} ex_slot;
+
+/* One device's ring, in the agent's memory. */
+typedef struct ex_ring {
+  _Atomic uint32_t bell;     /* futex: bumped when a hand-over may be there */
+  _Atomic uint32_t sleeping; /* the executor sleeps (or is about to) on bell */
+  unsigned char pad[56];
+  ex_slot slots[EX_RING];
+} ex_ring;
+
+/* One proxy's timeline word, in the controller's memory. */
+typedef struct ex_word {
+  _Atomic uint64_t word;    /* the proxy device's timeline */
+  _Atomic uint32_t seq;     /* futex: bumped after each report */
+  _Atomic uint32_t waiters; /* threads asleep (or about to be) on seq */
+  unsigned char pad[48];
+} ex_word;
+
+_Static_assert(sizeof(ex_slot) == EX_SLOT && sizeof(ex_word) == 64 &&
+                   sizeof(ex_ring) == 64 + EX_RING * EX_SLOT,
+               "the shared layouts are what both sides compute");
+
+typedef struct express {
+  int machines;
+  uint32_t stride; /* word (m, i) is at m * stride + i */
+  /* The controller. */
+  rig_area *words;  /* made here: every proxy's timeline word */
+  rig_area **rings; /* per machine: its rings, mapped (NULL: by frames) */
+  /* An agent. */
+  rig_area *my_rings; /* made here, one ring per device */
+  rig_area *my_words; /* the controller's words, mapped (NULL: DONE by frame) */
+} express;
+
+/* Collective, after the machines are gathered and before the proxies are
+ * made: each agent makes its rings and the controller its words, each
+ * sends the other its area's address, each maps the other's where it can.
+ * Fails only as MPI fails; UCX failing leaves job->express NULL or its
+ * areas NULL, and frames do the rest. */
+rig_status rig_express_start(rig_job *job, rig_error *err);
+/* The controller, closing: waits until every proxy's work handed over by
+ * a ring is done (or the job failed). */
+void rig_express_drain(rig_job *job);
+void rig_express_free(express *ex);
+
+/* The controller: proxy (m, i)'s word (NULL: none), and its ring (NULL). */
+ex_word *rig_express_word(express *ex, int m, uint32_t i);
+ex_ring *rig_express_ring(express *ex, int m, uint32_t i);
+/* Puts a run's words into its slot: false (nothing written) when they do
+ * not fit a slot, or the slot still holds a run not reported done. */
+bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const void *bytes,
+                      size_t len);
+/* A waiter's sleep on the word, at most timeout_ns. */
+void rig_express_sleep(ex_word *w, uint64_t value, int64_t timeout_ns);
+/* Moves the word to at least value and wakes its sleepers. */
+void rig_express_report(ex_word *w, uint64_t value);
+
+/* An agent: its ring of device i (NULL), and its word (NULL) at the
+ * controller. */
+ex_ring *rig_express_my_ring(express *ex, uint32_t i);
+ex_word *rig_express_my_word(express *ex, int rank, uint32_t i);
+/* The hand-over of value v, if its bytes are in the ring. */
+const ex_slot *rig_express_peek(ex_ring *ring, uint64_t v);
+/* Wakes the ring's executor if it sleeps (a frame was queued for it, or
+ * the agent stops). */
+void rig_express_ring_wake(ex_ring *ring);
+
+#endif
