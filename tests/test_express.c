@@ -1,0 +1,217 @@
+/* The express path of the job (launcher/express.h; under mpirun -n 2 and
+ * 3, on the default transports, where agents on this host take runs from
+ * their rings, and on tcp,self, where frames carry everything): runs and
+ * copies interleaved on one device keep their order under load, runs that
+ * outrun the ring, two proxies of one machine used in parallel. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rig/rig_program.h"
+#include "rig_mpi_test.h"
+
+static void *kernels;
+static size_t kernels_len;
+
+void rig_test_agent_setup(int rank) {
+  (void)rank;
+}
+
+static rig_job *start(void) {
+  rig_job *job = rig_test_job_start();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  if (!kernels) {
+    kernels = rig_test_read_file(getenv("RIG_TEST_KERNELS"), &kernels_len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kernels);
+  }
+  return job;
+}
+
+static void close_ok(rig_job *job) {
+  rig_error err;
+  rig_status st = rig_job_close(job, &err);
+  if (st != RIG_OK) fprintf(stderr, "close: %s\n", err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+}
+
+static rig_buffer *host_buffer(size_t n) {
+  rig_buffer *b = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(rig_host(), RIG_KIND_PINNED, n, &b, NULL), RIG_OK);
+  memset(rig_buffer_host(b), 0, n);
+  return b;
+}
+
+/* A host program: word 0 of input 0 += Int(0) + 1, one launch of add_u64. */
+static rig_desc *adding(void) {
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_image(d, 0, kernels, kernels_len);
+  rig_desc_add_input(d, 0, 64);
+  d->ints = 1;
+  uint64_t params[2] = {0, 0};
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_submit_add_slot(d, s, rig_desc_slot_input(0));
+  rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "add_u64", params, 16, rig_desc_fixed(1),
+                                                rig_desc_fixed(1));
+  rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE);
+  rig_desc_hole *h = rig_desc_data_add_hole(d, &p->u.launch.params, 8, RIG_W64, 1, 0);
+  rig_desc_terms_add(d, &h->terms, rig_desc_int(0), 1);
+  rig_error err;
+  if (rig_desc_check(d, &err) != RIG_OK) fprintf(stderr, "the program: %s\n", err.message);
+  return d;
+}
+
+/* A host program of one launch of the no-op kernel, no inputs or ints. */
+static rig_desc *empty(void) {
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_image(d, 0, kernels, kernels_len);
+  rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+  rig_desc_submit_add_launch(d, s, 0, "noop", NULL, 0, rig_desc_fixed(1), rig_desc_fixed(1));
+  return d;
+}
+
+static rig_program *load(rig_device *host, const rig_desc *d) {
+  rig_program *p = NULL;
+  rig_error err;
+  rig_status st = rig_program_load(d, &host, 1, NULL, &p, &err);
+  if (st != RIG_OK) fprintf(stderr, "load: %s\n", err.message);
+  CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
+  return p;
+}
+
+/* n rounds on machine m's host: copy 3k into word 0 of the input, run
+ * adding k, copy word 0 out to slot k; nothing waited till the last.
+ * Every slot must read 4k + 1. */
+static void interleave(rig_job *job, size_t m, uint64_t n) {
+  rig_device *host = rig_job_device(job, m, 0);
+  rig_desc *d = adding();
+  rig_program *p = load(host, d);
+  rig_buffer *input = NULL, *src = host_buffer(n * 8), *dst = host_buffer(n * 8);
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(host, RIG_KIND_PINNED, 64, &input, &err), RIG_OK);
+  uint64_t *s = rig_buffer_host(src), *out = rig_buffer_host(dst);
+  size_t npoints;
+  rig_point *points = rig_program_step_points(p, &npoints);
+  rig_point last = RIG_POINT_REACHED;
+  rig_status st = RIG_OK;
+  for (uint64_t k = 0; k < n && st == RIG_OK; k++) {
+    s[k] = 3 * k;
+    rig_point pt, ends[4];
+    size_t nends;
+    int64_t ints[1] = {(int64_t)k};
+    rig_frame f = {&input, 1, ints, 1, points, npoints};
+    if ((st = rig_buffer_copy_submit(src, k * 8, input, 0, 8, NULL, 0, &pt, &err)) == RIG_OK &&
+        (st = rig_program_run(p, &f, NULL, 0, ends, &nends, &err)) == RIG_OK)
+      st = rig_buffer_copy_submit(input, 0, dst, k * 8, 8, NULL, 0, &last, &err);
+  }
+  if (st == RIG_OK) st = rig_point_wait(last, &err);
+  if (st != RIG_OK) fprintf(stderr, "machine %zu: %s\n", m, err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+  uint64_t bad = 0;
+  for (uint64_t k = 0; k < n; k++)
+    if (out[k] != 4 * k + 1 && bad++ < 5)
+      fprintf(stderr, "machine %zu: slot %llu reads %llu, not %llu\n", m, (unsigned long long)k,
+              (unsigned long long)out[k], (unsigned long long)(4 * k + 1));
+  CU_ASSERT_EQUAL(bad, 0);
+  free(points);
+  rig_buffer_release(input);
+  rig_buffer_release(src);
+  rig_buffer_release(dst);
+  rig_program_release(p);
+  rig_desc_free(d);
+}
+
+static void test_runs_and_copies_interleaved_on_one_device_stay_ordered(void) {
+  rig_job *job = start();
+  for (size_t m = 1; m < rig_job_machines(job); m++) interleave(job, m, m == 1 ? 10000 : 1000);
+  close_ok(job);
+}
+
+/* More runs in flight than a ring has slots: the rest go by frame, and the
+ * agent takes both in order. */
+static void test_runs_that_outrun_the_ring_all_end(void) {
+  rig_job *job = start();
+  rig_desc *d = empty();
+  rig_program *p = load(rig_job_device(job, 1, 0), d);
+  size_t npoints;
+  rig_point *points = rig_program_step_points(p, &npoints);
+  rig_frame f = {NULL, 0, NULL, 0, points, npoints};
+  rig_point ends[4 * 2000], last[4];
+  size_t nends = 0, nlast = 0;
+  rig_error err;
+  rig_status st = RIG_OK;
+  for (int k = 0; k < 2000 && st == RIG_OK; k++) {
+    st = rig_program_run(p, &f, NULL, 0, last, &nlast, &err);
+    for (size_t e = 0; e < nlast; e++) ends[nends++] = last[e];
+  }
+  CU_ASSERT_EQUAL(st, RIG_OK);
+  for (size_t e = 0; e < nends && st == RIG_OK; e++)
+    if ((st = rig_point_wait(ends[e], &err)) != RIG_OK) fprintf(stderr, "%s\n", err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+  free(points);
+  rig_program_release(p);
+  rig_desc_free(d);
+  close_ok(job);
+}
+
+typedef struct copier {
+  rig_device *dev;
+  int rounds;
+  int bad;
+  rig_status st;
+} copier;
+
+/* Rounds of copy in, copy out on one device, each checked. */
+static void *copies(void *arg) {
+  copier *c = arg;
+  enum { N = 4096 };
+  rig_buffer *remote = NULL, *in = NULL, *out = NULL;
+  rig_error err;
+  c->st = rig_buffer_create(c->dev, RIG_KIND_DEVICE, N, &remote, &err);
+  if (c->st == RIG_OK) c->st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, N, &in, &err);
+  if (c->st == RIG_OK) c->st = rig_buffer_create(rig_host(), RIG_KIND_PINNED, N, &out, &err);
+  for (int r = 0; r < c->rounds && c->st == RIG_OK; r++) {
+    unsigned char *s = rig_buffer_host(in), *o = rig_buffer_host(out);
+    for (size_t i = 0; i < N; i++) s[i] = (unsigned char)(i * 13 + (size_t)r);
+    rig_point p;
+    if ((c->st = rig_buffer_copy_submit(in, 0, remote, 0, N, NULL, 0, &p, &err)) == RIG_OK &&
+        (c->st = rig_buffer_copy_submit(remote, 0, out, 0, N, NULL, 0, &p, &err)) == RIG_OK &&
+        (c->st = rig_point_wait(p, &err)) == RIG_OK)
+      c->bad += memcmp(s, o, N) != 0;
+  }
+  if (c->st != RIG_OK) fprintf(stderr, "%s: %s\n", rig_device_name(c->dev), err.message);
+  rig_buffer_release(remote);
+  rig_buffer_release(in);
+  rig_buffer_release(out);
+  return NULL;
+}
+
+static void test_two_proxies_of_one_machine_in_parallel(void) {
+  rig_job *job = start();
+  copier c[2] = {{rig_job_device_named(job, 1, "cpu:0"), 300, 0, RIG_OK},
+                 {rig_job_device_named(job, 1, "cpu:1"), 300, 0, RIG_OK}};
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c[0].dev);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c[1].dev);
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, copies, &c[i]);
+  /* And runs on the host of the same machine meanwhile. */
+  interleave(job, 1, 2000);
+  for (int i = 0; i < 2; i++) {
+    pthread_join(t[i], NULL);
+    CU_ASSERT_EQUAL(c[i].st, RIG_OK);
+    CU_ASSERT_EQUAL(c[i].bad, 0);
+  }
+  close_ok(job);
+}
+
+void rig_test_register(void) {
+  static CU_TestInfo tests[] = {
+      {"runs and copies interleaved on one device stay ordered",
+       test_runs_and_copies_interleaved_on_one_device_stay_ordered},
+      {"runs that outrun the ring all end", test_runs_that_outrun_the_ring_all_end},
+      {"two proxies of one machine in parallel", test_two_proxies_of_one_machine_in_parallel},
+      CU_TEST_INFO_NULL};
+  rig_test_add_suite("express", tests);
+}
