@@ -1,0 +1,67 @@
+/* An agent lost while the controller waits on a proxy's point
+ * (support/express_lost.c, under an mpirun of 2 ranks this suite starts,
+ * with RIG_JOB_SILENCE=3): killed (SIGKILL) in the middle of a run, or
+ * stopped (SIGSTOP: alive, but silent), on the default transports (the
+ * agent would report by shared memory) and on tcp,self. The wait ends with
+ * the job's cause, naming machine 1, within 15 s; never a hang. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc.h"
+#include "rig_test.h"
+
+static const char *env_or(const char *name, const char *fallback) {
+  const char *v = getenv(name);
+  return v ? v : fallback;
+}
+
+static void lose_machine_1(const char *how, const char *tls) {
+  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"), "-n", "2",
+                  "--oversubscribe", "--bind-to", "none",
+                  /* The survivor kept alive, as a launcher that leaves it
+                   * running would: it learns of the loss itself. */
+                  "--enable-recovery", (char *)env_or("RIG_TEST_EXPRESS_LOST", "express_lost"),
+                  (char *)how, NULL};
+  char silence[] = "RIG_JOB_SILENCE=3", transports[64], kernels[1024];
+  snprintf(transports, sizeof transports, "UCX_TLS=%s", tls ? tls : "");
+  snprintf(kernels, sizeof kernels, "RIG_TEST_KERNELS=%s", env_or("RIG_TEST_KERNELS", ""));
+  char *env[] = {silence, kernels, tls ? transports : NULL, NULL};
+  rig_proc p = rig_proc_run(argv, env, 90);
+  CU_ASSERT_FALSE(p.timed_out);
+  double ended_after = 99;
+  char cause[512] = "";
+  const char *line = strstr(p.out, "ended after ");
+  if (line) sscanf(line, "ended after %lf s: %511[^\n]", &ended_after, cause);
+  CU_ASSERT(ended_after < 15);
+  CU_ASSERT(strncmp(cause, "machine 1: ", 11) == 0);
+  bool closed = strcmp(how, "kill") == 0 || strstr(p.out, "closed: machine 1: ");
+  CU_ASSERT(closed);
+  if (ended_after >= 15 || strncmp(cause, "machine 1: ", 11) != 0 || !closed || p.timed_out)
+    fprintf(stderr, "%s on %s: exit %d after %.1f s\n--- stdout\n%s--- stderr\n%s---\n", how,
+            tls ? tls : "the default transports", p.code, p.seconds, p.out, p.err);
+  else
+    printf("\n    %s, %s: the wait ended after %.2f s: %s\n", how, tls ? tls : "default",
+           ended_after, cause);
+  rig_proc_free(&p);
+}
+
+static void test_a_killed_agent_ends_the_wait_with_the_jobs_cause(void) {
+  lose_machine_1("kill", NULL);
+  lose_machine_1("kill", "tcp,self");
+}
+
+static void test_a_stopped_agent_ends_the_wait_with_the_jobs_cause(void) {
+  lose_machine_1("stop", NULL);
+  lose_machine_1("stop", "tcp,self");
+}
+
+void rig_test_register(void) {
+  static CU_TestInfo tests[] = {{"a killed agent ends the wait with the job's cause",
+                                 test_a_killed_agent_ends_the_wait_with_the_jobs_cause},
+                                {"a stopped agent ends the wait with the job's cause",
+                                 test_a_stopped_agent_ends_the_wait_with_the_jobs_cause},
+                                CU_TEST_INFO_NULL};
+  rig_test_add_suite("express lost", tests);
+}
