@@ -430,6 +430,23 @@ static rig_status run_handover(executor *e, item *it, rig_error *err) {
       return rig_buffer_copy_submit(src, c->src_offset, dst, c->dst_offset, c->length, NULL, 0,
                                     &it->ends[0], err);
     }
+    case EX_WORDS:
+      return rig_program_run_received(it->payload, f->h.payload, program_of, region_of, a, NULL, 0,
+                                      it->ends, &it->nends, err);
+    case EX_IN:
+    case EX_IN_FAR:
+    case EX_OUT_FAR: {
+      /* From the ring: the copy, then (EX_IN) its bytes. */
+      ex_copy c;
+      memcpy(&c, it->payload, sizeof c);
+      rig_buffer *b;
+      rig_status st = memory_range(a, c.memory, c.offset, c.length, &b, err);
+      if (st != RIG_OK) return st;
+      if (f->h.kind == EX_IN)
+        return rig_buffer_write(b, c.offset, it->payload + sizeof c, c.length, err);
+      return rig_express_far(a->job->express, f->h.kind == EX_IN_FAR, b, c.offset, c.address,
+                             c.length, err);
+    }
   }
   return rig_error_set(err, RIG_EREFUSED, "a hand-over of kind %u", f->h.kind);
 }
@@ -532,7 +549,7 @@ static item *look(executor *e) {
   if (!s) return NULL;
   item *it = &e->ring_item;
   it->f =
-      (frame){.h = {.kind = F_WORDS, .device = e->device, .value = e->expect, .payload = s->len}};
+      (frame){.h = {.kind = s->kind, .device = e->device, .value = e->expect, .payload = s->len}};
   it->payload = (unsigned char *)s->bytes;
   it->ends = e->ring_ends;
   it->nends = 0;

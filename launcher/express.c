@@ -4,9 +4,12 @@
  * side saying it sleeps before it looks a last time, and the other looking
  * whether it sleeps after it stored (both with full fences), so no wake is
  * missed; every sleep is bounded all the same. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "base/env.h"
 #include "base/sync.h"
@@ -52,18 +55,96 @@ void rig_express_ring_wake(ex_ring *ring) {
   rig_futex_wake_shared(&ring->bell, 1);
 }
 
-bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const void *bytes,
-                      size_t len) {
-  if (len > sizeof ring->slots[0].bytes) return false;
-  /* The slot's last run is value - EX_RING: free once that is done. */
+/* Value's slot, if the hand-over it last held (value - EX_RING) is done. */
+static ex_slot *claim(ex_ring *ring, const ex_word *done, uint64_t value) {
   if (value > EX_RING && atomic_load_explicit(&done->word, memory_order_acquire) < value - EX_RING)
-    return false;
-  ex_slot *s = &ring->slots[value % EX_RING];
-  memcpy(s->bytes, bytes, len);
+    return NULL;
+  return &ring->slots[value % EX_RING];
+}
+
+static void publish(ex_ring *ring, ex_slot *s, uint64_t value, uint32_t kind, size_t len) {
   s->len = (uint32_t)len;
+  s->kind = kind;
   atomic_store_explicit(&s->value, value, memory_order_release);
   ring_wake(ring);
+}
+
+bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const void *bytes,
+                      size_t len) {
+  ex_slot *s = len <= sizeof s->bytes ? claim(ring, done, value) : NULL;
+  if (!s) return false;
+  memcpy(s->bytes, bytes, len);
+  publish(ring, s, value, EX_WORDS, len);
   return true;
+}
+
+bool rig_express_copy_in(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+                         uint64_t offset, const void *src, size_t len) {
+  bool inline_ = len <= sizeof ring->slots[0].bytes - sizeof(ex_copy);
+  if (!inline_ && !ring->far) return false;
+  ex_slot *s = claim(ring, done, value);
+  if (!s) return false;
+  ex_copy c = {memory, offset, len, (uint64_t)(uintptr_t)src};
+  memcpy(s->bytes, &c, sizeof c);
+  if (inline_) memcpy(s->bytes + sizeof c, src, len);
+  publish(ring, s, value, inline_ ? EX_IN : EX_IN_FAR, sizeof c + (inline_ ? len : 0));
+  return true;
+}
+
+bool rig_express_copy_out(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+                          uint64_t offset, void *dst, size_t len) {
+  ex_slot *s = ring->far ? claim(ring, done, value) : NULL;
+  if (!s) return false;
+  ex_copy c = {memory, offset, len, (uint64_t)(uintptr_t)dst};
+  memcpy(s->bytes, &c, sizeof c);
+  publish(ring, s, value, EX_OUT_FAR, sizeof c);
+  return true;
+}
+
+/* Far copies in pieces of at most this, staged where the agent's memory is
+ * not the host's. */
+#define FAR_PIECE (8u << 20)
+
+/* One process_vm_readv or writev, to the end (it may move fewer bytes). */
+static bool far_move(int pid, bool in, unsigned char *here, uint64_t there, size_t n) {
+  while (n) {
+    struct iovec local = {here, n}, remote = {(void *)(uintptr_t)there, n};
+    ssize_t got = in ? process_vm_readv(pid, &local, 1, &remote, 1, 0)
+                     : process_vm_writev(pid, &local, 1, &remote, 1, 0);
+    if (got <= 0) return false;
+    here += got;
+    there += (uint64_t)got;
+    n -= (size_t)got;
+  }
+  return true;
+}
+
+rig_status rig_express_far(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,
+                           uint64_t length, rig_error *err) {
+  if (offset > rig_buffer_length(b) || length > rig_buffer_length(b) - offset)
+    return rig_error_set(err, RIG_EREFUSED, "%llu bytes at %llu past its memory",
+                         (unsigned long long)length, (unsigned long long)offset);
+  rig_status st = rig_buffer_wait(b, in ? RIG_ACCESS_READ_WRITE : RIG_ACCESS_READ, err);
+  if (st != RIG_OK) return st;
+  unsigned char *host = rig_buffer_host(b);
+  if (host) {
+    if (!far_move(ex->controller, in, host + offset, address, length))
+      return rig_error_set(err, RIG_ESYS, "a copy %s the controller's memory: %s",
+                           in ? "from" : "into", strerror(errno));
+    return RIG_OK;
+  }
+  unsigned char *stage = malloc(length < FAR_PIECE ? (length ? length : 1) : FAR_PIECE);
+  if (!stage) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
+  for (uint64_t at = 0; st == RIG_OK && at < length; at += FAR_PIECE) {
+    size_t n = length - at < FAR_PIECE ? (size_t)(length - at) : FAR_PIECE;
+    if (!in) st = rig_buffer_read(b, offset + at, stage, n, err);
+    if (st == RIG_OK && !far_move(ex->controller, in, stage, address + at, n))
+      st = rig_error_set(err, RIG_ESYS, "a copy %s the controller's memory: %s",
+                         in ? "from" : "into", strerror(errno));
+    if (st == RIG_OK && in) st = rig_buffer_write(b, offset + at, stage, n, err);
+  }
+  free(stage);
+  return st;
 }
 
 const ex_slot *rig_express_peek(ex_ring *ring, uint64_t v) {
@@ -128,6 +209,8 @@ static rig_area *map(const void *addr, size_t len, int rank) {
   return a;
 }
 
+static const uint64_t far_probe = UINT64_C(0x726166676972); /* "rigfar" */
+
 static bool wanted(void) {
   const char *s = getenv("RIG_JOB_EXPRESS");
   return !s || strcmp(s, "0") != 0;
@@ -140,7 +223,9 @@ rig_status rig_express_start(rig_job *job, rig_error *err) {
   if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   /* Every rank takes part in every collective below, whatever failed. */
   bool want = wanted();
-  uint64_t head[2] = {0, 1}; /* the words' address length, the stride */
+  /* The words' address length, the stride, the controller's process and
+   * where a probe word is there (for far copies). */
+  uint64_t head[4] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)&far_probe};
   const void *mine = NULL;
   size_t mine_len = 0;
   if (root) {
@@ -158,7 +243,7 @@ rig_status rig_express_start(rig_job *job, rig_error *err) {
   MPI_Request req;
   bool *pending = &job->start_pending;
   rig_status st =
-      rig_mpi_status(MPI_Ibcast(head, 2, MPI_UINT64_T, 0, job->c.comm, &req), "MPI_Ibcast", err);
+      rig_mpi_status(MPI_Ibcast(head, 4, MPI_UINT64_T, 0, job->c.comm, &req), "MPI_Ibcast", err);
   if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Ibcast", pending, err);
   unsigned char *words = NULL;
   if (st == RIG_OK && head[0]) {
@@ -173,7 +258,16 @@ rig_status rig_express_start(rig_job *job, rig_error *err) {
   }
   if (st == RIG_OK && !root) {
     ex->stride = (uint32_t)head[1];
+    ex->controller = (int)head[2];
     if (ex->my_rings && head[0]) ex->my_words = map(words, head[0], job->rank);
+    /* Far copies where this process may read (and so write) the
+     * controller's memory: before the rings go, so the controller sees it. */
+    uint64_t probe = 0;
+    if (ex->my_words &&
+        far_move(ex->controller, true, (unsigned char *)&probe, head[3], sizeof probe) &&
+        probe == far_probe)
+      for (uint32_t i = 0; i < job->machines[job->rank].ndevices; i++)
+        rig_express_my_ring(ex, i)->far = 1;
   }
   if (!root && words && !*pending) free(words);
   /* The agents' rings to the controller. */

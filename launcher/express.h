@@ -24,18 +24,33 @@ typedef struct rig_job rig_job;
 #define EX_RING 64
 #define EX_SLOT 1024
 
+/* What a slot holds (never on the wire: frame kinds are below 100). */
+enum {
+  EX_WORDS = 101, /* a run's words */
+  EX_IN,          /* a copy in: ex_copy (address unused), then its bytes */
+  EX_IN_FAR,      /* a copy in: ex_copy; the agent reads the controller's bytes */
+  EX_OUT_FAR,     /* a copy out: ex_copy; the agent writes the controller's bytes */
+};
+
 typedef struct ex_slot {
   _Atomic uint64_t value; /* the hand-over's value once its bytes are in */
   uint32_t len;
-  uint32_t unused;
+  uint32_t kind;
   unsigned char bytes[EX_SLOT - 16];
 } ex_slot;
+
+/* A copy's part of a slot: memory `memory` of the agent at `offset`, and
+ * the controller's host memory at `address`. */
+typedef struct ex_copy {
+  uint64_t memory, offset, length, address;
+} ex_copy;
 
 /* One device's ring, in the agent's memory. */
 typedef struct ex_ring {
   _Atomic uint32_t bell;     /* futex: bumped when a hand-over may be there */
   _Atomic uint32_t sleeping; /* the executor sleeps (or is about to) on bell */
-  unsigned char pad[56];
+  uint32_t far;              /* the agent reaches the controller's memory (CMA) */
+  unsigned char pad[52];
   ex_slot slots[EX_RING];
 } ex_ring;
 
@@ -60,6 +75,7 @@ typedef struct express {
   /* An agent. */
   rig_area *my_rings; /* made here, one ring per device */
   rig_area *my_words; /* the controller's words, mapped (NULL: DONE by frame) */
+  int controller;     /* the controller's process id */
 } express;
 
 /* Collective, after the machines are gathered and before the proxies are
@@ -80,6 +96,17 @@ ex_ring *rig_express_ring(express *ex, int m, uint32_t i);
  * not fit a slot, or the slot still holds a run not reported done. */
 bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const void *bytes,
                       size_t len);
+/* Copies by the ring: bytes that fit a slot go in it; more go far (the
+ * agent reads or writes the controller's memory itself, one copy) where
+ * the agent can. False: nothing written, send a frame. */
+bool rig_express_copy_in(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+                         uint64_t offset, const void *src, size_t len);
+bool rig_express_copy_out(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+                          uint64_t offset, void *dst, size_t len);
+/* The agent's side of a far copy: between b at offset and the controller's
+ * memory at address, in order with b's work. */
+rig_status rig_express_far(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,
+                           uint64_t length, rig_error *err);
 /* A waiter's sleep on the word, at most timeout_ns. */
 void rig_express_sleep(ex_word *w, uint64_t value, int64_t timeout_ns);
 /* Moves the word to at least value and wakes its sleepers. */

@@ -143,6 +143,15 @@ static void proxy_image_unload(void *st, void *image) {
 }
 
 static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
+  /* By the ring where it can (express.h), else as frames. */
+  if (px->ring && !is_remote(w->src) && is_remote(w->dst) &&
+      rig_express_copy_in(px->ring, px->xw, w->value, remote_id(w->dst), remote_offset(w->dst),
+                          (const void *)(uintptr_t)w->src, w->length))
+    return RIG_OK;
+  if (px->ring && is_remote(w->src) && !is_remote(w->dst) &&
+      rig_express_copy_out(px->ring, px->xw, w->value, remote_id(w->src), remote_offset(w->src),
+                           (void *)(uintptr_t)w->dst, w->length))
+    return RIG_OK;
   frame f = {.h = {.device = px->index, .value = w->value}};
   if (!is_remote(w->src) && is_remote(w->dst)) {
     f.h.kind = F_COPY_IN;
