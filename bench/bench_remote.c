@@ -34,8 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
+#include "remote_floor.h"
 #include "rig/rig_job.h"
 #include "rig/rig_program.h"
 
@@ -51,7 +54,7 @@
 #define X4_WARMUP 100
 #define PING_TAG  7301
 
-enum { CMD_JOB = 1, CMD_PING = 2, CMD_QUIT = 3 };
+enum { CMD_JOB = 1, CMD_PING = 2, CMD_QUIT = 3, CMD_TRIP = 4, CMD_COPIES = 5 };
 
 #define CHECK(cond)                                                                                \
   do {                                                                                             \
@@ -92,6 +95,10 @@ static void agent_loop(int rank) {
       if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) die("rig_job_start", &err);
       if (rig_job_serve(job, &err) != RIG_OK) die("serving", &err);
       if (rig_job_close(job, &err) != RIG_OK) die("closing", &err);
+    } else if (c[0] == CMD_TRIP) {
+      if (rank == 1) remote_floor_answer((size_t)c[1]);
+    } else if (c[0] == CMD_COPIES) {
+      if (rank == 1) remote_floor_serve_copies((size_t)c[1]);
     } else if (c[0] == CMD_PING) {
       if (rank != 1) continue;
       unsigned char buf[4096];
@@ -213,18 +220,29 @@ static void ping_batch(int bytes, size_t warmup, size_t trips, double *out) {
   }
 }
 
+/* Round trips by hand with UCX (remote_floor.h), outside any job. */
+static void trip_batch(size_t warmup, size_t trips, double *out) {
+  command(CMD_TRIP, (int)(warmup + trips), 0);
+  for (size_t i = 0; i < warmup + trips; i++) {
+    double ns = remote_floor_trip();
+    if (i >= warmup) out[i - warmup] = ns;
+  }
+}
+
 static int remote_run(int argc, char **argv, const void *kernels, size_t len) {
   size_t batches = env_count("RIG_BENCH_REMOTE_BATCHES", BATCHES);
   size_t runs = env_count("RIG_BENCH_REMOTE_RUNS", RUNS);
   size_t n = batches * runs;
   rig_desc *d = noop_program(kernels, len, 1);
   int bytes = (int)(rig_program_run_words_count(0, (size_t)d->ints) * 8);
-  double *r = malloc(n * sizeof *r), *f = malloc(n * sizeof *f);
-  CHECK(r && f);
+  double *r = malloc(n * sizeof *r), *f = malloc(n * sizeof *f), *u = malloc(n * sizeof *u);
+  CHECK(r && f && u);
   for (size_t b = 0; b < batches; b++) {
     if (b % 2) ping_batch(bytes, WARMUP, runs, f + b * runs);
+    if (b % 2) trip_batch(WARMUP, runs, u + b * runs);
     run_batch(d, WARMUP, runs, r + b * runs);
     if (b % 2 == 0) ping_batch(bytes, WARMUP, runs, f + b * runs);
+    if (b % 2 == 0) trip_batch(WARMUP, runs, u + b * runs);
   }
   double median = bench_median(r, n), p99 = bench_p99(r, n);
   double floor_median = bench_median(f, n), floor_p99 = bench_p99(f, n);
@@ -245,9 +263,164 @@ static int remote_run(int argc, char **argv, const void *kernels, size_t len) {
           "(remote/run: p99 %.1f ns per run; floor: %d-byte MPI ping-pong, p99 %.1f ns; "
           "%zu batches of %zu)\n",
           p99, bytes, floor_p99, batches, runs);
+  double ucx_median = bench_median(u, n), ucx_p99 = bench_p99(u, n);
+  bench_row urow = {
+      .name = "remote/run ucx-floor",
+      .unit = "ns",
+      .median = median,
+      .floor_median = ucx_median,
+      .ratio = median / ucx_median,
+      .samples = n,
+      .target = "report",
+      .ok = true,
+  };
+  if (bench_report(argc, argv, &urow) != 0) rc = -1;
+  fprintf(stderr,
+          "(remote/run ucx-floor: the same runs beside a 16-byte ucp_put_nbx, fence and "
+          "atomic add each way; p99 %.1f ns)\n",
+          ucx_p99);
   free(r);
   free(f);
+  free(u);
   rig_desc_free(d);
+  return rc;
+}
+
+/* ---- remote/copy-64MiB ------------------------------------------------------------ */
+
+/* One job: FLOOR_BIG bytes of a controller host buffer copied into memory
+ * of machine 1's host and back, waited; a sample is both, in ns. */
+static void copy_batch(size_t warmup, size_t samples, double *out) {
+  rig_job *job = job_start();
+  rig_buffer *src, *back, *remote;
+  rig_error err;
+  if (rig_buffer_create(rig_host(), RIG_KIND_PINNED, FLOOR_BIG, &src, &err) != RIG_OK ||
+      rig_buffer_create(rig_host(), RIG_KIND_PINNED, FLOOR_BIG, &back, &err) != RIG_OK ||
+      rig_buffer_create(rig_job_device(job, 1, 0), RIG_KIND_PINNED, FLOOR_BIG, &remote, &err) !=
+          RIG_OK)
+    die("buffers for the copies", &err);
+  memset(rig_buffer_host(src), 0x5a, FLOOR_BIG);
+  memset(rig_buffer_host(back), 0, FLOOR_BIG);
+  for (size_t i = 0; i < warmup + samples; i++) {
+    uint64_t t0 = bench_now_ns();
+    rig_point p;
+    if (rig_buffer_copy_submit(src, 0, remote, 0, FLOOR_BIG, NULL, 0, &p, &err) != RIG_OK ||
+        rig_buffer_copy_submit(remote, 0, back, 0, FLOOR_BIG, NULL, 0, &p, &err) != RIG_OK ||
+        rig_point_wait(p, &err) != RIG_OK)
+      die("a copy", &err);
+    if (i >= warmup) out[i - warmup] = (double)(bench_now_ns() - t0);
+  }
+  const unsigned char *b = rig_buffer_host(back);
+  CHECK(b[0] == 0x5a && b[FLOOR_BIG - 1] == 0x5a);
+  rig_buffer_release(remote);
+  rig_buffer_release(src);
+  rig_buffer_release(back);
+  job_close(job);
+}
+
+static void floor_copy_batch(size_t warmup, size_t samples, double *out) {
+  command(CMD_COPIES, (int)(warmup + samples), 0);
+  for (size_t i = 0; i < warmup + samples; i++) {
+    double ns = remote_floor_copy();
+    if (i >= warmup) out[i - warmup] = ns;
+  }
+}
+
+static int remote_copy(int argc, char **argv) {
+  size_t batches = env_count("RIG_BENCH_REMOTE_COPY_BATCHES", 6);
+  size_t per = env_count("RIG_BENCH_REMOTE_COPIES", 8), n = batches * per;
+  double *r = malloc(n * sizeof *r), *f = malloc(n * sizeof *f);
+  CHECK(r && f);
+  for (size_t b = 0; b < batches; b++) {
+    if (b % 2) floor_copy_batch(1, per, f + b * per);
+    copy_batch(1, per, r + b * per);
+    if (b % 2 == 0) floor_copy_batch(1, per, f + b * per);
+  }
+  double median = bench_median(r, n), floor_median = bench_median(f, n);
+  bench_print_header();
+  bench_row row = {
+      .name = "remote/copy-64MiB",
+      .unit = "ns",
+      .median = median,
+      .floor_median = floor_median,
+      .ratio = median / floor_median,
+      .samples = n,
+      .target = "<= 1.25x floor",
+      .ok = median / floor_median <= 1.25,
+  };
+  int rc = bench_report(argc, argv, &row);
+  fprintf(stderr,
+          "(remote/copy-64MiB: 64 MiB to machine 1 and back, %.0f MB/s; floor: ucp_put_nbx and "
+          "ucp_get_nbx of 64 MiB, each flushed, %.0f MB/s; target >= 0.8x its bandwidth)\n",
+          2.0 * FLOOR_BIG / median * 1e3, 2.0 * FLOOR_BIG / floor_median * 1e3);
+  free(r);
+  free(f);
+  return rc;
+}
+
+/* ---- remote/idle-cpu ------------------------------------------------------------- */
+
+static int *pids;
+
+/* utime + stime of every rank, in clock ticks. */
+static double cpu_ticks(int size) {
+  double total = 0;
+  for (int r = 0; r < size; r++) {
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", pids[r]);
+    FILE *f = fopen(path, "r");
+    CHECK(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Fields after the command's closing parenthesis: state is field 3,
+     * utime 14 and stime 15. */
+    char *at = strrchr(buf, ')');
+    CHECK(at);
+    unsigned long long ut = 0, st = 0;
+    CHECK(sscanf(at + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2);
+    total += (double)(ut + st);
+  }
+  return total;
+}
+
+/* A job of every rank, a program loaded and run once on each machine,
+ * then idle: the CPU time all ranks use over the next seconds. */
+static int remote_idle(int argc, char **argv, const void *kernels, size_t len, int size) {
+  double seconds = (double)env_count("RIG_BENCH_IDLE_S", 10);
+  rig_desc *d = noop_program(kernels, len, 1);
+  rig_job *job = job_start();
+  loaded l[16];
+  size_t n = (size_t)size < 16 ? (size_t)size : 16;
+  for (size_t m = 0; m < n; m++) {
+    load_on(job, m, d, &l[m]);
+    run(&l[m]);
+    wait_ends(&l[m]);
+  }
+  struct timespec settle = {1, 0};
+  nanosleep(&settle, NULL);
+  double t0 = cpu_ticks(size);
+  struct timespec idle = {(time_t)seconds, 0};
+  nanosleep(&idle, NULL);
+  double used = (cpu_ticks(size) - t0) / (double)sysconf(_SC_CLK_TCK);
+  for (size_t m = 0; m < n; m++) unload(&l[m]);
+  job_close(job);
+  rig_desc_free(d);
+  double percent = 100.0 * used / seconds;
+  bench_print_header();
+  bench_row row = {
+      .name = "remote/idle-cpu",
+      .unit = "% core",
+      .median = percent,
+      .floor_median = 0,
+      .ratio = 0,
+      .samples = 1,
+      .target = "< 2% of a core",
+      .ok = percent < 2.0,
+  };
+  int rc = bench_report(argc, argv, &row);
+  fprintf(stderr, "(remote/idle-cpu: %d ranks idle %.0f s: %.3f s of CPU in all)\n", size, seconds,
+          used);
   return rc;
 }
 
@@ -315,6 +488,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   MPI_Comm_dup(MPI_COMM_WORLD, &ping_comm);
+  int pid = (int)getpid();
+  pids = calloc((size_t)size, sizeof *pids);
+  CHECK(pids);
+  MPI_Gather(&pid, 1, MPI_INT, pids, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Comm floor_comm;
+  MPI_Comm_split(MPI_COMM_WORLD, size < 4 && rank < 2 ? 0 : MPI_UNDEFINED, rank, &floor_comm);
+  if (floor_comm != MPI_COMM_NULL) remote_floor_open(floor_comm, rank);
   int rc = 0;
   if (rank != 0) {
     agent_loop(rank);
@@ -322,10 +502,21 @@ int main(int argc, char **argv) {
     size_t len = 0;
     void *so = bench_read_kernels(RIG_BENCH_KERNELS, &len);
     if (!so) MPI_Abort(MPI_COMM_WORLD, 1);
-    rc = size < 4 ? remote_run(argc, argv, so, len) : remote_x4(argc, argv, so, len);
+    if (size < 4) {
+      rc = remote_run(argc, argv, so, len);
+      rc |= remote_copy(argc, argv);
+    } else {
+      rc = remote_x4(argc, argv, so, len);
+      rc |= remote_idle(argc, argv, so, len, size);
+    }
     free(so);
     command(CMD_QUIT, 0, 0);
   }
+  if (floor_comm != MPI_COMM_NULL) {
+    remote_floor_close();
+    MPI_Comm_free(&floor_comm);
+  }
+  free(pids);
   MPI_Comm_free(&ping_comm);
   MPI_Finalize();
   return rc == 0 ? 0 : 1;

@@ -18,6 +18,10 @@
 #include "job_internal.h"
 
 #define BEAT_EVERY RIG_JOB_BEAT_S /* seconds of quiet before a beat */
+/* The nap of a quiet control thread: each wake probes MPI, and an idle job
+ * should cost nothing (runs between machines of one host do not come this
+ * way: launcher/express.h). A frame to an agent asleep waits this long. */
+#define IDLE_SLEEP_NS 20000000
 
 /* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
 static bool trace;
@@ -92,7 +96,8 @@ static bool send_queued(rig_job *job) {
   outmsg *m = c->head;
   c->head = c->tail = NULL;
   pthread_mutex_unlock(&c->lock);
-  bool any = m != NULL;
+  /* Beats are not traffic: a quiet job naps (see IDLE_SLEEP_NS). */
+  bool any = false;
   while (m) {
     outmsg *next = m->next;
     if (c->ninflight == c->room) {
@@ -111,9 +116,10 @@ static bool send_queued(rig_job *job) {
       c->room = room;
     }
     MPI_Request req;
+    frame_header th;
+    memcpy(&th, m->buf, sizeof th); /* the header leads the frame */
+    any |= th.kind != F_BEAT;
     if (trace) {
-      frame_header th;
-      memcpy(&th, m->buf, sizeof th); /* the header leads the frame */
       if (th.kind != F_BEAT)
         fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", job->rank, th.kind,
                 (unsigned long long)th.request, m->dest);
@@ -141,11 +147,13 @@ static bool complete_sends(rig_job *job) {
     if (mpi_check(job, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK)
       flag = 1;
     if (flag) {
+      frame_header th;
+      memcpy(&th, c->bufs[i], sizeof th);
+      any |= th.kind != F_BEAT;
       free(c->bufs[i]);
       c->reqs[i] = c->reqs[c->ninflight - 1];
       c->bufs[i] = c->bufs[c->ninflight - 1];
       c->ninflight--;
-      any = true;
     } else {
       i++;
     }
@@ -215,7 +223,7 @@ static bool receive(rig_job *job) {
         dispatch(job, st.MPI_SOURCE, &f, buf + sizeof f);
     }
     free(buf);
-    any = true;
+    any |= (size_t)n < sizeof f || f.h.kind != F_BEAT;
   }
   return any;
 }
@@ -282,7 +290,7 @@ static void *control_main(void *arg) {
     /* Asleep until a frame is queued, or a while passes to probe. */
     atomic_store(&c->sleeping, true);
     if (atomic_load(&c->wake) == seen)
-      rig_futex_wait(&c->wake, seen, idle < 0.05 ? 200000 : 1000000);
+      rig_futex_wait(&c->wake, seen, idle < 0.05 ? 200000 : IDLE_SLEEP_NS);
     atomic_store(&c->sleeping, false);
   }
   return NULL;
