@@ -1,7 +1,8 @@
 /* bench_remote: the job's rows (docs/bench.md), an MPI program. scripts/bench.sh
- * runs it twice: `mpirun -n 2` for remote/run, `mpirun -n 4` for
- * remote/host-64 x4 (the rows a run takes follow from its size: fewer than
- * 4 ranks remote/run, 4 or more remote/host-64 x4).
+ * runs it twice: `mpirun -n 2` for remote/run, remote/run ucx-floor and
+ * remote/copy-64MiB, `mpirun -n 4` for remote/host-64 x4 and
+ * remote/idle-cpu (the rows a run takes follow from its size: fewer than
+ * 4 ranks the first three, 4 or more the last two).
  *
  * - remote/run (2 ranks): an empty program (one host Submit of one launch,
  *   one group, of the no-op kernel; no inputs, no ints) loaded on machine
@@ -14,11 +15,25 @@
  *   runs, the job closed; then a batch of as many round trips; which goes
  *   first alternates), so that no control thread runs during the floor's
  *   batches. Target: ratio <= 2.
+ * - remote/run ucx-floor: the same runs beside a floor by hand with UCX
+ *   (remote_floor.c, a context of its own): 16 bytes ucp_put_nbx into the
+ *   peer's registered memory, a fence and an atomic add on its count,
+ *   which the peer answers the same way; in batches interleaved as above.
+ *   Report only.
+ * - remote/copy-64MiB (2 ranks): 64 MiB of a controller host buffer
+ *   copied into memory of machine 1's host and back, waited; a sample is
+ *   both, in ns. Floor: ucp_put_nbx of 64 MiB into rank 1's registered
+ *   memory and ucp_get_nbx back, each flushed, by hand; batches of each
+ *   interleaved. Target: ratio <= 1.25 (>= 0.8x the floor's bandwidth).
  * - remote/host-64 x4 (4 ranks): a 64-step host program (64 Submit steps,
  *   each one launch of the no-op kernel) loaded on machines 0..3; a sample
  *   runs it on machines 1, 2, 3 and then 0 (here, done on return) and
  *   waits every end, in ns per run. Its "floor" is the same program run on
  *   machine 0 alone (local), sample by sample interleaved. Report only.
+ * - remote/idle-cpu (4 ranks): a job of every rank, a program loaded and
+ *   run once on each machine, then 10 s idle ($RIG_BENCH_IDLE_S): the
+ *   utime + stime of every rank (/proc/<pid>/stat) over that time, as %
+ *   of one core. Target: < 2.
  *
  * Ranks other than 0 are agents: they follow the controller's commands
  * (MPI_Bcast on MPI_COMM_WORLD): serve one job, echo a batch, or quit.

@@ -23,12 +23,23 @@ typedef struct area_wire {
 struct rig_area {
   void *base;
   size_t length;
-  ucp_mem_h memh;  /* made here */
-  ucp_ep_h ep;     /* mapped: the endpoint the key was unpacked on */
-  ucp_rkey_h rkey; /* mapped */
+  ucp_mem_h memh;       /* made here */
+  struct peer_ep *peer; /* mapped: the endpoint the key was unpacked on */
+  ucp_rkey_h rkey;      /* mapped */
   void *address;
   size_t address_len;
 };
+
+/* Endpoints to the peers whose areas are mapped here, one per peer worker
+ * (the rail thread's). */
+typedef struct peer_ep {
+  struct peer_ep *next;
+  ucp_ep_h ep;
+  int refs;
+  size_t len;
+  unsigned char worker[];
+} peer_ep;
+static peer_ep *peers;
 
 static rig_status ucx_error(rig_error *err, const char *what, ucs_status_t st) {
   return rig_error_set(err, RIG_ESYS, "UCX: %s: %s", what, ucs_status_string(st));
@@ -74,6 +85,7 @@ static rig_status make_on_thread(void *arg, rig_error *err) {
 typedef struct map_args {
   rig_area *a;
   const unsigned char *worker, *key;
+  size_t worker_len;
   uint64_t base;
 } map_args;
 
@@ -82,14 +94,27 @@ static rig_status map_on_thread(void *arg, rig_error *err) {
   rig_area *a = m->a;
   /* One host: no peer-failure handling (it keeps UCX 1.13 off shared
    * memory); the job learns of a lost peer itself. */
-  ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                        .address = (const ucp_address_t *)m->worker};
-  ucs_status_t st = ucp_ep_create(rig_engine_worker(), &ep, &a->ep);
-  if (st != UCS_OK) {
-    a->ep = NULL;
-    return ucx_error(err, "ucp_ep_create", st);
+  peer_ep *p = peers;
+  while (p && (p->len != m->worker_len || memcmp(p->worker, m->worker, p->len) != 0)) p = p->next;
+  if (!p) {
+    if (!(p = calloc(1, sizeof *p + m->worker_len)))
+      return rig_error_set(err, RIG_ENOMEM, "out of memory for an area");
+    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                          .address = (const ucp_address_t *)m->worker};
+    ucs_status_t st = ucp_ep_create(rig_engine_worker(), &ep, &p->ep);
+    if (st != UCS_OK) {
+      free(p);
+      return ucx_error(err, "ucp_ep_create", st);
+    }
+    p->len = m->worker_len;
+    memcpy(p->worker, m->worker, p->len);
+    p->next = peers;
+    peers = p;
   }
-  if ((st = ucp_ep_rkey_unpack(a->ep, m->key, &a->rkey)) != UCS_OK) {
+  p->refs++;
+  a->peer = p;
+  ucs_status_t st;
+  if ((st = ucp_ep_rkey_unpack(p->ep, m->key, &a->rkey)) != UCS_OK) {
     a->rkey = NULL;
     return ucx_error(err, "ucp_ep_rkey_unpack", st);
   }
@@ -104,17 +129,24 @@ static rig_status unmap_on_thread(void *arg, rig_error *err) {
   (void)err;
   rig_area *a = arg;
   if (a->rkey) ucp_rkey_destroy(a->rkey);
-  if (a->ep) {
+  peer_ep *p = a->peer;
+  if (p && --p->refs == 0) {
+    for (peer_ep **at = &peers; *at; at = &(*at)->next)
+      if (*at == p) {
+        *at = p->next;
+        break;
+      }
     /* (A forced close needs peer failure handling, which this endpoint
      * has not.) The peer may be gone: the wait for the close is bounded,
      * and a close left waiting only leaves its request. */
-    ucp_request_param_t p = {0};
-    ucs_status_ptr_t sp = ucp_ep_close_nbx(a->ep, &p);
+    ucp_request_param_t cp = {0};
+    ucs_status_ptr_t sp = ucp_ep_close_nbx(p->ep, &cp);
     for (int turns = 0; UCS_PTR_IS_PTR(sp) && turns < 100000; turns++) {
       ucp_worker_progress(rig_engine_worker());
       if (ucp_request_check_status(sp) != UCS_INPROGRESS) break;
     }
     if (UCS_PTR_IS_PTR(sp) && ucp_request_check_status(sp) != UCS_INPROGRESS) ucp_request_free(sp);
+    free(p);
   }
   if (a->memh) ucp_mem_unmap(rig_engine_context(), a->memh);
   return RIG_OK;
@@ -174,7 +206,7 @@ rig_status rig_area_map(const void *bytes, size_t len, rig_area **out, rig_error
     return st;
   }
   const unsigned char *at = (const unsigned char *)bytes + sizeof w;
-  map_args m = {a, at, at + w.worker_len, w.base};
+  map_args m = {a, at, at + w.worker_len, w.worker_len, w.base};
   if ((st = rig_engine_call(map_on_thread, &m, err)) != RIG_OK) {
     area_free(a, true);
     return st;

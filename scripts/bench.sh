@@ -2,8 +2,9 @@
 # scripts/bench.sh — install what is missing, build (preset default) and run
 # every benchmark (build/default/bench/bench_*: bench_codec, bench_core, ...),
 # printing one table. bench_remote and bench_rail are MPI programs: they run
-# under mpirun after the others, bench_remote with 2 ranks (remote/run) and
-# with 4 (remote/host-64 x4), bench_rail with 2 (the rail/ rows).
+# under mpirun after the others, bench_remote with 2 ranks (remote/run,
+# remote/run ucx-floor, remote/copy-64MiB) and with 4 (remote/host-64 x4,
+# remote/idle-cpu), bench_rail with 2 (the rail/ rows).
 # Each row is also appended as a JSON line to
 # $RIG_BENCH_RESULTS (default bench/results.jsonl). A row that misses its
 # target says FAIL in the table; the script fails only when a benchmark
