@@ -228,7 +228,13 @@ static void do_alloc(agent *a, const frame *f) {
     refuse(a, f, &err);
     return;
   }
-  if (rig_buffer_create(d, (rig_buffer_kind)f->alloc.kind, f->alloc.bytes, &b, &err) != RIG_OK) {
+  /* Memory of the host is shared with the controller where the express
+   * path is up: it copies in and out of it itself (express.h). */
+  const void *address = NULL;
+  size_t len = 0;
+  b = f->h.device == 0 ? rig_express_alloc(a->job->express, f->alloc.bytes, &address, &len) : NULL;
+  if (!b &&
+      rig_buffer_create(d, (rig_buffer_kind)f->alloc.kind, f->alloc.bytes, &b, &err) != RIG_OK) {
     refuse(a, f, &err);
     return;
   }
@@ -238,7 +244,7 @@ static void do_alloc(agent *a, const frame *f) {
     refuse(a, f, &err);
     return;
   }
-  reply(a, f, RIG_OK, id, 0, NULL, 0);
+  reply(a, f, RIG_OK, id, 0, address, len);
 }
 
 static void do_image(agent *a, const frame *f, const unsigned char *bytes) {
@@ -433,6 +439,8 @@ static rig_status run_handover(executor *e, item *it, rig_error *err) {
     case EX_WORDS:
       return rig_program_run_received(it->payload, f->h.payload, program_of, region_of, a, NULL, 0,
                                       it->ends, &it->nends, err);
+    case EX_DONE:
+      return RIG_OK; /* the controller copied */
     case EX_IN:
     case EX_IN_FAR:
     case EX_OUT_FAR: {

@@ -16,6 +16,8 @@
 #include "express.h"
 #include "job_internal.h"
 
+static rig_area *map(const void *addr, size_t len, int rank);
+
 /* ---- the operations -------------------------------------------------------------- */
 
 ex_word *rig_express_word(express *ex, int m, uint32_t i) {
@@ -101,6 +103,77 @@ bool rig_express_copy_out(ex_ring *ring, const ex_word *done, uint64_t value, ui
   return true;
 }
 
+bool rig_express_copy_near(ex_ring *ring, const ex_word *done, uint64_t value, void *dst,
+                           const void *src, size_t len) {
+  ex_slot *s = claim(ring, done, value);
+  if (!s) return false;
+  memcpy(dst, src, len);
+  publish(ring, s, value, EX_DONE, 0);
+  return true;
+}
+
+void rig_express_mem_add(express *ex, int m, uint64_t id, const void *address, size_t len) {
+  if (!ex || !ex->mems || m <= 0 || m >= ex->machines) return;
+  rig_area *a = map(address, len, m);
+  if (!a) return;
+  pthread_mutex_lock(&ex->lock);
+  struct ex_mems *t = &ex->mems[m];
+  if (id >= t->n) {
+    size_t n = t->n ? t->n : 64;
+    while (n <= id) n *= 2;
+    rig_area **bigger = realloc(t->by_id, n * sizeof *bigger);
+    if (bigger) {
+      memset(bigger + t->n, 0, (n - t->n) * sizeof *bigger);
+      t->by_id = bigger;
+      t->n = n;
+    }
+  }
+  if (id < t->n) {
+    rig_area_release(t->by_id[id]);
+    t->by_id[id] = a;
+    a = NULL;
+  }
+  pthread_mutex_unlock(&ex->lock);
+  rig_area_release(a);
+}
+
+unsigned char *rig_express_mem(express *ex, int m, uint64_t id, uint64_t *length) {
+  if (!ex || !ex->mems || m <= 0 || m >= ex->machines) return NULL;
+  pthread_mutex_lock(&ex->lock);
+  struct ex_mems *t = &ex->mems[m];
+  rig_area *a = id < t->n ? t->by_id[id] : NULL;
+  pthread_mutex_unlock(&ex->lock);
+  if (a) *length = rig_area_length(a);
+  return a ? rig_area_base(a) : NULL;
+}
+
+void rig_express_mem_drop(express *ex, int m, uint64_t id) {
+  if (!ex || !ex->mems || m <= 0 || m >= ex->machines) return;
+  pthread_mutex_lock(&ex->lock);
+  struct ex_mems *t = &ex->mems[m];
+  rig_area *a = id < t->n ? t->by_id[id] : NULL;
+  if (a) t->by_id[id] = NULL;
+  pthread_mutex_unlock(&ex->lock);
+  rig_area_release(a);
+}
+
+static void area_gone(void *ctx) {
+  rig_area_release(ctx);
+}
+
+rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address, size_t *len) {
+  rig_area *a;
+  rig_buffer *b;
+  rig_error err;
+  if (!ex || !ex->my_words || !bytes || rig_area_make(bytes, &a, &err) != RIG_OK) return NULL;
+  if (rig_buffer_adopt(rig_area_base(a), bytes, area_gone, a, &b, &err) != RIG_OK) {
+    rig_area_release(a);
+    return NULL;
+  }
+  rig_area_address(a, address, len);
+  return b;
+}
+
 /* Far copies in pieces of at most this, staged where the agent's memory is
  * not the host's. */
 #define FAR_PIECE (8u << 20)
@@ -177,6 +250,12 @@ void rig_express_free(express *ex) {
   rig_area_release(ex->my_words);
   rig_area_release(ex->my_rings);
   for (int m = 0; ex->rings && m < ex->machines; m++) rig_area_release(ex->rings[m]);
+  for (int m = 0; ex->mems && m < ex->machines; m++) {
+    for (size_t i = 0; i < ex->mems[m].n; i++) rig_area_release(ex->mems[m].by_id[i]);
+    free(ex->mems[m].by_id);
+  }
+  free(ex->mems);
+  pthread_mutex_destroy(&ex->lock);
   free(ex->rings);
   rig_area_release(ex->words);
   free(ex);
@@ -221,6 +300,7 @@ rig_status rig_express_start(rig_job *job, rig_error *err) {
   bool root = job->rank == 0;
   express *ex = calloc(1, sizeof *ex);
   if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  pthread_mutex_init(&ex->lock, NULL);
   /* Every rank takes part in every collective below, whatever failed. */
   bool want = wanted();
   /* The words' address length, the stride, the controller's process and
@@ -234,7 +314,8 @@ rig_status rig_express_start(rig_job *job, rig_error *err) {
     ex->stride = (uint32_t)head[1];
     ex->machines = job->size;
     ex->rings = calloc((size_t)job->size, sizeof *ex->rings);
-    if (want && ex->rings)
+    ex->mems = calloc((size_t)job->size, sizeof *ex->mems);
+    if (want && ex->rings && ex->mems)
       ex->words = make((size_t)job->size * ex->stride * sizeof(ex_word), &mine, &mine_len);
     head[0] = mine_len;
   } else if (want && job->machines[job->rank].ndevices) {

@@ -10,6 +10,7 @@
 #ifndef RIG_EXPRESS_H
 #define RIG_EXPRESS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ enum {
   EX_IN,          /* a copy in: ex_copy (address unused), then its bytes */
   EX_IN_FAR,      /* a copy in: ex_copy; the agent reads the controller's bytes */
   EX_OUT_FAR,     /* a copy out: ex_copy; the agent writes the controller's bytes */
+  EX_DONE,        /* nothing: a copy the controller made in the agent's memory */
 };
 
 typedef struct ex_slot {
@@ -72,6 +74,11 @@ typedef struct express {
   /* The controller. */
   rig_area *words;  /* made here: every proxy's timeline word */
   rig_area **rings; /* per machine: its rings, mapped (NULL: by frames) */
+  pthread_mutex_t lock;
+  struct ex_mems {
+    rig_area **by_id; /* memory of the agent's host, mapped here, by id */
+    size_t n;
+  } * mems; /* per machine */
   /* An agent. */
   rig_area *my_rings; /* made here, one ring per device */
   rig_area *my_words; /* the controller's words, mapped (NULL: DONE by frame) */
@@ -103,6 +110,19 @@ bool rig_express_copy_in(ex_ring *ring, const ex_word *done, uint64_t value, uin
                          uint64_t offset, const void *src, size_t len);
 bool rig_express_copy_out(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
                           uint64_t offset, void *dst, size_t len);
+/* A copy the controller makes itself, between its memory and the agent's
+ * mapped here (both free: the core waited for their last users), and the
+ * mark that keeps its value in order. False: nothing done. */
+bool rig_express_copy_near(ex_ring *ring, const ex_word *done, uint64_t value, void *dst,
+                           const void *src, size_t len);
+/* The controller: memory `id` of machine m, mapped here from the address
+ * an agent's allocation answered (NULL: not mapped); dropped when freed. */
+void rig_express_mem_add(express *ex, int m, uint64_t id, const void *address, size_t len);
+unsigned char *rig_express_mem(express *ex, int m, uint64_t id, uint64_t *length);
+void rig_express_mem_drop(express *ex, int m, uint64_t id);
+/* The agent: memory of its host made as a shared area (NULL where it
+ * cannot be), and the address that maps it. */
+rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address, size_t *len);
 /* The agent's side of a far copy: between b at offset and the controller's
  * memory at address, in order with b's work. */
 rig_status rig_express_far(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,

@@ -56,6 +56,9 @@ static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, ri
     rig_request_free(r);
     return s;
   }
+  /* Memory the agent shares (its host's): mapped here for copies. */
+  if (r->len && px->xw)
+    rig_express_mem_add(px->link->express, px->machine, r->value, r->payload, r->len);
   out->address = REMOTE_TAG | (r->value << REMOTE_SHIFT);
   out->handle = r->value;
   out->host = NULL;
@@ -68,6 +71,7 @@ static void proxy_free(void *st, const rig_mem_info *mem) {
   proxy *px = st;
   rig_job *job;
   /* Nothing to tell a closed or failed job: its agent frees what is left. */
+  rig_express_mem_drop(px->link->express, px->machine, mem->handle);
   if (job_of(px, &job, NULL) != RIG_OK || atomic_load(&job->failed)) return;
   frame f = {.h = {.kind = F_FREE, .device = px->index}, .release.id = mem->handle};
   rig_ctl_send(job, px->machine, &f, NULL, 0, NULL);
@@ -142,8 +146,44 @@ static void proxy_image_unload(void *st, void *image) {
   free(im);
 }
 
+/* Copies of at least this many bytes wait for the device's earlier work
+ * and are made here (express.h). */
+#define NEAR_WAIT (UINT64_C(1) << 20)
+
+/* Whether the device's work before w is done (or, for a large copy, once
+ * it is: false if the job fails first). */
+static bool near_ready(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
+  (void)err;
+  uint64_t before = w->value - 1;
+  if (atomic_load_explicit(&px->xw->word, memory_order_acquire) >= before) return true;
+  if (w->length < NEAR_WAIT) return false;
+  while (atomic_load_explicit(&px->xw->word, memory_order_acquire) < before) {
+    if (atomic_load(&job->failed)) return false;
+    rig_express_sleep(px->xw, before, 1000000);
+  }
+  return true;
+}
+
 static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
-  /* By the ring where it can (express.h), else as frames. */
+  /* By the ring where it can (express.h), else as frames: into or out of
+   * memory mapped here by the controller itself, else by the agent. */
+  uint64_t len;
+  unsigned char *near;
+  if (px->ring && is_remote(w->src) != is_remote(w->dst) &&
+      (near = rig_express_mem(px->link->express, px->machine,
+                              remote_id(is_remote(w->dst) ? w->dst : w->src), &len))) {
+    uint64_t at = remote_offset(is_remote(w->dst) ? w->dst : w->src);
+    /* The core waited for the memory's users on other devices, not for
+     * this device's own earlier work: that must be done first. A large
+     * copy waits for it (the agent's copy would be slower); a small one
+     * goes the agent's way, in order. */
+    if (at <= len && w->length <= len - at && near_ready(px, job, w, err)) {
+      void *to = is_remote(w->dst) ? near + at : (void *)(uintptr_t)w->dst;
+      const void *from = is_remote(w->dst) ? (const void *)(uintptr_t)w->src : near + at;
+      if (rig_express_copy_near(px->ring, px->xw, w->value, to, from, w->length)) return RIG_OK;
+    }
+    if (atomic_load(&job->failed)) return rig_job_error(job, err);
+  }
   if (px->ring && !is_remote(w->src) && is_remote(w->dst) &&
       rig_express_copy_in(px->ring, px->xw, w->value, remote_id(w->dst), remote_offset(w->dst),
                           (const void *)(uintptr_t)w->src, w->length))
