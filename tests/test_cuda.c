@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "rig/rig_driver.h"
 #include "rig/rig_program.h"
 #include "rig_test.h"
 
@@ -737,6 +738,53 @@ static void test_two_gpus_without_peer_access_refuse_each_others_memory(void) {
   rig_buffer_release(m);
 }
 
+/* cuda:1 waits in its stream for a cpu:1 step that holds; cpu:1 is lost
+ * before it lets go: the wait could never pass, so a waiter on cuda:1's
+ * point learns that cuda:1 is lost with it instead of waiting for ever.
+ * (On a second GPU and cpu:1: nothing else here uses them.) */
+static void test_a_gpu_waiting_on_a_lost_device_is_lost_with_it(void) {
+  if (!gpu(__func__, 0)) return;
+  rig_device *d = gpu(__func__, 1);
+  if (!d) return;
+  rig_device *cpu;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:1", &cpu, &err), RIG_OK);
+  const char *path = getenv("RIG_TEST_KERNELS");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+  size_t n;
+  void *bytes = rig_test_read_file(path, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
+  rig_image *cimg;
+  CU_ASSERT_EQUAL_FATAL(rig_image_load(cpu, bytes, n, &cimg, &err), RIG_OK);
+  free(bytes);
+  rig_buffer *m = buffer(d, RIG_KIND_PINNED, 1024), *mc;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(cpu, m, &mc, &err), RIG_OK);
+  static _Atomic uint64_t gate;
+  atomic_store(&gate, 0);
+  rig_ref cr[1] = {{0, 8, RIG_USE_WRITE}};
+  uint64_t cp[2] = {(uint64_t)(uintptr_t)&gate, 0};
+  rig_part cpart = launch_part(cimg, entry(cimg, "hold"), cr, 1, cp, 16, 1, 1);
+  rig_submission *cs = make(cpu, &cpart, 1, 1);
+  rig_image *img = image(d);
+  rig_ref r[1] = {{0, 0, RIG_USE_WRITE}};
+  uint32_t ap[4] = {0, 0, 1, 1};
+  rig_part gpart = launch_part(img, entry(img, "add"), r, 1, ap, 16, 1, 1);
+  rig_submission *gs = make(d, &gpart, 1, 1);
+  rig_point pc, pg;
+  CU_ASSERT_EQUAL_FATAL(rig_submit(cs, NULL, &mc, NULL, 0, &pc, &err), RIG_OK);
+  CU_ASSERT_EQUAL_FATAL(rig_submit(gs, NULL, &m, NULL, 0, &pg, &err), RIG_OK);
+  rig_device_lose(cpu, "a test lost it");
+  atomic_store(&gate, 1);
+  CU_ASSERT_EQUAL(rig_point_wait(pg, &err), RIG_ELOST);
+  CU_ASSERT_STRING_EQUAL(err.message, "cuda:1 lost: it waits on cpu:1, which is lost");
+  rig_submission_release(cs);
+  rig_submission_release(gs);
+  rig_buffer_release(mc);
+  rig_buffer_release(m);
+  rig_image_release(img);
+  rig_image_release(cimg);
+}
+
 /* ---- loss (last: the context stays lost) ------------------------------------------- */
 
 static void test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working(void) {
@@ -810,6 +858,8 @@ void rig_test_register(void) {
        test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun},
       {"two_gpus_without_peer_access_refuse_each_others_memory",
        test_two_gpus_without_peer_access_refuse_each_others_memory},
+      {"a_gpu_waiting_on_a_lost_device_is_lost_with_it",
+       test_a_gpu_waiting_on_a_lost_device_is_lost_with_it},
       {"an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working",
        test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working},
       CU_TEST_INFO_NULL,
