@@ -139,7 +139,7 @@ static rig_status cuda_count(unsigned *n, rig_error *err) {
   for (int i = 0; i < count; i++) {
     idx[i] = (unsigned)i;
     if (rig_cu.DeviceGetPCIBusId(gpus.bus[i], sizeof gpus.bus[i], i) != CUDA_SUCCESS)
-      snprintf(gpus.bus[i], sizeof gpus.bus[i], "ordinal-%04d", i);
+      snprintf(gpus.bus[i], sizeof gpus.bus[i], "ffff:%02x:00.0", (unsigned)i & 0xffu);
   }
   qsort(idx, (size_t)count, sizeof *idx, by_bus);
   for (int i = 0; i < count; i++) {
