@@ -9,6 +9,7 @@
  * than the points recorded before it. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,8 @@ static void *observe(void *arg) {
     if (t->ev[i].kind != RIG_TRACE_RUN) {
       rig_point pt = t->points[i];
       pthread_mutex_unlock(&t->lock);
+      /* Polled a while first: a blocking wait's wake-up would stamp late. */
+      for (int polls = 0; polls < 200 && !rig_point_reached(pt); polls++) sched_yield();
       rig_error err;
       bool ok = rig_point_wait(pt, &err) == RIG_OK;
       uint64_t now = rig_trace_now();
