@@ -131,21 +131,25 @@ rig_status rig_program_run_received(const void *words, size_t len,
  * trace's observer thread, waiting on the step's points in order, saw its
  * point reached (reached; 0 when the wait failed or the trace was settled
  * before); a run of a program of another machine records a HANDOVER, its
- * reach that of the run's end there as this machine learns it. Without a sink a run tests one
- * pointer and records nothing; with one it allocates nothing: a full trace counts what it drops. */
+ * reach that of the run's end there as this machine learns it; a rail of
+ * this process records READY and ARRIVED (rig_rail_set_stamp), instants. Without a sink a run tests
+ * one pointer and records nothing; with one it allocates nothing: a full trace counts what it
+ * drops. */
 typedef struct rig_trace rig_trace;
 
 typedef enum rig_trace_kind {
   RIG_TRACE_STEP = 1,     /* a Submit or Move step of a program of this machine */
   RIG_TRACE_RUN = 2,      /* a run's start */
   RIG_TRACE_HANDOVER = 3, /* a run of a program of another machine handed over to it */
+  RIG_TRACE_READY = 4,    /* a rail's count made ready, as its put is posted */
+  RIG_TRACE_ARRIVED = 5,  /* a rail's count told to the peer's arrived */
 } rig_trace_kind;
 
 typedef struct rig_trace_event {
   uint32_t kind;  /* rig_trace_kind */
   uint32_t track; /* STEP, HANDOVER: the device's track (rig_trace_track) */
-  int64_t step;   /* STEP: the step's number (pre-order); else -1 */
-  uint64_t run;   /* the program's run index */
+  int64_t step;   /* STEP: the step's number (pre-order); READY, ARRIVED: the rail; else -1 */
+  uint64_t run;   /* the program's run index; READY, ARRIVED: the count */
   uint64_t begin_ns, submitted_ns, reached_ns;
 } rig_trace_event;
 

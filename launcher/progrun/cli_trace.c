@@ -4,7 +4,8 @@
  * A process per machine, named "machine M (host)"; per device a track of
  * its steps' submits and a track of their work (from the submit called to
  * the point seen reached); on the controller a track of the hand-overs of
- * other machines' runs; a counter "run" per machine. Times are each
+ * other machines' runs; a track of instants of the machine's rails (a
+ * count ready, a count told arrived); a counter "run" per machine. Times are each
  * machine's clock less its offset, so all are the controller's, in us from
  * the trace's first event. Slices of one track never overlap: a slice that
  * would overlap the one before goes on a further track of the same name
@@ -36,6 +37,7 @@ typedef struct writer {
   const cli_trace_machine *m;
   size_t machine;
   lanes *lanes; /* per track and kind */
+  bool rails_named;
 } writer;
 
 static void add(writer *w, json_t *e) {
@@ -110,8 +112,21 @@ static void machine_events(writer *w) {
                    (json_int_t)w->machine, "tid", 0, "args", "sort_index", (json_int_t)w->machine));
   for (size_t i = 0; w->ok && i < n; i++) {
     const rig_trace_event *e = &ev[i];
-    const char *dev = e->kind == RIG_TRACE_RUN ? "" : rig_trace_track(t, e->track);
-    if (e->kind == RIG_TRACE_RUN) {
+    bool tracked = e->kind == RIG_TRACE_STEP || e->kind == RIG_TRACE_HANDOVER;
+    const char *dev = tracked ? rig_trace_track(t, e->track) : "";
+    if (e->kind == RIG_TRACE_READY || e->kind == RIG_TRACE_ARRIVED) {
+      /* One track of the machine's rails' instants, past every other. */
+      int tid = (RIG_TRACE_TRACKS + 1) * TIDS_PER + 1;
+      if (!w->rails_named) name_thread(w, tid, "rails");
+      w->rails_named = true;
+      bool ready = e->kind == RIG_TRACE_READY;
+      snprintf(name, sizeof name, "rail %" PRId64 " %s %" PRIu64, e->step,
+               ready ? "ready" : "arrived", e->run);
+      add(w, json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:f, s:{s:I, s:I}}", "ph", "i", "s", "t",
+                       "name", name, "cat", ready ? "rail ready" : "rail arrived", "pid",
+                       (json_int_t)w->machine, "tid", tid, "ts", us(w, e->begin_ns), "args", "rail",
+                       (json_int_t)e->step, "count", (json_int_t)e->run));
+    } else if (e->kind == RIG_TRACE_RUN) {
       add(w, json_pack("{s:s, s:s, s:I, s:i, s:f, s:{s:I}}", "ph", "C", "name", "run", "pid",
                        (json_int_t)w->machine, "tid", 0, "ts", us(w, e->begin_ns), "args", "run",
                        (json_int_t)e->run));
@@ -172,6 +187,7 @@ int cli_write_trace(const char *path, const cli_trace_machine *ms, size_t n, rig
   for (size_t m = 0; w.ok && w.lanes && m < n; m++) {
     if (!ms[m].trace) continue;
     memset(w.lanes, 0, (RIG_TRACE_TRACKS + 1) * 3 * sizeof *w.lanes);
+    w.rails_named = false;
     w.m = &ms[m];
     w.machine = m;
     machine_events(&w);

@@ -54,8 +54,37 @@ uint64_t rig_trace_now(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Rails' stamps in flight: the sink they read stays until they are done. */
+static _Atomic int in_stamp;
+
+static void record_instant(rig_trace *t, rig_trace_kind kind, int64_t rail, uint64_t count) {
+  uint64_t now = rig_trace_now();
+  pthread_mutex_lock(&t->lock);
+  if (t->n == t->cap) {
+    t->dropped++;
+  } else {
+    t->ev[t->n] = (rig_trace_event){kind, 0, rail, count, now, now, now};
+    t->points[t->n++] = RIG_POINT_REACHED;
+    pthread_cond_signal(&t->more);
+  }
+  pthread_mutex_unlock(&t->lock);
+}
+
+static void rail_stamp(int64_t rail, rig_rail_stamp what, uint64_t count) {
+  atomic_fetch_add(&in_stamp, 1);
+  rig_trace *t = atomic_load(&rig_program_tracing);
+  if (t)
+    record_instant(t, what == RIG_RAIL_STAMP_READY ? RIG_TRACE_READY : RIG_TRACE_ARRIVED, rail,
+                   count);
+  atomic_fetch_sub(&in_stamp, 1);
+}
+
 void rig_trace_set(rig_trace *t) {
   atomic_store(&rig_program_tracing, t);
+  rig_rail_set_stamp(t ? rail_stamp : NULL);
+  /* A stamp that read the sink before is done with it before the caller
+   * may free it: its record is a lock held a moment. */
+  while (atomic_load(&in_stamp) > 0) sched_yield();
 }
 rig_trace *rig_trace_sink(void) {
   return atomic_load(&rig_program_tracing);
@@ -68,7 +97,7 @@ static void *observe(void *arg) {
     while (t->observed == t->n && !t->stop) pthread_cond_wait(&t->more, &t->lock);
     if (t->observed == t->n) break;
     size_t i = t->observed;
-    if (t->ev[i].kind != RIG_TRACE_RUN) {
+    if (t->ev[i].kind == RIG_TRACE_STEP || t->ev[i].kind == RIG_TRACE_HANDOVER) {
       rig_point pt = t->points[i];
       pthread_mutex_unlock(&t->lock);
       /* Polled a while first: a blocking wait's wake-up would stamp late. */
@@ -187,16 +216,7 @@ void rig_program_trace_step(rig_trace *t, rig_trace_kind kind, const rig_device 
 }
 
 void rig_program_trace_run(rig_trace *t, uint64_t run) {
-  uint64_t now = rig_trace_now();
-  pthread_mutex_lock(&t->lock);
-  if (t->n == t->cap) {
-    t->dropped++;
-  } else {
-    t->ev[t->n] = (rig_trace_event){RIG_TRACE_RUN, 0, -1, run, now, now, now};
-    t->points[t->n++] = RIG_POINT_REACHED;
-    pthread_cond_signal(&t->more);
-  }
-  pthread_mutex_unlock(&t->lock);
+  record_instant(t, RIG_TRACE_RUN, -1, run);
 }
 
 size_t rig_trace_count(const rig_trace *t) {
@@ -268,10 +288,10 @@ rig_status rig_trace_decode(const void *bytes, size_t len, size_t capacity, rig_
   if (h.nevents) memcpy(t->ev, at, h.nevents * sizeof *t->ev);
   for (size_t i = 0; i < h.nevents; i++) {
     const rig_trace_event *e = &t->ev[i];
-    if (e->kind < RIG_TRACE_STEP || e->kind > RIG_TRACE_HANDOVER)
+    if (e->kind < RIG_TRACE_STEP || e->kind > RIG_TRACE_ARRIVED)
       return malformed(t, err, "an event of kind", e->kind);
-    if (e->kind != RIG_TRACE_RUN && e->track >= h.ntracks)
-      return malformed(t, err, "an event of track", e->track);
+    bool tracked = e->kind == RIG_TRACE_STEP || e->kind == RIG_TRACE_HANDOVER;
+    if (tracked && e->track >= h.ntracks) return malformed(t, err, "an event of track", e->track);
     if (e->submitted_ns < e->begin_ns || (e->reached_ns && e->reached_ns < e->submitted_ns))
       return malformed(t, err, "times out of order at event", i);
   }

@@ -72,7 +72,9 @@ static bool check_events(json_t *events, size_t machines, long long runs, trace_
   size_t n = json_array_size(events), ns = 0;
   slice *s = calloc(n ? n : 1, sizeof *s);
   long long *next_run = calloc(machines, sizeof *next_run);
-  if (!s || !next_run) return free(s), free(next_run), broken(f, "out of memory");
+  long long *last_count = calloc(machines * 64 * 2, sizeof *last_count);
+  if (!s || !next_run || !last_count)
+    return free(s), free(next_run), free(last_count), broken(f, "out of memory");
   bool ok = true;
   size_t i;
   json_t *e;
@@ -101,6 +103,27 @@ static bool check_events(json_t *events, size_t machines, long long runs, trace_
         break;
       }
       next_run[pid]++;
+    } else if (strcmp(ph, "i") == 0) {
+      const char *cat = json_string_value(json_object_get(e, "cat"));
+      bool ready = cat && strcmp(cat, "rail ready") == 0;
+      long long rail = json_integer_value(json_object_get(args, "rail"));
+      long long count = json_integer_value(json_object_get(args, "count"));
+      if (!cat || (!ready && strcmp(cat, "rail arrived") != 0) || rail < 0 || rail >= 64) {
+        ok = broken(f, "event %zu: an instant of no rail", i);
+        break;
+      }
+      /* Per machine, rail and kind: the last count seen. */
+      long long *last = &last_count[((size_t)pid * 64 + (size_t)rail) * 2 + ready];
+      if (count <= *last) {
+        ok = broken(f, "machine %lld: rail %lld %s %lld after %lld", pid, rail,
+                    ready ? "ready" : "arrived", count, *last);
+        break;
+      }
+      *last = count;
+      if (ready)
+        f->readies++;
+      else
+        f->arrivals++;
     } else if (strcmp(ph, "X") == 0) {
       slice *x = &s[ns++];
       x->pid = pid;
@@ -166,6 +189,7 @@ static bool check_events(json_t *events, size_t machines, long long runs, trace_
   }
   free(s);
   free(next_run);
+  free(last_count);
   return ok;
 }
 

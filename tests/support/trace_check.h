@@ -15,6 +15,8 @@ typedef struct trace_facts {
   size_t submits;     /* submit slices */
   size_t works;       /* work slices */
   size_t handovers;   /* hand-over slices */
+  size_t readies;     /* rail instants: a count made ready */
+  size_t arrivals;    /* rail instants: a count told arrived */
   size_t devices[16]; /* per machine: devices with a submit slice */
   char why[512];
 } trace_facts;
@@ -26,7 +28,8 @@ typedef struct trace_facts {
  * lies on a named track, and the slices of one track do not overlap and
  * come in order; every work slice has its step's submit slice, on the
  * same machine and device, starting no later; each machine's "run"
- * counter goes 0, 1, ..., runs - 1. False (why says what) when not. */
+ * counter goes 0, 1, ..., runs - 1; a rail's instants of one kind on one
+ * machine count up. False (why says what) when not. */
 bool trace_check(const char *path, size_t machines, long long runs, trace_facts *f);
 
 #endif
