@@ -694,8 +694,9 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
   }
   cli_progress_end(&bar);
   if (trace) {
-    /* Every step's reach seen before its program goes. */
-    rig_trace_settle(trace, 10000);
+    /* Every step's reach seen before its program goes (after a failure
+     * the file is not written). */
+    if (rc == CLI_EXIT_OK) rig_trace_settle(trace, 10000);
     rig_trace_set(NULL);
   }
   if (rc != CLI_EXIT_OK) {

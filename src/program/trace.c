@@ -3,10 +3,9 @@
  *
  * A run records under the trace's lock into arrays made with the trace, so
  * that it allocates nothing; when they are full it only counts. The
- * observer thread waits on the recorded steps' points in record order:
- * one device's points are reached in order, so each stamp is when that
- * point was seen reached, no earlier than the true moment and no earlier
- * than the points recorded before it. */
+ * observer thread polls the recorded steps' points: each stamp is when
+ * that point was first seen reached, never before the true moment and
+ * late by the observer's polling. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -31,6 +30,7 @@ struct rig_trace {
   pthread_cond_t settled; /* the observer moved on */
   rig_trace_event *ev;
   rig_point *points; /* per event: a STEP's last point */
+  bool *seen;        /* per event: the observer is done with it */
   size_t cap, n, observed;
   uint64_t dropped;
   ttrack tracks[RIG_TRACE_TRACKS];
@@ -90,25 +90,59 @@ rig_trace *rig_trace_sink(void) {
   return atomic_load(&rig_program_tracing);
 }
 
+/* Whether step i's point is done with: reached (stamped now), or of a
+ * device that is lost or gone (never stamped). */
+static bool look(rig_trace *t, size_t i) {
+  rig_point pt = t->points[i];
+  if (rig_point_reached(pt)) {
+    uint64_t now = rig_trace_now();
+    pthread_mutex_lock(&t->lock);
+    t->ev[i].reached_ns = now;
+    pthread_mutex_unlock(&t->lock);
+    return true;
+  }
+  rig_device *dev = rig_device_at(rig_point_device(pt));
+  return !dev || rig_device_is_lost(dev, NULL);
+}
+
+/* Polls every recorded step not yet seen reached, whatever its order: a
+ * step of one device is stamped when it ends even while a step recorded
+ * before it, on another device, has not. Polls yield while steps end
+ * often, then nap 20 us, so that a long wait does not cost a core; a
+ * blocking wait on one point would stamp the others late. */
 static void *observe(void *arg) {
   rig_trace *t = arg;
+  unsigned idle = 0;
   pthread_mutex_lock(&t->lock);
-  for (;;) {
-    while (t->observed == t->n && !t->stop) pthread_cond_wait(&t->more, &t->lock);
-    if (t->observed == t->n) break;
-    size_t i = t->observed;
-    if (t->ev[i].kind == RIG_TRACE_STEP || t->ev[i].kind == RIG_TRACE_HANDOVER) {
-      rig_point pt = t->points[i];
-      pthread_mutex_unlock(&t->lock);
-      /* Polled a while first: a blocking wait's wake-up would stamp late. */
-      for (int polls = 0; polls < 200 && !rig_point_reached(pt); polls++) sched_yield();
-      rig_error err;
-      bool ok = rig_point_wait(pt, &err) == RIG_OK;
-      uint64_t now = rig_trace_now();
-      pthread_mutex_lock(&t->lock);
-      t->ev[i].reached_ns = ok ? now : 0;
+  while (!t->stop) {
+    if (t->observed == t->n) {
+      pthread_cond_wait(&t->more, &t->lock);
+      continue;
     }
-    t->observed++;
+    size_t from = t->observed, to = t->n;
+    pthread_mutex_unlock(&t->lock);
+    /* Events below `to` are written: only this thread changes them now. */
+    bool any = false;
+    for (size_t i = from; i < to; i++) {
+      if (t->seen[i]) continue;
+      uint32_t kind = t->ev[i].kind;
+      if ((kind != RIG_TRACE_STEP && kind != RIG_TRACE_HANDOVER) || look(t, i)) {
+        t->seen[i] = true;
+        any = true;
+      }
+    }
+    size_t first = from;
+    while (first < to && t->seen[first]) first++;
+    if (any) {
+      idle = 0;
+    } else if (++idle < 200) {
+      sched_yield();
+    } else {
+      struct timespec nap = {0, 20000};
+      nanosleep(&nap, NULL);
+    }
+    pthread_mutex_lock(&t->lock);
+    t->observed = first;
     pthread_cond_broadcast(&t->settled);
   }
   pthread_mutex_unlock(&t->lock);
@@ -133,8 +167,9 @@ static rig_status trace_alloc(size_t capacity, rig_trace **out, rig_error *err) 
   rig_trace *t = calloc(1, sizeof *t);
   if (t) t->ev = calloc(capacity, sizeof *t->ev);
   if (t) t->points = calloc(capacity, sizeof *t->points);
-  if (!t || !t->ev || !t->points || !trace_sync_init(t)) {
-    if (t) free(t->ev), free(t->points);
+  if (t) t->seen = calloc(capacity, sizeof *t->seen);
+  if (!t || !t->ev || !t->points || !t->seen || !trace_sync_init(t)) {
+    if (t) free(t->ev), free(t->points), free(t->seen);
     free(t);
     return rig_error_set(err, RIG_ENOMEM, "out of memory for a trace of %zu events", capacity);
   }
@@ -170,6 +205,7 @@ void rig_trace_free(rig_trace *t) {
   pthread_cond_destroy(&t->settled);
   free(t->ev);
   free(t->points);
+  free(t->seen);
   free(t);
 }
 
