@@ -311,14 +311,14 @@ static void do_close(agent *a, const frame *f) {
 /* The trace the controller asked for becomes this process's sink. */
 static void do_trace_start(agent *a, const frame *f) {
   rig_error err;
+  /* The controller's message names this machine. */
   if (a->trace) {
-    rig_error_set(&err, RIG_EINVAL, "machine %d: a trace started twice", a->job->rank);
+    rig_error_set(&err, RIG_EINVAL, "a trace started twice");
     refuse(a, f, &err);
   } else if (f->h.value > SIZE_MAX ||
              rig_trace_make((size_t)f->h.value, &a->trace, &err) != RIG_OK) {
     if (f->h.value > SIZE_MAX)
       rig_error_set(&err, RIG_EINVAL, "a trace of %llu events", (unsigned long long)f->h.value);
-    rig_error_prefix(&err, "machine %d", a->job->rank);
     refuse(a, f, &err);
   } else {
     rig_trace_set(a->trace);
@@ -333,7 +333,7 @@ static void do_trace(agent *a, const frame *f) {
   uint8_t *bytes = NULL;
   size_t len = 0;
   if (!a->trace) {
-    rig_error_set(&err, RIG_EINVAL, "machine %d: no trace started", a->job->rank);
+    rig_error_set(&err, RIG_EINVAL, "no trace started");
     refuse(a, f, &err);
     return;
   }
