@@ -7,10 +7,11 @@
  * other machines' runs; a track of instants of the machine's rails (a
  * count ready, a count told arrived); a counter "run" per machine. Times are each
  * machine's clock less its offset, so all are the controller's, in us from
- * the trace's first event. Slices of one track never overlap: a slice that
- * would overlap the one before goes on a further track of the same name
- * with a number ("cpu:0 work 2"), as work submitted before the last
- * finished does. */
+ * the trace's first event. Slices of one track do not overlap: a slice
+ * that would overlap the one before goes on a further track of the same
+ * name with a number ("cpu:0 work 2"), as work submitted before the last
+ * finished does; past LANES such tracks of one kind, the last takes the
+ * rest. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ static double us(const writer *w, uint64_t t) {
   return a > w->base ? (double)(a - w->base) / 1000.0 : 0.0;
 }
 
-static const char *const kind_names[] = {"submit", "work", "hand-overs"};
+static const char *const kind_names[] = {"submit", "work"};
 
 static void name_thread(writer *w, int tid, const char *name) {
   add(w, json_pack("{s:s, s:s, s:I, s:i, s:{s:s}}", "ph", "M", "name", "thread_name", "pid",
@@ -76,11 +77,10 @@ static int lane_of(writer *w, size_t track, int kind, uint64_t begin, uint64_t e
   int tid = (int)(track * TIDS_PER + (size_t)kind * LANES + i) + 1;
   if (i == l->used) {
     char name[96];
-    const char *dev = kind == KIND_HANDOVER ? "" : rig_trace_track(w->m->trace, track);
     if (kind == KIND_HANDOVER)
-      snprintf(name, sizeof name, "hand-overs%s", "");
+      snprintf(name, sizeof name, "hand-overs");
     else
-      snprintf(name, sizeof name, "%s %s", dev, kind_names[kind]);
+      snprintf(name, sizeof name, "%s %s", rig_trace_track(w->m->trace, track), kind_names[kind]);
     if (i > 0) snprintf(name + strlen(name), sizeof name - strlen(name), " %zu", i + 1);
     name_thread(w, tid, name);
     l->used++;
