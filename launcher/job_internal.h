@@ -65,6 +65,7 @@ typedef struct request {
   size_t len;
   void *into; /* a copy out: where its bytes go */
   size_t into_len;
+  uint64_t arrived_ns; /* rig_trace_now when the reply came (a ping's) */
 } request;
 
 /* What a job's proxies reach it through: a proxy may outlive its job (a
@@ -168,6 +169,7 @@ struct rig_job {
   _Atomic uint64_t next_request;
   proxy_link *link;
   job_rails rails;
+  size_t trace_capacity; /* tracing: each agent trace's events (0: off) */
   /* Agent. */
   agent *agent;
   bool closed;
