@@ -264,6 +264,16 @@ void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
   rig_device_signal(px->dev);
 }
 
+bool rig_proxies_busy(rig_job *job) {
+  if (job->rank != 0 || !job->proxies) return false;
+  for (int m = 1; m < job->size; m++)
+    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++) {
+      proxy *px = job->proxies[m][i];
+      if (px && rig_point_value(rig_device_last(px->dev)) > atomic_load(&px->word)) return true;
+    }
+  return false;
+}
+
 void rig_proxies_lose(rig_job *job) {
   for (int m = 1; m < job->size; m++)
     for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++)
