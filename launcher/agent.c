@@ -6,6 +6,7 @@
  * passes their ends to the device's completer, which reports each value
  * done once its work is done, in order. A run the agent refuses or that
  * fails at a step fails the job. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ struct agent {
   pthread_mutex_t lock; /* the tables below */
   slot *slots;          /* memory, images and programs, by id - 1 */
   size_t nslots, room;
+  rig_trace *trace; /* when the controller traces: this process's sink */
 };
 
 /* ---- queues --------------------------------------------------------------------- */
@@ -311,18 +313,61 @@ static void do_entry(agent *a, const frame *f, const unsigned char *name) {
   }
 }
 
-static void do_close(agent *a, const frame *f) {
-  /* Every hand-over queued before CLOSE is done before the answer. */
+/* Every hand-over queued before the request is done. */
+static void drain_handovers(agent *a) {
   for (size_t d = 0; d < a->ndevices; d++)
     if (a->execs[d]) {
       queue_drain(&a->execs[d]->work);
       queue_drain(&a->execs[d]->done);
     }
+}
+
+static void do_close(agent *a, const frame *f) {
+  drain_handovers(a);
   reply(a, f, RIG_OK, 0, 0, NULL, 0);
   pthread_mutex_lock(&a->job->lock);
   a->job->closed = true;
   pthread_cond_broadcast(&a->job->changed);
   pthread_mutex_unlock(&a->job->lock);
+}
+
+/* The trace the controller asked for becomes this process's sink. */
+static void do_trace_start(agent *a, const frame *f) {
+  rig_error err;
+  /* The controller's message names this machine. */
+  if (a->trace) {
+    rig_error_set(&err, RIG_EINVAL, "a trace started twice");
+    refuse(a, f, &err);
+  } else if (f->h.value > SIZE_MAX ||
+             rig_trace_make((size_t)f->h.value, &a->trace, &err) != RIG_OK) {
+    if (f->h.value > SIZE_MAX)
+      rig_error_set(&err, RIG_EINVAL, "a trace of %llu events", (unsigned long long)f->h.value);
+    refuse(a, f, &err);
+  } else {
+    rig_trace_set(a->trace);
+    reply(a, f, RIG_OK, 0, 0, NULL, 0);
+  }
+}
+
+/* The trace, once the hand-overs before the request are done and every
+ * step's reach seen (or a bound passed: those steps show no work). */
+static void do_trace(agent *a, const frame *f) {
+  rig_error err;
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  if (!a->trace) {
+    rig_error_set(&err, RIG_EINVAL, "no trace started");
+    refuse(a, f, &err);
+    return;
+  }
+  drain_handovers(a);
+  rig_trace_settle(a->trace, 10000);
+  if (rig_trace_encode(a->trace, &bytes, &len, &err) != RIG_OK) {
+    refuse(a, f, &err);
+    return;
+  }
+  reply(a, f, RIG_OK, 0, 0, bytes, len);
+  free(bytes);
 }
 
 static void rail_answer(rig_job *job, const frame *req, rig_status st, const void *payload,
@@ -348,6 +393,12 @@ static void *request_main(void *arg) {
         break;
       case F_CLOSE:
         do_close(a, f);
+        break;
+      case F_TRACE_START:
+        do_trace_start(a, f);
+        break;
+      case F_TRACE:
+        do_trace(a, f);
         break;
       case F_RAIL_MAKE:
       case F_RAIL_ATTACH:
@@ -679,6 +730,14 @@ static rig_status executor_of(agent *a, uint32_t device, executor **out, rig_err
 
 void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload) {
   const frame_header *h = &f->h;
+  if (h->kind == F_PING) {
+    /* Answered here, on the control thread, so that the times it gives
+     * are as near the frame's arrival and its answer's leaving as can be. */
+    uint64_t t[2] = {rig_trace_now(), 0};
+    t[1] = rig_trace_now();
+    reply(a, f, RIG_OK, 0, 0, t, sizeof t);
+    return;
+  }
   item *it = calloc(1, sizeof *it);
   if (it) it->payload = malloc(h->payload ? h->payload : 1);
   if (!it || !it->payload) {
@@ -770,6 +829,10 @@ void rig_agent_free(agent *a) {
   }
   free(a->slots);
   free(a->execs);
+  if (a->trace) {
+    rig_trace_set(NULL);
+    rig_trace_free(a->trace);
+  }
   queue_destroy(&a->requests);
   pthread_mutex_destroy(&a->lock);
   free(a);

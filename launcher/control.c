@@ -283,7 +283,7 @@ static void *control_main(void *arg) {
     /* Just after traffic an answer is likely soon: poll, but yielding, so
      * that the threads this traffic woke get a core. */
     double idle = now - last_busy;
-    if (idle < 1e-3) {
+    if (idle < 1e-3 || (!leaving && !atomic_load(&job->failed) && rig_proxies_busy(job))) {
       sched_yield();
       continue;
     }

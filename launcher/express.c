@@ -290,11 +290,6 @@ static rig_area *map(const void *addr, size_t len, int rank) {
 
 static const uint64_t far_probe = UINT64_C(0x726166676972); /* "rigfar" */
 
-static bool wanted(void) {
-  const char *s = getenv("RIG_JOB_EXPRESS");
-  return !s || strcmp(s, "0") != 0;
-}
-
 rig_status rig_express_start(rig_job *job, rig_error *err) {
   if (job->size < 2) return RIG_OK;
   bool root = job->rank == 0;
@@ -302,7 +297,7 @@ rig_status rig_express_start(rig_job *job, rig_error *err) {
   if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   pthread_mutex_init(&ex->lock, NULL);
   /* Every rank takes part in every collective below, whatever failed. */
-  bool want = wanted();
+  bool want = rig_env_get()->job_express;
   /* The words' address length, the stride, the controller's process and
    * where a probe word is there (for far copies). */
   uint64_t head[4] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)&far_probe};
@@ -390,13 +385,16 @@ rig_status rig_express_start(rig_job *job, rig_error *err) {
   return st;
 }
 
+void rig_express_drain_machine(rig_job *job, int m) {
+  for (size_t i = 0; job->rank == 0 && job->proxies[m] && i < job->machines[m].ndevices; i++) {
+    if (atomic_load(&job->failed)) return;
+    proxy *px = job->proxies[m][i];
+    if (!px || !px->ring) continue;
+    rig_error err;
+    rig_point_wait(rig_device_last(px->dev), &err);
+  }
+}
+
 void rig_express_drain(rig_job *job) {
-  for (int m = 1; job->rank == 0 && m < job->size; m++)
-    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++) {
-      if (atomic_load(&job->failed)) return;
-      proxy *px = job->proxies[m][i];
-      if (!px || !px->ring) continue;
-      rig_error err;
-      rig_point_wait(rig_device_last(px->dev), &err);
-    }
+  for (int m = 1; job->rank == 0 && m < job->size; m++) rig_express_drain_machine(job, m);
 }

@@ -94,6 +94,9 @@ rig_status rig_express_start(rig_job *job, rig_error *err);
 /* The controller, closing: waits until every proxy's work handed over by
  * a ring is done (or the job failed). */
 void rig_express_drain(rig_job *job);
+/* The same for machine m's proxies (before a request that follows their
+ * work, such as its trace). */
+void rig_express_drain_machine(rig_job *job, int m);
 void rig_express_free(express *ex);
 
 /* The controller: proxy (m, i)'s word (NULL: none), and its ring (NULL). */

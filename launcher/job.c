@@ -191,6 +191,7 @@ void rig_request_answer(rig_job *job, int src, const frame *f, const unsigned ch
       r->status = h->status;
       r->value = h->value;
       r->max_threads = f->reply.max_threads;
+      r->arrived_ns = rig_trace_now();
       r->done = true;
     } else {
       /* The waiter wakes on the failure. */

@@ -65,6 +65,7 @@ typedef struct request {
   size_t len;
   void *into; /* a copy out: where its bytes go */
   size_t into_len;
+  uint64_t arrived_ns; /* rig_trace_now when the reply came (a ping's) */
 } request;
 
 /* What a job's proxies reach it through: a proxy may outlive its job (a
@@ -97,6 +98,11 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err);
 void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value);
 /* Loses every proxy with the job's root cause. */
 void rig_proxies_lose(rig_job *job);
+/* Whether some proxy has work handed over and not yet reported done: the
+ * controller's control thread then keeps polling, so that a done report
+ * is seen (and a machine's run stamped) when it arrives, not at the end of
+ * a sleep. */
+bool rig_proxies_busy(rig_job *job);
 /* The job is being freed: its proxies leave the device table once nothing
  * uses them (rig_device_unregister), and the job lets go of the link. */
 void rig_proxies_free(rig_job *job);
@@ -173,6 +179,7 @@ struct rig_job {
   proxy_link *link;
   job_rails rails;
   struct express *express; /* express.h; the controller's moves to the link */
+  size_t trace_capacity;   /* tracing: each agent trace's events (0: off) */
   /* Agent. */
   agent *agent;
   bool closed;

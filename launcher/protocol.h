@@ -38,6 +38,11 @@ typedef enum frame_kind {
   F_RAIL_MAKE,    /* rail, payload = send then receive transfers -> the end's address */
   F_RAIL_ATTACH,  /* rail, payload = the peer end's address */
   F_RAIL_RELEASE, /* rail -> once the end is dropped */
+  /* Controller to agent: tracing (docs/internals.md "Tracing"), each
+   * answered by a REPLY. */
+  F_PING,        /* -> payload = the agent's clock at arrival, then at the answer */
+  F_TRACE_START, /* value = the events' capacity -> once the agent's trace is the sink */
+  F_TRACE,       /* -> after all earlier work: payload = the encoded trace */
 } frame_kind;
 
 /* What every frame has; a field a kind does not use is 0. */

@@ -350,6 +350,18 @@ void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
   rig_device_signal(px->dev);
 }
 
+bool rig_proxies_busy(rig_job *job) {
+  if (job->rank != 0 || !job->proxies) return false;
+  for (int m = 1; m < job->size; m++)
+    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++) {
+      proxy *px = job->proxies[m][i];
+      /* An express proxy's reports do not come this way (express.h). */
+      if (px && !px->ring && rig_point_value(rig_device_last(px->dev)) > atomic_load(px->timeline))
+        return true;
+    }
+  return false;
+}
+
 void rig_proxies_lose(rig_job *job) {
   for (int m = 1; m < job->size; m++)
     for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++)

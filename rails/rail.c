@@ -441,6 +441,17 @@ rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error 
 
 /* ---- the pump ----------------------------------------------------------------------- */
 
+static _Atomic(rig_rail_stamp_fn) stamp_fn;
+
+void rig_rail_set_stamp(rig_rail_stamp_fn fn) {
+  atomic_store(&stamp_fn, fn);
+}
+
+static void stamp(const rig_rail *r, rig_rail_stamp what, uint64_t count) {
+  rig_rail_stamp_fn fn = atomic_load_explicit(&stamp_fn, memory_order_relaxed);
+  if (fn) fn(r->id, what, count);
+}
+
 static void put_done(void *request, ucs_status_t st, void *user_data) {
   put_slot *slot = user_data;
   atomic_store_explicit(&slot->done, true, memory_order_release);
@@ -453,6 +464,7 @@ static void add_done(void *request, ucs_status_t st, void *user_data) {
   r->add_request = NULL;
   ucp_request_free(request);
   if (st != UCS_OK) rig_rail_fail_ucx(r, "ucp_atomic_op_nbx", st);
+  if (st == UCS_OK && r->add_at == RIG_RAIL_ARRIVED_AT) stamp(r, RIG_RAIL_STAMP_ARRIVED, r->added);
 }
 
 static void close_done(void *request, ucs_status_t st, void *user_data) {
@@ -469,6 +481,7 @@ static bool post_add(rig_rail *r, size_t at) {
                            .cb.send = add_done,
                            .user_data = r,
                            .datatype = ucp_dt_make_contig(sizeof r->operand)};
+  r->add_at = at; /* before the add: its callback reads it */
   ucs_status_ptr_t sp = ucp_atomic_op_nbx(r->peer.ep, UCP_ATOMIC_OP_ADD, &r->operand, 1,
                                           r->peer.counts + at, r->peer.counts_rkey, &p);
   if (UCS_PTR_IS_ERR(sp)) {
@@ -476,6 +489,7 @@ static bool post_add(rig_rail *r, size_t at) {
     return false;
   }
   r->add_request = sp; /* NULL: done already */
+  if (!sp && at == RIG_RAIL_ARRIVED_AT) stamp(r, RIG_RAIL_STAMP_ARRIVED, r->added);
   return true;
 }
 
@@ -502,6 +516,7 @@ static bool post_puts(rig_rail *r, uint64_t ready) {
     if (sp == NULL) atomic_store_explicit(&slot->done, true, memory_order_relaxed);
     r->posted = c;
     atomic_store_explicit(&r->posted_seen, c, memory_order_relaxed);
+    stamp(r, RIG_RAIL_STAMP_READY, c);
     any = true;
   }
   return any;

@@ -65,6 +65,7 @@ struct rig_rail {
   uint64_t sent;                /* counts stored in sent */
   uint64_t operand;             /* the add in flight's value */
   void *add_request;            /* an add in flight */
+  size_t add_at;                /* where on the peer's page it adds */
   put_slot ring[RAIL_WINDOW];
   bool bye_posted;
   void *close_request;

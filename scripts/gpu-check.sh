@@ -58,6 +58,15 @@ if step configure cmake --preset default -B "$build" &&
     summary+=("cuda-gpu                     SKIPPED tests (see $log)")
     status=1
   fi
+  # The GPU example against its CPU twin: the same bytes out.
+  ex="$build/examples"
+  python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<1024f", *range(1024)))' >"$build/x.bin"
+  if step saxpy-cpu "$build/progrun" run "$ex/saxpy.json" --runs 5 --ints 4 \
+    --input 0="$build/x.bin" --output 1="$build/y-cpu.bin" &&
+    step saxpy-gpu "$build/progrun" run "$ex/cuda/saxpy.json" --runs 5 --ints 4 \
+      --input 0="$build/x.bin" --output 1="$build/y-gpu.bin"; then
+    step saxpy-same cmp "$build/y-cpu.bin" "$build/y-gpu.bin"
+  fi
   step cuda-double ctest --test-dir "$build" -L cuda -E '^cuda-gpu$' --output-on-failure
   step bench-cuda env RIG_BENCH_NO_HEADER= "$build/bench/bench_cuda" "$build/bench-cuda.jsonl"
   sed -n '/== bench-cuda/,$p' "$log" | grep -E '^(name|cuda/)' || true

@@ -23,6 +23,7 @@
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
 #include "rig_test.h"
+#include "trace_check.h"
 
 /* ---- running progrun ------------------------------------------------------ */
 
@@ -1362,6 +1363,76 @@ static void test_json_to_an_unwritable_path_is_refused_before_any_run(void) {
   proc_free(&p);
 }
 
+/* ---- --trace ------------------------------------------------------------------ */
+
+/* saxpy's steps on its two devices (the host, cpu:0): a track of submits
+ * and one of work for each, every slice of a track after the one before,
+ * each step's work from its submit on, and the run counter 0, 1, 2. */
+static void test_a_trace_shows_every_step_per_device_in_order_with_a_run_counter(void) {
+  char ex[4096], path[4096];
+  example_path(0, ex, sizeof ex);
+  tmp_path("saxpy-trace.json", path, sizeof path);
+  proc p = RUN("run", ex, "--runs", "3", "--ints", "4", "--trace", path);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(summary_shape(p.out.p, "runs 3, "));
+  if (p.code != 0) show("run --trace", &p);
+  proc_free(&p);
+  trace_facts f;
+  bool ok = trace_check(path, 1, 3, &f);
+  CU_ASSERT(ok);
+  if (!ok) fprintf(stderr, "%s: %s\n", path, f.why);
+  CU_ASSERT_EQUAL(f.devices[0], 2);
+  /* Two moves, 4 trips of the loop's two Submits, a move: 11 steps a run. */
+  CU_ASSERT_EQUAL(f.submits, 3 * 11);
+  CU_ASSERT_EQUAL(f.works, f.submits);
+  CU_ASSERT_EQUAL(f.handovers, 0);
+}
+
+/* A --trace that cannot be written (a directory, a missing directory) is
+ * refused with exit 2 before the first run (which would fail, exit 1):
+ * nothing is printed on stdout and no output written. */
+static void test_a_bad_trace_path_is_refused_before_any_run(void) {
+  char desc[4096], ok[4096], bad[4096], a1[8400], want[8400];
+  write_past_input(desc, sizeof desc);
+  tmp_path("trace-ok.bin", ok, sizeof ok);
+  const char *dirs[] = {"no-dir/t.json", ""};
+  int errs[] = {ENOENT, EISDIR};
+  for (size_t i = 0; i < 2; i++) {
+    tmp_path(dirs[i], bad, sizeof bad);
+    proc p = RUN("run", desc, "--runs", "5", "--ints", "run", "--output",
+                 io_arg(0, ok, a1, sizeof a1), "--trace", bad);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want, "progrun: cannot write %s: %s\n", bad, strerror(errs[i]));
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    if (p.code != 2) show("bad --trace", &p);
+    proc_free(&p);
+    CU_ASSERT_EQUAL(access(ok, F_OK), -1);
+  }
+}
+
+/* --trace takes one path: none, an empty one, or two are bad usage. */
+static void test_trace_without_a_path_or_twice_is_bad_usage(void) {
+  char ex[4096], a[4096], b[4096];
+  example_path(0, ex, sizeof ex);
+  tmp_path("t-a.json", a, sizeof a);
+  tmp_path("t-b.json", b, sizeof b);
+  const char *const cases[][7] = {{"run", ex, "--trace", NULL},
+                                  {"run", ex, "--trace=", NULL},
+                                  {"run", ex, "--trace", a, "--trace", b}};
+  const char *const wants[] = {"progrun: run: --trace needs a value\n",
+                               "progrun: run: --trace needs a path\n",
+                               "progrun: run: --trace given twice\n"};
+  for (size_t i = 0; i < 3; i++) {
+    proc p = run_io(NULL, NULL, cases[i]);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT(strncmp(p.err.p, wants[i], strlen(wants[i])) == 0);
+    if (p.code != 2 || strncmp(p.err.p, wants[i], strlen(wants[i])) != 0) show("--trace usage", &p);
+    proc_free(&p);
+    CU_ASSERT_EQUAL(access(a, F_OK), -1);
+  }
+}
+
 static void test_progress_forces_the_line_and_no_progress_suppresses_it(void) {
   char ex[4096];
   example_path(0, ex, sizeof ex);
@@ -2097,6 +2168,12 @@ void rig_test_register(void) {
        test_json_writes_the_figures_of_the_job_and_each_machine},
       {"json to an unwritable path is refused before any run",
        test_json_to_an_unwritable_path_is_refused_before_any_run},
+      {"a trace shows every step per device in order with a run counter",
+       test_a_trace_shows_every_step_per_device_in_order_with_a_run_counter},
+      {"a bad trace path is refused before any run",
+       test_a_bad_trace_path_is_refused_before_any_run},
+      {"trace without a path or twice is bad usage",
+       test_trace_without_a_path_or_twice_is_bad_usage},
       {"progress forces the line and no-progress suppresses it",
        test_progress_forces_the_line_and_no_progress_suppresses_it},
       CU_TEST_INFO_NULL};

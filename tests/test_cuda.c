@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "rig/rig_driver.h"
 #include "rig/rig_program.h"
 #include "rig_test.h"
 
@@ -386,55 +387,77 @@ static void test_a_graph_replays_1000_times_updating_only_the_node_that_changes(
 
 /* ---- following other devices ---------------------------------------------------------- */
 
-/* A cpu:0 step that holds until the test opens its gate, then counts in
- * GPU pinned memory; a GPU step adding 1 to that count is handed over
- * while the cpu step holds (its wait is in the stream: the host never
- * waits), cannot be reached before the gate opens, and sees the count. */
-static void test_a_gpu_step_follows_a_cpu_step_in_its_stream(void) {
-  GPU_OR_SKIP(d);
-  rig_device *cpu;
+/* A cpu device's step that holds until its gate opens, then counts in
+ * GPU pinned memory, and a GPU step after it adding 1 to that count: both
+ * made, not yet handed over. */
+typedef struct held {
+  _Atomic uint64_t gate;
+  rig_image *cimg, *img;
+  rig_buffer *m, *mc;
+  rig_submission *cs, *gs;
+} held;
+
+static void held_make(held *h, rig_device *cpu, rig_device *d) {
   rig_error err;
-  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:0", &cpu, &err), RIG_OK);
   const char *path = getenv("RIG_TEST_KERNELS");
   CU_ASSERT_PTR_NOT_NULL_FATAL(path);
   size_t n;
   void *bytes = rig_test_read_file(path, &n);
   CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
-  rig_image *cimg;
-  CU_ASSERT_EQUAL_FATAL(rig_image_load(cpu, bytes, n, &cimg, &err), RIG_OK);
+  CU_ASSERT_EQUAL_FATAL(rig_image_load(cpu, bytes, n, &h->cimg, &err), RIG_OK);
   free(bytes);
-  rig_buffer *m = buffer(d, RIG_KIND_PINNED, 1024), *mc;
-  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(cpu, m, &mc, &err), RIG_OK);
-  memset(rig_buffer_host(m), 0, 1024);
-  static _Atomic uint64_t gate;
-  atomic_store(&gate, 0);
+  h->m = buffer(d, RIG_KIND_PINNED, 1024);
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(cpu, h->m, &h->mc, &err), RIG_OK);
+  memset(rig_buffer_host(h->m), 0, 1024);
+  atomic_store(&h->gate, 0);
   rig_ref cr[1] = {{0, 8, RIG_USE_WRITE}};
-  uint64_t cp[2] = {(uint64_t)(uintptr_t)&gate, 0}; /* kernels.c's hold */
-  rig_part cpart = launch_part(cimg, entry(cimg, "hold"), cr, 1, cp, 16, 1, 1);
-  rig_submission *cs = make(cpu, &cpart, 1, 1);
-  rig_image *img = image(d);
+  uint64_t cp[2] = {(uint64_t)(uintptr_t)&h->gate, 0}; /* kernels.c's hold */
+  rig_part cpart = launch_part(h->cimg, entry(h->cimg, "hold"), cr, 1, cp, 16, 1, 1);
+  h->cs = make(cpu, &cpart, 1, 1);
+  h->img = image(d);
   rig_ref r[1] = {{0, 0, RIG_USE_WRITE}};
   uint32_t ap[4] = {0, 0, 1, 1}; /* add(x, 1, 1) */
-  rig_part gpart = launch_part(img, entry(img, "add"), r, 1, ap, 16, 1, 1);
-  rig_submission *gs = make(d, &gpart, 1, 1);
+  rig_part gpart = launch_part(h->img, entry(h->img, "add"), r, 1, ap, 16, 1, 1);
+  h->gs = make(d, &gpart, 1, 1);
+}
+
+/* Hands both over, the cpu step first: *pc and *pg their points. */
+static void held_submit(held *h, rig_point *pc, rig_point *pg) {
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_submit(h->cs, NULL, &h->mc, NULL, 0, pc, &err), RIG_OK);
+  CU_ASSERT_EQUAL_FATAL(rig_submit(h->gs, NULL, &h->m, NULL, 0, pg, &err), RIG_OK);
+}
+
+static void held_free(held *h) {
+  rig_submission_release(h->cs);
+  rig_submission_release(h->gs);
+  rig_buffer_release(h->mc);
+  rig_buffer_release(h->m);
+  rig_image_release(h->img);
+  rig_image_release(h->cimg);
+}
+
+/* The GPU step is handed over while the cpu:0 step holds (its wait is in
+ * the stream: the host never waits), cannot be reached before the gate
+ * opens, and sees the count. */
+static void test_a_gpu_step_follows_a_cpu_step_in_its_stream(void) {
+  GPU_OR_SKIP(d);
+  rig_device *cpu;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:0", &cpu, &err), RIG_OK);
+  static held h;
+  held_make(&h, cpu, d);
   uint64_t waits0 = count("cuStreamWaitValue64");
   rig_point pc, pg;
-  CU_ASSERT_EQUAL_FATAL(rig_submit(cs, NULL, &mc, NULL, 0, &pc, &err), RIG_OK);
-  CU_ASSERT_EQUAL_FATAL(rig_submit(gs, NULL, &m, NULL, 0, &pg, &err), RIG_OK);
-  /* Handed over with the cpu step still holding: nothing waited. */
+  held_submit(&h, &pc, &pg);
   CU_ASSERT_FALSE(rig_point_reached(pc));
   CU_ASSERT_FALSE(rig_point_reached(pg));
   if (fake()) CU_ASSERT_EQUAL(count("cuStreamWaitValue64") - waits0, 1);
-  atomic_store(&gate, 1);
+  atomic_store(&h.gate, 1);
   CU_ASSERT_EQUAL(rig_point_wait(pg, &err), RIG_OK);
   CU_ASSERT(rig_point_reached(pc));
-  CU_ASSERT_EQUAL(((uint32_t *)rig_buffer_host(m))[0], 2u);
-  rig_submission_release(cs);
-  rig_submission_release(gs);
-  rig_buffer_release(mc);
-  rig_buffer_release(m);
-  rig_image_release(img);
-  rig_image_release(cimg);
+  CU_ASSERT_EQUAL(((uint32_t *)rig_buffer_host(h.m))[0], 2u);
+  held_free(&h);
 }
 
 /* A GPU step that follows a rail's arrived count and signals ready in
@@ -737,6 +760,28 @@ static void test_two_gpus_without_peer_access_refuse_each_others_memory(void) {
   rig_buffer_release(m);
 }
 
+/* cuda:1 waits in its stream for a cpu:1 step that holds; cpu:1 is lost
+ * before it lets go: the wait could never pass, so a waiter on cuda:1's
+ * point learns that cuda:1 is lost with it instead of waiting for ever.
+ * (On a second GPU and cpu:1: nothing else here uses them.) */
+static void test_a_gpu_waiting_on_a_lost_device_is_lost_with_it(void) {
+  if (!gpu(__func__, 0)) return;
+  rig_device *d = gpu(__func__, 1);
+  if (!d) return;
+  rig_device *cpu;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:1", &cpu, &err), RIG_OK);
+  static held h;
+  held_make(&h, cpu, d);
+  rig_point pc, pg;
+  held_submit(&h, &pc, &pg);
+  rig_device_lose(cpu, "a test lost it");
+  atomic_store(&h.gate, 1);
+  CU_ASSERT_EQUAL(rig_point_wait(pg, &err), RIG_ELOST);
+  CU_ASSERT_STRING_EQUAL(err.message, "cuda:1 lost: it waits on cpu:1, which is lost");
+  held_free(&h);
+}
+
 /* ---- loss (last: the context stays lost) ------------------------------------------- */
 
 static void test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working(void) {
@@ -810,6 +855,8 @@ void rig_test_register(void) {
        test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun},
       {"two_gpus_without_peer_access_refuse_each_others_memory",
        test_two_gpus_without_peer_access_refuse_each_others_memory},
+      {"a_gpu_waiting_on_a_lost_device_is_lost_with_it",
+       test_a_gpu_waiting_on_a_lost_device_is_lost_with_it},
       {"an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working",
        test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working},
       CU_TEST_INFO_NULL,

@@ -1812,6 +1812,101 @@ static void test_a_run_allocates_nothing(void) {
   rig_desc_free(d);
 }
 
+/* ---- tracing ---------------------------------------------------------------------------- */
+
+/* A host step, a cpu:0 step and a move, traced: each run records its
+ * start and its 3 steps (their times in order: begin, submitted, reached),
+ * allocates nothing, and a full trace counts what it drops. */
+static void test_a_traced_run_records_each_step_and_allocates_nothing(void) {
+  rig_device *devs[2] = {rig_host(), cpu0()};
+  rig_desc *d = desc_of(2, rig_host_isa(), cpu_arch());
+  rig_desc_add_alloc(d, 1, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  rig_desc_add_input(d, 0, 64);
+  int64_t img0 = add_pk(d, 0), img1 = add_pk(d, 1);
+  count_step(d, NULL, 0, img0, rig_desc_slot_input(0));
+  count_step(d, NULL, 1, img1, rig_desc_slot_memory(0, 0, 64));
+  move_step(d, NULL, rig_desc_slot_memory(0, 0, 64), 0, rig_desc_slot_input(0), 0, 8);
+  rig_program *p = load_ok(d, devs, 2, NULL);
+  rig_buffer *in = buf(rig_host(), 64);
+  fr x;
+  fr_init(&x, p, &in, 1, NULL, 0);
+  run_ok(p, &x); /* untraced */
+  rig_trace *t = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_trace_make(40, &t, NULL), RIG_OK);
+  rig_trace_set(t);
+  rig_test_alloc_reset();
+  rig_test_alloc_counting(true);
+  rig_status st = RIG_OK;
+  for (int i = 0; i < 10 && st == RIG_OK; i++) st = run_fr(p, &x, NULL, 0, NULL);
+  rig_test_alloc_counting(false);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+  if (RIG_TEST_COUNTS_ALLOCATIONS) CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
+  run_ok(p, &x); /* past the 40 events: its 4 are dropped */
+  rig_trace_set(NULL);
+  wait_ends(&x);
+  CU_ASSERT(rig_trace_settle(t, 10000));
+  CU_ASSERT_EQUAL(rig_trace_count(t), 40);
+  CU_ASSERT_EQUAL(rig_trace_dropped(t), 4);
+  CU_ASSERT_EQUAL(rig_trace_tracks(t), 2);
+  const rig_trace_event *e = rig_trace_events(t);
+  for (size_t i = 0; i < 40; i++) {
+    uint64_t run = 1 + i / 4;
+    CU_ASSERT_EQUAL(e[i].run, run);
+    if (i % 4 == 0) {
+      CU_ASSERT_EQUAL(e[i].kind, RIG_TRACE_RUN);
+      continue;
+    }
+    CU_ASSERT_EQUAL(e[i].kind, RIG_TRACE_STEP);
+    CU_ASSERT_EQUAL(e[i].step, (int64_t)(i % 4 - 1));
+    CU_ASSERT(e[i].begin_ns <= e[i].submitted_ns && e[i].submitted_ns <= e[i].reached_ns);
+    CU_ASSERT(i < 4 || e[i].begin_ns >= e[i - 4].begin_ns);
+  }
+  CU_ASSERT_STRING_EQUAL(rig_trace_track(t, e[1].track), "host");
+  CU_ASSERT_STRING_EQUAL(rig_trace_track(t, e[2].track), rig_device_name(cpu0()));
+  rig_trace_free(t);
+  fr_free(&x);
+  rig_program_release(p);
+  rig_buffer_release(in);
+  rig_desc_free(d);
+}
+
+/* A trace's bytes decode back to its events; bytes another encode did not
+ * make are refused, saying why. */
+static void test_a_malformed_trace_is_refused_with_its_reason(void) {
+  rig_trace *t = NULL, *back = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_trace_make(8, &t, NULL), RIG_OK);
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  CU_ASSERT_EQUAL_FATAL(rig_trace_encode(t, &bytes, &len, NULL), RIG_OK);
+  CU_ASSERT_EQUAL(rig_trace_decode(bytes, len, 8, &back, NULL), RIG_OK);
+  CU_ASSERT_EQUAL(rig_trace_count(back), 0);
+  rig_trace_free(back);
+  rig_error err;
+  RIG_ASSERT_ERROR(rig_trace_decode(bytes, 4, 8, &back, &err), err, RIG_EINVAL,
+                   "a malformed trace: 4 bytes");
+  uint8_t *longer = calloc(1, len + 48);
+  memcpy(longer, bytes, len);
+  char want[96];
+  snprintf(want, sizeof want, "a malformed trace: %zu bytes, not %zu", len + 48, len);
+  RIG_ASSERT_ERROR(rig_trace_decode(longer, len + 48, 8, &back, &err), err, RIG_EINVAL, want);
+  /* One event of an unknown kind, its count in the head (after the magic
+   * and two words). */
+  uint64_t one = 1;
+  memcpy(longer + 16, &one, 8);
+  uint32_t kind = 9;
+  memcpy(longer + len, &kind, 4);
+  RIG_ASSERT_ERROR(rig_trace_decode(longer, len + 48, 8, &back, &err), err, RIG_EINVAL,
+                   "a malformed trace: an event of kind 9");
+  RIG_ASSERT_ERROR(rig_trace_decode(longer, len + 48, 0, &back, &err), err, RIG_EINVAL,
+                   "a malformed trace: 1 events, more than 0");
+  longer[0] = 'X';
+  RIG_ASSERT_ERROR(rig_trace_decode(longer, len, 8, &back, &err), err, RIG_EINVAL,
+                   "a malformed trace: no magic");
+  free(longer);
+  free(bytes);
+  rig_trace_free(t);
+}
+
 /* ---- programs another process sent ------------------------------------------------------ */
 
 /* Ids 10 and 11 are the host and cpu:0. */
@@ -2162,6 +2257,10 @@ void rig_test_register(void) {
       {"a run from a thread that works for the run is refused",
        test_a_run_from_a_thread_that_works_for_the_run_is_refused},
       {"a run allocates nothing", test_a_run_allocates_nothing},
+      {"a traced run records each step and allocates nothing",
+       test_a_traced_run_records_each_step_and_allocates_nothing},
+      {"a malformed trace is refused with its reason",
+       test_a_malformed_trace_is_refused_with_its_reason},
       CU_TEST_INFO_NULL};
   static CU_TestInfo received[] = {
       {"load_received refuses bytes and descriptions it cannot load",

@@ -14,6 +14,7 @@
 #include "proc.h"
 #include "rig/rig_core.h"
 #include "rig_test.h"
+#include "trace_check.h"
 
 static char tmp[256];
 
@@ -669,6 +670,73 @@ static void test_bad_usage_under_mpirun_is_said_once(void) {
   rig_proc_free(&p);
 }
 
+/* ---- --trace ------------------------------------------------------------------ */
+
+/* saxpy on each of 3 machines: one file from rank 0 with every machine's
+ * steps on tracks of their own, in order, each machine's run counter, and
+ * every agent's clock offset and error; the controller's hand-overs of the
+ * other machines' runs on its own track. */
+static void test_a_traced_job_shows_every_machine_in_one_file_with_its_clock(void) {
+  char saxpy[512], trace[512];
+  const char *args[] = {
+      example("saxpy.json", saxpy, sizeof saxpy),    "--runs", "3", "--ints", "2", "--trace",
+      in_tmp("job-trace.json", trace, sizeof trace), NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  trace_facts f;
+  bool ok = trace_check(trace, 3, 3, &f);
+  CU_ASSERT(ok);
+  if (!ok) fprintf(stderr, "%s: %s\n", trace, f.why);
+  for (size_t m = 0; m < 3; m++) CU_ASSERT_EQUAL(f.devices[m], 2);
+  /* Two moves, 2 trips of two Submits, a move: 7 steps a run, a machine. */
+  CU_ASSERT_EQUAL(f.submits, 3 * 3 * 7);
+  CU_ASSERT_EQUAL(f.works, f.submits);
+  /* Each run of machines 1 and 2, handed over. */
+  CU_ASSERT_EQUAL(f.handovers, 2 * 3);
+  rig_proc_free(&p);
+}
+
+/* The pipeline over its rail, traced: both machines' steps in one file,
+ * and the rail's counts made ready and told arrived on each machine (each
+ * sends every run: machine 0 its block, machine 1 its acknowledgement). */
+static void test_a_traced_pipeline_shows_both_machines(void) {
+  char job[512], trace[512];
+  const char *args[] = {write_pipeline("pipeline-traced.json", 20, job, sizeof job), "--trace",
+                        in_tmp("pipeline-trace.json", trace, sizeof trace), NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  trace_facts f;
+  bool ok = trace_check(trace, 2, 20, &f);
+  CU_ASSERT(ok);
+  if (!ok) fprintf(stderr, "%s: %s\n", trace, f.why);
+  CU_ASSERT(f.devices[0] >= 1 && f.devices[1] >= 1);
+  CU_ASSERT_EQUAL(f.handovers, 20);
+  /* Every count is posted once, 20 runs of one transfer each way; the
+   * blocks of all 20 runs were posted before machine 1 summed them, the
+   * last acknowledgements may come after the trace was taken. */
+  CU_ASSERT(f.readies >= 20 + 18 && f.readies <= 2 * 20);
+  CU_ASSERT(f.arrivals >= 2);
+  rig_proc_free(&p);
+}
+
+/* Under mpirun too a --trace that cannot be written is found before the
+ * job starts: exit 2, said once by rank 0. */
+static void test_a_bad_trace_path_under_mpirun_is_refused_before_any_run(void) {
+  char saxpy[512], bad[512], want[1024];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--trace",
+                        in_tmp("no-dir/t.json", bad, sizeof bad), NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: cannot write %s: No such file or directory\n", bad);
+  const char *first = strstr(p.err, want);
+  CU_ASSERT(first && !strstr(first + 1, want));
+  CU_ASSERT_PTR_NULL(strstr(p.out, "runs "));
+  if (p.code != 2 || !first) show(&p);
+  rig_proc_free(&p);
+}
+
 /* ---- launches -------------------------------------------------------------- */
 
 static void test_srun_without_pmix_is_refused_instead_of_running_separate_jobs(void) {
@@ -776,6 +844,11 @@ void rig_test_register(void) {
       {"an unwritable output is refused before any run",
        test_an_unwritable_output_is_refused_before_any_run},
       {"bad usage under mpirun is said once", test_bad_usage_under_mpirun_is_said_once},
+      {"a traced job shows every machine in one file with its clock",
+       test_a_traced_job_shows_every_machine_in_one_file_with_its_clock},
+      {"a traced pipeline shows both machines", test_a_traced_pipeline_shows_both_machines},
+      {"a bad trace path under mpirun is refused before any run",
+       test_a_bad_trace_path_under_mpirun_is_refused_before_any_run},
       {"srun without PMIx is refused instead of running separate jobs",
        test_srun_without_pmix_is_refused_instead_of_running_separate_jobs},
       {"info shows topology, devices, MPI and UCX", test_info_shows_topology_devices_mpi_and_ucx},

@@ -51,6 +51,23 @@ rig_status cuda_refuse(const cuda_gpu *g, const char *what, CUresult r, rig_erro
 /* Sleeping waits poll the stream: a completed stream with the word short
  * of the value cannot be (the word is written in stream order), and an
  * error CUDA reports late (an illegal address) loses the device here. */
+/* A wait in the stream on a device that is lost never passes. */
+static bool stuck(cuda_gpu *g, uint64_t word) {
+  rig_device *lost = NULL;
+  pthread_mutex_lock(&g->waits_lock);
+  size_t n = g->nwaits < CUDA_READY_RING ? (size_t)g->nwaits : CUDA_READY_RING;
+  for (size_t i = 0; i < n && !lost; i++) {
+    if (g->waits[i].value <= word || rig_point_reached(g->waits[i].on)) continue;
+    rig_device *other = rig_device_at(rig_point_device(g->waits[i].on));
+    if (other && rig_device_is_lost(other, NULL)) lost = other;
+  }
+  pthread_mutex_unlock(&g->waits_lock);
+  if (!lost) return false;
+  rig_device_lose(g->dev, "it waits on %s, which is lost", rig_device_name(lost));
+  rig_device_signal(g->dev);
+  return true;
+}
+
 void cuda_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   cuda_gpu *g = st;
   struct timespec t0, t, nap = {0, 20000};
@@ -58,6 +75,7 @@ void cuda_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   for (;;) {
     if (atomic_load_explicit(g->word, memory_order_acquire) >= value) return;
     if (rig_device_is_lost(g->dev, NULL)) return;
+    if (stuck(g, atomic_load_explicit(g->word, memory_order_acquire))) return;
     cuda_enter(g);
     CUresult r = rig_cu.StreamQuery(g->stream);
     cuda_leave();
@@ -121,7 +139,7 @@ static rig_status cuda_count(unsigned *n, rig_error *err) {
   for (int i = 0; i < count; i++) {
     idx[i] = (unsigned)i;
     if (rig_cu.DeviceGetPCIBusId(gpus.bus[i], sizeof gpus.bus[i], i) != CUDA_SUCCESS)
-      snprintf(gpus.bus[i], sizeof gpus.bus[i], "ordinal-%04d", i);
+      snprintf(gpus.bus[i], sizeof gpus.bus[i], "ffff:%02x:00.0", (unsigned)i & 0xffu);
   }
   qsort(idx, (size_t)count, sizeof *idx, by_bus);
   for (int i = 0; i < count; i++) {
@@ -210,6 +228,7 @@ static rig_status cuda_open(unsigned index, rig_device **out, rig_error *err) {
   cuda_gpu *g = calloc(1, sizeof *g);
   if (!g) return rig_error_set(err, RIG_ENOMEM, "cuda:%u: out of memory", index);
   snprintf(g->name, sizeof g->name, "cuda:%u", index);
+  pthread_mutex_init(&g->waits_lock, NULL);
   CUresult r = rig_cu.DeviceGet(&g->cu, gpus.order[index]);
   rig_status st = r == CUDA_SUCCESS ? start(g, err) : cuda_refuse(g, "cuDeviceGet", r, err);
   if (st != RIG_OK) {

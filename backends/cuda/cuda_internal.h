@@ -50,6 +50,15 @@ typedef struct cuda_gpu {
   uint32_t max_groups[3], max_threads[3]; /* the GPU's grid and block limits */
   cuda_ready ready[CUDA_READY_RING];
   uint64_t nready;
+  /* The last in-stream waits on other devices, and the value of the work
+   * behind each: a wait whose device is lost never passes, so the GPU is
+   * lost with it rather than left stuck (cuda_sleep). */
+  struct {
+    rig_point on;
+    uint64_t value;
+  } waits[CUDA_READY_RING];
+  uint64_t nwaits;
+  pthread_mutex_t waits_lock; /* waits: submitters write, sleepers read */
 } cuda_gpu;
 
 /* Every GPU this process opened, by index, for peers' contexts. */

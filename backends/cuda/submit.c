@@ -183,6 +183,10 @@ rig_status cuda_submit(void *st, const rig_work *w, rig_error *err) {
     const _Atomic uint64_t *word = rig_point_word(w->waits[i], &v);
     if (!word) continue;
     CUdeviceptr d = word_address(g, (const void *)word);
+    pthread_mutex_lock(&g->waits_lock);
+    g->waits[g->nwaits % CUDA_READY_RING].on = w->waits[i];
+    g->waits[g->nwaits++ % CUDA_READY_RING].value = w->value;
+    pthread_mutex_unlock(&g->waits_lock);
     r = d ? rig_cu.StreamWaitValue64(g->stream, d, v, CU_STREAM_WAIT_VALUE_GEQ)
           : CUDA_ERROR_INVALID_VALUE;
   }

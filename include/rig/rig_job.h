@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "rig_core.h"
+#include "rig_program.h"
 #include "rig_rail.h"
 
 #ifdef __cplusplus
@@ -112,6 +113,32 @@ const rig_rails *rig_job_rails(rig_job *job);
 rig_status rig_rail_connect(MPI_Comm comm, int peer, int64_t id, const rig_rail_transfer *send,
                             size_t nsend, const rig_rail_transfer *receive, size_t nreceive,
                             rig_rail **rail, rig_error *err);
+
+/* ---- tracing (docs/internals.md "Tracing") ---- */
+
+/* A machine's clock (rig_trace_now) against the controller's: offset_ns
+ * is the machine's less the controller's, within error_ns. */
+typedef struct rig_job_clock {
+  int64_t offset_ns;
+  uint64_t error_ns;
+} rig_job_clock;
+
+/* On the controller, before the runs: every agent makes a trace of
+ * `capacity` events the sink of its process's runs, and each agent's
+ * clock is measured NTP's way over the control protocol: `pings` (1 to
+ * 1000) exchanges t0 (sent), t1 (arrived there), t2 (answered there), t3
+ * (answer arrived), the one of the smallest round trip kept: offset
+ * ((t1 - t0) + (t2 - t3)) / 2, error its round trip / 2. clocks has room
+ * for rig_job_machines (clocks[0], this machine, is 0 within 0).
+ * RIG_EINVAL on an agent, for pings outside or a trace started already;
+ * RIG_EJOB if the job fails; an agent's refusal as it gave it. */
+rig_status rig_job_trace_start(rig_job *job, size_t capacity, unsigned pings, rig_job_clock *clocks,
+                               rig_error *err);
+/* On the controller, after the runs: machine m's trace (1 <= m <
+ * machines), once every hand-over to it is done and its trace settled;
+ * free it with rig_trace_free. RIG_EINVAL for another m, or a trace the
+ * agent's answer does not hold (`machine <m>: a malformed trace: ...`). */
+rig_status rig_job_trace_gather(rig_job *job, int m, rig_trace **out, rig_error *err);
 
 /* On the controller: ends every agent's loop after all work handed to it,
  * and frees the job (every rank leaves it). On an agent, after

@@ -121,6 +121,70 @@ rig_status rig_program_run_received(const void *words, size_t len,
                                     const rig_point *waits, size_t nwaits, rig_point *ends,
                                     size_t *nends, rig_error *err);
 
+/* ---- Tracing (docs/internals.md "Tracing") ---------------------------------- */
+
+/* A bounded record of what this process's runs did, each time in
+ * rig_trace_now's nanoseconds. While a trace is the process's sink
+ * (rig_trace_set), every run of a program of this machine records a RUN
+ * event at its start and a STEP event per Submit or Move step: when its
+ * submit was called (begin), when it returned (submitted), and when the
+ * trace's observer thread, waiting on the step's points in order, saw its
+ * point reached (reached; 0 when the wait failed or the trace was settled
+ * before); a run of a program of another machine records a HANDOVER, its
+ * reach that of the run's end there as this machine learns it; a rail of
+ * this process records READY and ARRIVED (rig_rail_set_stamp), instants. Without a sink a run tests
+ * one pointer and records nothing; with one it allocates nothing: a full trace counts what it
+ * drops. */
+typedef struct rig_trace rig_trace;
+
+typedef enum rig_trace_kind {
+  RIG_TRACE_STEP = 1,     /* a Submit or Move step of a program of this machine */
+  RIG_TRACE_RUN = 2,      /* a run's start */
+  RIG_TRACE_HANDOVER = 3, /* a run of a program of another machine handed over to it */
+  RIG_TRACE_READY = 4,    /* a rail's count made ready, as its put is posted */
+  RIG_TRACE_ARRIVED = 5,  /* a rail's count told to the peer's arrived */
+} rig_trace_kind;
+
+typedef struct rig_trace_event {
+  uint32_t kind;  /* rig_trace_kind */
+  uint32_t track; /* STEP, HANDOVER: the device's track (rig_trace_track) */
+  int64_t step;   /* STEP: the step's number (pre-order); READY, ARRIVED: the rail; else -1 */
+  uint64_t run;   /* the program's run index; READY, ARRIVED: the count */
+  uint64_t begin_ns, submitted_ns, reached_ns;
+} rig_trace_event;
+
+/* The most devices (tracks) a trace names; a step on another is dropped. */
+#define RIG_TRACE_TRACKS 64
+
+/* A trace of room for `capacity` events (1 to 2^24), with its observer
+ * thread. RIG_EINVAL for a capacity outside, RIG_ENOMEM, RIG_ESYS. */
+rig_status rig_trace_make(size_t capacity, rig_trace **out, rig_error *err);
+/* Frees t (not the sink any more: rig_trace_set(NULL) first). */
+void rig_trace_free(rig_trace *t);
+/* Makes t (or NULL: none) the sink of this process's runs; set it before
+ * the runs and take it away after they are done. */
+void rig_trace_set(rig_trace *t);
+rig_trace *rig_trace_sink(void);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t rig_trace_now(void);
+/* Waits, at most timeout_ms, until the observer has seen every recorded
+ * step's point; false when the bound passed (those steps keep reached 0). */
+bool rig_trace_settle(rig_trace *t, unsigned timeout_ms);
+/* The events recorded (in order), how many were dropped, and the tracks:
+ * read them once the runs are done and the trace settled. */
+size_t rig_trace_count(const rig_trace *t);
+const rig_trace_event *rig_trace_events(const rig_trace *t);
+uint64_t rig_trace_dropped(const rig_trace *t);
+size_t rig_trace_tracks(const rig_trace *t);
+const char *rig_trace_track(const rig_trace *t, size_t i);
+/* The trace as bytes (malloc'd), for another process; rig_trace_decode
+ * takes them back, refusing (RIG_EINVAL, `a malformed trace: <why>`)
+ * anything another encode did not make, or more than `capacity` events. A
+ * decoded trace has no observer: it is only read. */
+rig_status rig_trace_encode(rig_trace *t, uint8_t **bytes, size_t *len, rig_error *err);
+rig_status rig_trace_decode(const void *bytes, size_t len, size_t capacity, rig_trace **out,
+                            rig_error *err);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -127,6 +127,16 @@ void rig_rail_raise(rig_rail *r, const char *why);
 /* Raises every end of this process (a job failed). */
 void rig_rails_raise_all(const char *why);
 
+/* Tracing (docs/internals.md "Tracing"): fn, when not NULL, is called on
+ * the thread that moves a rail (the rail thread, or one that calls ready
+ * and finds the worker free) as the put of count c made ready is posted
+ * (READY, c), and as the add that makes the peer's arrived c completes
+ * here (ARRIVED, c; UCX's completion of the add: it has left, the peer
+ * sees it soon after). One test of a pointer when NULL, the default. */
+typedef enum rig_rail_stamp { RIG_RAIL_STAMP_READY = 1, RIG_RAIL_STAMP_ARRIVED = 2 } rig_rail_stamp;
+typedef void (*rig_rail_stamp_fn)(int64_t rail, rig_rail_stamp what, uint64_t count);
+void rig_rail_set_stamp(rig_rail_stamp_fn fn);
+
 /* Releases the rail, after the programs that use it: idempotent in effect
  * (the first call releases, later ones do nothing), from any thread. What
  * was made ready is sent first; both ends then drop their areas once

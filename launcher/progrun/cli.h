@@ -89,9 +89,10 @@ typedef struct cli_run_opts {
   size_t ndevices;
   bool quiet;
   bool help;
-  uint64_t warmup;  /* --warmup: the first runs, left out of the figures */
-  const char *json; /* --json PATH: the figures as JSON, or NULL */
-  int progress;     /* --progress 1, --no-progress 0, else -1: on a terminal */
+  uint64_t warmup;   /* --warmup: the first runs, left out of the figures */
+  const char *json;  /* --json PATH: the figures as JSON, or NULL */
+  const char *trace; /* --trace PATH: the steps as a Chrome trace, or NULL */
+  int progress;      /* --progress 1, --no-progress 0, else -1: on a terminal */
 } cli_run_opts;
 
 /* Parses run's arguments (argv[0] is the command's name). On bad usage
@@ -227,6 +228,20 @@ typedef struct cli_report {
   cli_times *job;
 } cli_report;
 int cli_write_report(const char *path, const cli_report *r, rig_error *err);
+/* The --trace file (cli_trace.c; docs/cli.md "The trace"): per machine its
+ * host, its trace (NULL: none) and its clock's offset against machine 0's
+ * (its clock less machine 0's) within error_ns. Written as cli_write_file
+ * writes. */
+#define CLI_TRACE_EVENTS ((size_t)1 << 17) /* per machine */
+#define CLI_TRACE_PINGS  16                /* exchanges measuring a clock */
+typedef struct cli_trace_machine {
+  const char *host;
+  const rig_trace *trace;
+  int64_t offset_ns;
+  uint64_t error_ns;
+} cli_trace_machine;
+int cli_write_trace(const char *path, const cli_trace_machine *machines, size_t n, rig_error *err);
+
 /* The command line progrun was started with (progrun.c). */
 extern int cli_argc;
 extern char **cli_argv;

@@ -47,6 +47,8 @@ typedef struct run_state {
   int64_t failed_run;    /* the run during which the job failed, or -1 */
   const cli_jobfile *jf; /* its rails, made before any machine loads */
   rig_rail **rails;
+  rig_trace **traces;    /* --trace: per machine, [0] this process's sink */
+  rig_job_clock *clocks; /* per machine, against this one's */
 } run_state;
 
 bool cli_under_mpi(void) {
@@ -151,6 +153,8 @@ static int make_plans(const cli_run_opts *o, size_t n, bool whole, plan *plans, 
   if (rc == CLI_EXIT_OK) rc = cli_run_warmup_fit(o->warmup, *runs);
   rig_error err = {0};
   if (rc == CLI_EXIT_OK && o->json && (rc = cli_output_check(o->json, &err)) != CLI_EXIT_OK)
+    cli_fail(rc, "%s", err.message);
+  if (rc == CLI_EXIT_OK && o->trace && (rc = cli_output_check(o->trace, &err)) != CLI_EXIT_OK)
     cli_fail(rc, "%s", err.message);
   return rc;
 }
@@ -433,6 +437,45 @@ static int report_json(run_state *s) {
   return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
 }
 
+/* --trace: this process's trace the sink of its runs and, in a job, every
+ * agent's of theirs, with their clocks measured against this one's. */
+static int trace_begin(run_state *s, rig_error *err) {
+  s->traces = calloc(s->n, sizeof *s->traces);
+  s->clocks = calloc(s->n, sizeof *s->clocks);
+  if (!s->traces || !s->clocks)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+  if (s->job &&
+      rig_job_trace_start(s->job, CLI_TRACE_EVENTS, CLI_TRACE_PINGS, s->clocks, err) != RIG_OK)
+    return CLI_EXIT_FAIL;
+  if (rig_trace_make(CLI_TRACE_EVENTS, &s->traces[0], err) != RIG_OK) return CLI_EXIT_FAIL;
+  rig_trace_set(s->traces[0]);
+  return CLI_EXIT_OK;
+}
+
+/* After the runs: this process's trace settled (every step's reach seen)
+ * and taken from the sink, then every agent's gathered. */
+static int trace_end(run_state *s, rig_error *err) {
+  rig_trace_settle(s->traces[0], 10000);
+  rig_trace_set(NULL);
+  for (size_t m = 1; m < s->n; m++)
+    if (rig_job_trace_gather(s->job, (int)m, &s->traces[m], err) != RIG_OK) return CLI_EXIT_FAIL;
+  return CLI_EXIT_OK;
+}
+
+/* The --trace file, once the job closed (like the --json report). */
+static int report_trace(run_state *s) {
+  if (!s->opts->trace || !s->traces) return CLI_EXIT_OK;
+  cli_trace_machine *tm = calloc(s->n, sizeof *tm);
+  if (!tm) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  for (size_t m = 0; m < s->n; m++)
+    tm[m] = (cli_trace_machine){s->hosts[m], s->traces[m], s->clocks[m].offset_ns,
+                                s->clocks[m].error_ns};
+  rig_error err = {0};
+  int rc = cli_write_trace(s->opts->trace, tm, s->n, &err);
+  free(tm);
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
+}
+
 /* The job's root cause when it failed, with the run it failed in; else
  * the call's own message. Prints it; returns the exit code. */
 static int report(const run_state *s, int rc, const rig_error *err) {
@@ -480,9 +523,16 @@ static int control(run_state *s) {
       gethostname(s->host_names[m], sizeof s->host_names[m] - 1);
     s->hosts[m] = s->host_names[m];
   }
-  int rc = make_rails(s, &err);
+  int rc = s->opts->trace ? trace_begin(s, &err) : CLI_EXIT_OK;
+  if (rc == CLI_EXIT_OK) rc = make_rails(s, &err);
   if (rc == CLI_EXIT_OK) rc = open_machines(s, &err);
   if (rc == CLI_EXIT_OK) rc = run_all(s, &err);
+  if (s->traces && s->traces[0]) {
+    if (rc == CLI_EXIT_OK)
+      rc = trace_end(s, &err);
+    else
+      rig_trace_set(NULL);
+  }
   if (rc == CLI_EXIT_OK) rc = write_outputs(s, &err);
   if (rc == CLI_EXIT_OK && s->job && rig_job_failed(s->job, NULL)) rc = CLI_EXIT_FAIL;
   if (rc != CLI_EXIT_OK) rc = report(s, rc, &err);
@@ -499,6 +549,12 @@ static int control(run_state *s) {
 }
 
 static void state_free(run_state *s) {
+  if (s->traces && rig_trace_sink() == s->traces[0]) rig_trace_set(NULL);
+  for (size_t m = 0; s->traces && m < s->n; m++) rig_trace_free(s->traces[m]);
+  free(s->traces);
+  free(s->clocks);
+  s->traces = NULL;
+  s->clocks = NULL;
   for (size_t m = 0; s->times && m < s->n; m++) cli_times_free(&s->times[m]);
   cli_times_free(&s->job_times);
   free(s->times);
@@ -648,6 +704,7 @@ int cli_run_job(int argc, char **argv) {
        * exits 2. */
       s.job = NULL;
       rc = report_json(&s);
+      if (rc == CLI_EXIT_OK) rc = report_trace(&s);
       if (rc == CLI_EXIT_OK && !s.quiet) summary(&s);
       state_free(&s);
     }
@@ -676,6 +733,7 @@ int cli_run_jobfile_here(int argc, char **argv) {
   rc = make_plans(&o, 1, false, &p, &jf, &s.runs);
   if (rc == CLI_EXIT_OK) rc = control(&s);
   if (rc == CLI_EXIT_OK) rc = report_json(&s);
+  if (rc == CLI_EXIT_OK) rc = report_trace(&s);
   if (rc == CLI_EXIT_OK && !s.quiet) summary(&s);
   state_free(&s);
   plan_free(&p);

@@ -117,12 +117,12 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
   memset(o, 0, sizeof *o);
   o->runs = 1;
   o->progress = -1;
-  bool options = true, seen[5] = {false, false, false, false, false};
+  bool options = true, seen[6] = {false, false, false, false, false, false};
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     /* "--opt VALUE" or "--opt=VALUE" for the options taking a value. */
     static const char *const valued[] = {"--runs",    "--ints",   "--input", "--output",
-                                         "--devices", "--warmup", "--json"};
+                                         "--devices", "--warmup", "--json",  "--trace"};
     const char *name = NULL, *value = NULL;
     for (size_t k = 0; options && k < sizeof valued / sizeof valued[0]; k++) {
       size_t len = strlen(valued[k]);
@@ -145,6 +145,7 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
                  : strcmp(name, "--ints") == 0   ? 1
                  : strcmp(name, "--warmup") == 0 ? 3
                  : strcmp(name, "--json") == 0   ? 4
+                 : strcmp(name, "--trace") == 0  ? 5
                                                  : 2;
       if (seen[k]) return cli_usage_error("%s: %s given twice", cmd, name);
       seen[k] = true;
@@ -164,6 +165,9 @@ int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
     } else if (name && strcmp(name, "--json") == 0) {
       if (!*value) return cli_usage_error("%s: --json needs a path", cmd);
       o->json = value;
+    } else if (name && strcmp(name, "--trace") == 0) {
+      if (!*value) return cli_usage_error("%s: --trace needs a path", cmd);
+      o->trace = value;
     } else if (name && strcmp(name, "--ints") == 0) {
       rc = parse_ints(cmd, value, o);
     } else if (name && strcmp(name, "--input") == 0) {
@@ -653,6 +657,8 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
       return cli_fail(rc, "%s", err.message);
   if (o->json && (rc = cli_output_check(o->json, &err)) != CLI_EXIT_OK)
     return cli_fail(rc, "%s", err.message);
+  if (o->trace && (rc = cli_output_check(o->trace, &err)) != CLI_EXIT_OK)
+    return cli_fail(rc, "%s", err.message);
   for (size_t k = 0; k < o->ninputs; k++) {
     const cli_io *io = &o->inputs[k];
     rc = cli_read_input(io->path, io->index, (uint64_t)d->inputs[io->index].bytes,
@@ -670,6 +676,13 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
   for (size_t i = 0; rc == CLI_EXIT_OK && i < d->ninputs; i++)
     if (bytes[i]) rc = cli_machine_fill_input(&m, i, bytes[i], (size_t)d->inputs[i].bytes, &err);
   cli_times times = {0};
+  rig_trace *trace = NULL;
+  if (rc == CLI_EXIT_OK && o->trace) {
+    if (rig_trace_make(CLI_TRACE_EVENTS, &trace, &err) == RIG_OK)
+      rig_trace_set(trace);
+    else
+      rc = CLI_EXIT_FAIL;
+  }
   cli_progress bar;
   cli_progress_start(&bar, o, o->runs);
   for (uint64_t r = 0; rc == CLI_EXIT_OK && r < o->runs; r++) {
@@ -680,9 +693,16 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
     if (rc == CLI_EXIT_OK) cli_progress_update(&bar, r + 1, -1, ns);
   }
   cli_progress_end(&bar);
+  if (trace) {
+    /* Every step's reach seen before its program goes (after a failure
+     * the file is not written). */
+    if (rc == CLI_EXIT_OK) rig_trace_settle(trace, 10000);
+    rig_trace_set(NULL);
+  }
   if (rc != CLI_EXIT_OK) {
     cli_machine_close(&m);
     cli_times_free(&times);
+    rig_trace_free(trace);
     return cli_fail(rc, "%s", err.message);
   }
   for (size_t k = 0; rc == CLI_EXIT_OK && k < o->noutputs; k++) {
@@ -704,6 +724,14 @@ static int run_file(const cli_run_opts *o, rig_desc *d, uint8_t **bytes) {
     if ((rc = cli_write_report(o->json, &rep, &err)) != CLI_EXIT_OK)
       rc = cli_fail(rc, "%s", err.message);
   }
+  if (rc == CLI_EXIT_OK && trace) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    cli_trace_machine tm = {host, trace, 0, 0};
+    if ((rc = cli_write_trace(o->trace, &tm, 1, &err)) != CLI_EXIT_OK)
+      rc = cli_fail(rc, "%s", err.message);
+  }
+  rig_trace_free(trace);
   if (rc == CLI_EXIT_OK && !o->quiet) {
     cli_print_summary(stdout, &times);
     if (fflush(stdout) != 0 || ferror(stdout))

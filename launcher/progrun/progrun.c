@@ -66,6 +66,7 @@ void cli_print_usage(FILE *f) {
         "                           host,cpu:1 (default: the first free of each arch)\n"
         "  --warmup N               the first N runs run but are left out of the figures\n"
         "  --json PATH              the figures as JSON, into PATH\n"
+        "  --trace PATH             every step of every run, as a Chrome trace (Perfetto)\n"
         "  --progress               the progress line on stderr, even off a terminal\n"
         "  --no-progress            no progress line (default: one on a terminal)\n"
         "  --quiet, -q              no summary\n"

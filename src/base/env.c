@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static rig_env env = {.workers = 0, .cpu_devices = 2, .job_silence = 10.0, .trace = false};
+static rig_env env = {
+    .workers = 0, .cpu_devices = 2, .job_silence = 10.0, .trace = false, .job_express = true};
 static rig_error first; /* the first invalid variable; code RIG_OK if none */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -79,6 +80,7 @@ static void read_all(void) {
   read_count("RIG_CPU_DEVICES", 0, 256, &env.cpu_devices);
   read_silence();
   read_flag("RIG_TRACE", &env.trace);
+  read_flag("RIG_JOB_EXPRESS", &env.job_express);
 }
 
 const rig_env *rig_env_get(void) {

@@ -12,6 +12,7 @@ typedef struct rig_env {
   unsigned cpu_devices; /* RIG_CPU_DEVICES: how many cpu:N devices (default 2) */
   double job_silence;   /* RIG_JOB_SILENCE: seconds before a silent rank fails the job */
   bool trace;           /* RIG_TRACE: log control frames on stderr */
+  bool job_express;     /* RIG_JOB_EXPRESS: runs by shared memory on one host (default 1) */
 } rig_env;
 
 /* The beat of a job: ranks with nothing to say send one this often, so a

@@ -203,6 +203,13 @@ void rig_program_free_remote(premote *r, size_t ninputs);
 /* The received part (received.c), made by rig_program_load_received. */
 void rig_program_free_received(preceived *r, size_t ninputs);
 
+/* Tracing (trace.c): the process's sink, NULL when none; what a run
+ * records into it. */
+extern rig_trace *_Atomic rig_program_tracing;
+void rig_program_trace_step(rig_trace *t, rig_trace_kind kind, const rig_device *dev, int64_t step,
+                            uint64_t run, uint64_t begin, rig_point pt);
+void rig_program_trace_run(rig_trace *t, uint64_t run);
+
 /* Frees what a program made (also a partly made one). */
 void rig_program_free(rig_program *p);
 

@@ -27,6 +27,7 @@ struct premote {
   rlaunch *launches;
   bool ints_written; /* a step writes the ints, any word */
   bool *trip_word;   /* per int: a loop stores its trip there */
+  uint64_t runs;     /* handed over, for the trace */
 };
 
 /* What the threads check needs: the launches' threads, and which ints a
@@ -211,8 +212,12 @@ rig_status rig_program_run_remote(rig_program *p, const rig_frame *f, const rig_
   rig_program_run_words(r->id, r->in, d->ninputs, f->ints, f->nints, (size_t)d->ints,
                         rig_buffer_host(r->words));
   rig_point pt;
+  rig_trace *trace = atomic_load_explicit(&rig_program_tracing, memory_order_relaxed);
+  uint64_t begin = trace ? rig_trace_now() : 0;
   st = rig_submit(r->sub, NULL, r->slots, waits, nwaits, &pt, err);
   if (st != RIG_OK) return st;
+  if (trace) rig_program_trace_step(trace, RIG_TRACE_HANDOVER, r->host, -1, r->runs, begin, pt);
+  r->runs++;
   for (size_t i = 0; i < f->nstep_points; i++) f->step_points[i] = pt;
   ends[0] = pt;
   *nends = 1;

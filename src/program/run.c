@@ -15,7 +15,9 @@ typedef struct run {
   const rig_point *waits;
   size_t nwaits;
   rig_point *step_points;
-  int64_t *ints; /* copy k of the ints, host memory */
+  int64_t *ints;    /* copy k of the ints, host memory */
+  rig_trace *trace; /* the sink, NULL when not tracing */
+  uint64_t index;   /* the run's, for the trace */
 } run;
 
 /* ---- the frame ------------------------------------------------------------ */
@@ -175,8 +177,18 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
   /* A device's first submission in the run follows `waits`. */
   bool first = !l->ran[s->device];
   rig_point pt;
-  st = rig_submit(pp->sub, pp->block, pp->slots, first ? r->waits : NULL, first ? r->nwaits : 0,
-                  &pt, err);
+  const rig_point *w = first ? r->waits : NULL;
+  size_t nw = first ? r->nwaits : 0;
+  /* Tracing costs an untraced step this one test. */
+  if (!r->trace) {
+    st = rig_submit(pp->sub, pp->block, pp->slots, w, nw, &pt, err);
+  } else {
+    uint64_t begin = rig_trace_now();
+    st = rig_submit(pp->sub, pp->block, pp->slots, w, nw, &pt, err);
+    if (st == RIG_OK)
+      rig_program_trace_step(r->trace, RIG_TRACE_STEP, p->devices[s->device], s->number, r->index,
+                             begin, pt);
+  }
   if (st != RIG_OK) return rig_error_prefix(err, "step %lld", (long long)s->number);
   r->step_points[s->submit_index] = pt;
   ran_on(r, s->device, pt);
@@ -225,9 +237,15 @@ static rig_status run_move(run *r, pstep *s, rig_error *err) {
                        &doff, err)) != RIG_OK)
     return st;
   rig_point pt;
+  uint64_t begin = r->trace ? rig_trace_now() : 0;
   st = rig_buffer_copy_submit(src, sbase + so, dst, dbase + doff, (uint64_t)d->u.move.length,
                               r->waits, r->nwaits, &pt, err);
   if (st != RIG_OK) return rig_error_prefix(err, "step %lld", (long long)s->number);
+  if (r->trace) {
+    /* The device that copies: the step's track. */
+    rig_device *by = rig_device_at(rig_point_device(pt));
+    if (by) rig_program_trace_step(r->trace, RIG_TRACE_STEP, by, s->number, r->index, begin, pt);
+  }
   for (size_t i = 0; i < p->ndevices; i++)
     if (rig_device_index(p->devices[i]) == rig_point_device(pt)) {
       ran_on(r, i, pt);
@@ -319,7 +337,11 @@ static rig_status run_locked(rig_program *p, const rig_frame *f, const rig_point
   plocal *l = p->local;
   rig_status st = check_frame(p, f, err);
   if (st != RIG_OK) return st;
-  int k = (int)(l->runs++ % 2);
+  uint64_t index = l->runs++;
+  int k = (int)(index % 2);
+  /* The one test of tracing a run pays when it is off. */
+  rig_trace *trace = atomic_load_explicit(&rig_program_tracing, memory_order_relaxed);
+  if (trace) rig_program_trace_run(trace, index);
   /* Run n - 2's work on this copy is done first. */
   for (size_t m = 0; m < l->nmem; m++)
     if (l->mem[m].ncopies == 2 &&
@@ -328,7 +350,7 @@ static rig_status run_locked(rig_program *p, const rig_frame *f, const rig_point
   /* The ints are stamped only by steps that pass them to a device. */
   if (l->ints_named && (st = rig_buffer_wait(l->ints[k], RIG_ACCESS_READ_WRITE, err)) != RIG_OK)
     return st;
-  run r = {p, l, k, waits, nwaits, f->step_points, rig_buffer_host(l->ints[k])};
+  run r = {p, l, k, waits, nwaits, f->step_points, rig_buffer_host(l->ints[k]), trace, index};
   if (f->nints) memcpy(r.ints, f->ints, f->nints * sizeof *f->ints);
   for (size_t i = 0; i < f->ninputs; i++) l->snap[i] = rig_buffer_retain(f->inputs[i]);
   for (size_t i = 0; i < f->nstep_points; i++) f->step_points[i] = RIG_POINT_REACHED;
