@@ -6,6 +6,7 @@
  * passes their ends to the device's completer, which reports each value
  * done once its work is done, in order. A run the agent refuses or that
  * fails at a step fails the job. */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,10 +629,13 @@ static item *take_next(executor *e) {
     item *it = look(e);
     if (it) return it;
     if (atomic_load(&e->stopping)) return NULL;
-    if (spin % 16) {
+    /* About a microsecond of spinning, then yields: on a host with fewer
+     * cores than busy threads, the work this waits for may need this one. */
+    if (spin < 256) {
       rig_cpu_relax();
       continue;
     }
+    sched_yield();
     double now = now_s();
     if (!idle_since) idle_since = now;
     if (now - idle_since < 50e-6) continue;
@@ -644,6 +648,7 @@ static item *take_next(executor *e) {
     rig_futex_wait_shared(&e->ring->bell, bell, 100000000L);
     atomic_store(&e->ring->sleeping, 0);
     idle_since = 0;
+    spin = 0;
   }
 }
 
