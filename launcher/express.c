@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -165,6 +166,11 @@ rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address,
   rig_area *a;
   rig_buffer *b;
   rig_error err;
+  /* Shared memory is a file system of its own (/dev/shm, often small in
+   * containers), where a page past its room is a SIGBUS, not an error:
+   * only what fits easily goes there, the rest is the device's own. */
+  struct statvfs fs;
+  if (statvfs("/dev/shm", &fs) != 0 || bytes > (uint64_t)fs.f_bavail * fs.f_frsize / 4) return NULL;
   if (!ex || !ex->my_words || !bytes || rig_area_make(bytes, &a, &err) != RIG_OK) return NULL;
   if (rig_buffer_adopt(rig_area_base(a), bytes, area_gone, a, &b, &err) != RIG_OK) {
     rig_area_release(a);

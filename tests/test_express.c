@@ -156,6 +156,51 @@ static void test_runs_that_outrun_the_ring_all_end(void) {
   close_ok(job);
 }
 
+/* Large copies in and out of memory of machine 1's host (which the
+ * controller maps and copies itself) between runs that write it: each
+ * copy follows the run before it, each run the copy before it. */
+static void test_large_copies_follow_the_runs_of_their_device(void) {
+  rig_job *job = start();
+  enum { N = 2 << 20, ROUNDS = 50 };
+  rig_device *host = rig_job_device(job, 1, 0);
+  rig_desc *d = adding();
+  rig_program *p = load(host, d);
+  rig_buffer *input = NULL, *src = host_buffer(N), *dst = host_buffer(N);
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(host, RIG_KIND_PINNED, N, &input, &err), RIG_OK);
+  size_t npoints;
+  rig_point *points = rig_program_step_points(p, &npoints);
+  unsigned char *s = rig_buffer_host(src), *o = rig_buffer_host(dst);
+  int bad = 0;
+  rig_status st = RIG_OK;
+  for (uint64_t k = 0; k < ROUNDS && st == RIG_OK; k++) {
+    for (size_t i = 8; i < N; i++) s[i] = (unsigned char)(i * 7 + k);
+    uint64_t w = 3 * k;
+    memcpy(s, &w, 8);
+    rig_point pt, ends[4];
+    size_t nends;
+    int64_t ints[1] = {(int64_t)k};
+    rig_frame f = {&input, 1, ints, 1, points, npoints};
+    if ((st = rig_buffer_copy_submit(src, 0, input, 0, N, NULL, 0, &pt, &err)) == RIG_OK &&
+        (st = rig_program_run(p, &f, NULL, 0, ends, &nends, &err)) == RIG_OK &&
+        (st = rig_buffer_copy_submit(input, 0, dst, 0, N, NULL, 0, &pt, &err)) == RIG_OK &&
+        (st = rig_point_wait(pt, &err)) == RIG_OK) {
+      memcpy(&w, o, 8);
+      bad += w != 4 * k + 1 || memcmp(o + 8, s + 8, N - 8) != 0;
+    }
+  }
+  if (st != RIG_OK) fprintf(stderr, "%s\n", err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+  CU_ASSERT_EQUAL(bad, 0);
+  free(points);
+  rig_buffer_release(input);
+  rig_buffer_release(src);
+  rig_buffer_release(dst);
+  rig_program_release(p);
+  rig_desc_free(d);
+  close_ok(job);
+}
+
 typedef struct copier {
   rig_device *dev;
   int rounds;
@@ -212,6 +257,8 @@ void rig_test_register(void) {
        test_runs_and_copies_interleaved_on_one_device_stay_ordered},
       {"runs that outrun the ring all end", test_runs_that_outrun_the_ring_all_end},
       {"two proxies of one machine in parallel", test_two_proxies_of_one_machine_in_parallel},
+      {"large copies follow the runs of their device",
+       test_large_copies_follow_the_runs_of_their_device},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("express", tests);
 }
