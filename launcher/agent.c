@@ -4,8 +4,11 @@
  * thread, in order; the hand-overs of each device to that device's
  * executor, in order, which runs them (a program's run words, copies) and
  * passes their ends to the device's completer, which reports each value
- * done once its work is done, in order. A run the agent refuses or that
- * fails at a step fails the job. */
+ * done once its work is done, in order. With the express path (express.h)
+ * an executor also takes its device's hand-overs from its ring in shared
+ * memory, in value order with the frames, and reports by a store into the
+ * controller's word. A run the agent refuses or that fails at a step
+ * fails the job. */
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -517,7 +520,7 @@ static bool all_reached(const item *it) {
   return true;
 }
 
-/* Reports value it's work done: a store into the controller's word, or a
+/* Reports the work of it done: a store into the controller's word, or a
  * DONE frame. A copy out's bytes go in a REPLY frame, which moves the word
  * there once they landed: a later report must not pass it, so it is waited
  * for (or the job's failure). */

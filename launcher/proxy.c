@@ -3,7 +3,9 @@
  * requests with replies; hand-overs (run words, copies between the
  * controller's host memory and the agent's memory) as frames the agent
  * runs in order, whose values the agent reports done, moving the proxy's
- * shadow timeline. */
+ * shadow timeline. With the express path (express.h) the timeline is a
+ * word in shared memory the agent stores to, and runs and copies go into
+ * the agent's ring, or are copied here into its mapped memory. */
 #include <stdio.h>
 #include <stdlib.h>
 
