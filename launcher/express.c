@@ -296,21 +296,21 @@ static rig_area *map(const void *addr, size_t len, int rank) {
 
 static const uint64_t far_probe = UINT64_C(0x726166676972); /* "rigfar" */
 
-rig_status rig_express_start(rig_job *job, rig_error *err) {
+rig_status rig_express_start(rig_job *job, bool ok, rig_error *err) {
   if (job->size < 2) return RIG_OK;
   bool root = job->rank == 0;
   express *ex = calloc(1, sizeof *ex);
   if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   pthread_mutex_init(&ex->lock, NULL);
   /* Every rank takes part in every collective below, whatever failed. */
-  bool want = rig_env_get()->job_express;
+  bool want = ok && job->machines && rig_env_get()->job_express;
   /* The words' address length, the stride, the controller's process and
    * where a probe word is there (for far copies). */
   uint64_t head[4] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)&far_probe};
   const void *mine = NULL;
   size_t mine_len = 0;
   if (root) {
-    for (int m = 1; m < job->size; m++)
+    for (int m = 1; want && m < job->size; m++)
       if (job->machines[m].ndevices > head[1]) head[1] = job->machines[m].ndevices;
     ex->stride = (uint32_t)head[1];
     ex->machines = job->size;

@@ -89,8 +89,9 @@ typedef struct express {
  * made: each agent makes its rings and the controller its words, each
  * sends the other its area's address, each maps the other's where it can.
  * Fails only as MPI fails; UCX failing leaves job->express NULL or its
- * areas NULL, and frames do the rest. */
-rig_status rig_express_start(rig_job *job, rig_error *err);
+ * areas NULL, and frames do the rest. Every rank takes part: one whose
+ * start failed before (ok false) offers nothing. */
+rig_status rig_express_start(rig_job *job, bool ok, rig_error *err);
 /* The controller, closing: waits until every proxy's work handed over by
  * a ring is done (or the job failed). */
 void rig_express_drain(rig_job *job);

@@ -426,7 +426,9 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
     st = rig_machine_describe(&job->machines[job->rank], job->rank, &job->devices[job->rank], err);
   rig_error e;
   st = first_failure(st, gather(job, st == RIG_OK, &e), &e, err);
-  if (st == RIG_OK) st = rig_express_start(job, err);
+  /* Like the gather, with every rank whatever failed (then by frames). */
+  if (!job->start_pending)
+    st = first_failure(st, rig_express_start(job, st == RIG_OK, &e), &e, err);
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);
   if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
