@@ -440,6 +440,21 @@ static rig_status memory_range(agent *a, uint64_t id, uint64_t offset, uint64_t 
   return RIG_OK;
 }
 
+/* Waits until the controller's word of the device shows v (or the job
+ * failed). */
+static void wait_word(executor *e, uint64_t v) {
+  for (unsigned i = 0; atomic_load_explicit(&e->done_word->word, memory_order_acquire) < v &&
+                       !atomic_load(&e->a->job->failed);
+       i++) {
+    if (i < 1024) {
+      rig_cpu_relax();
+    } else {
+      struct timespec nap = {0, 20000};
+      nanosleep(&nap, NULL);
+    }
+  }
+}
+
 static rig_status run_handover(executor *e, item *it, rig_error *err) {
   agent *a = e->a;
   const frame *f = &it->f;
@@ -467,14 +482,16 @@ static rig_status run_handover(executor *e, item *it, rig_error *err) {
       unsigned char *bytes = malloc(c->length ? c->length : 1);
       if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
       st = rig_buffer_read(b, c->offset, bytes, c->length, err);
-      /* The value and device let the controller reach the copy's point
-       * once the bytes are there (an express agent reports nothing else). */
+      /* An express agent's REPLY names the copy's value and device: the
+       * controller reaches the copy's point once the bytes are there, so
+       * the device's earlier work must be reported first. */
       frame_header h = f->h;
+      if (st == RIG_OK && e->done_word) wait_word(e, h.value - 1);
       if (st == RIG_OK) {
         frame r = {.h = {.kind = F_REPLY,
                          .request = h.request,
                          .device = h.device,
-                         .value = h.value,
+                         .value = e->done_word ? h.value : 0,
                          .status = RIG_OK}};
         rig_ctl_send(a->job, 0, &r, bytes, c->length, NULL);
       }
@@ -535,16 +552,7 @@ static void report(executor *e, const item *it) {
     rig_express_report(e->done_word, v);
     return;
   }
-  for (unsigned i = 0; atomic_load_explicit(&e->done_word->word, memory_order_acquire) < v &&
-                       !atomic_load(&e->a->job->failed);
-       i++) {
-    if (i < 1024) {
-      rig_cpu_relax();
-    } else {
-      struct timespec nap = {0, 20000};
-      nanosleep(&nap, NULL);
-    }
-  }
+  wait_word(e, v);
 }
 
 /* A ring's hand-over handed to the completer: the copy keeps its ends. */
