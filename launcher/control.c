@@ -18,10 +18,14 @@
 #include "job_internal.h"
 
 #define BEAT_EVERY RIG_JOB_BEAT_S /* seconds of quiet before a beat */
-/* The nap of a quiet control thread: each wake probes MPI, and an idle job
- * should cost nothing (runs between machines of one host do not come this
- * way: launcher/express.h). A frame to an agent asleep waits this long. */
-#define IDLE_SLEEP_NS 20000000
+/* The naps of a quiet control thread, longer the longer it is quiet: each
+ * wake probes MPI, and an idle job should cost nothing (runs between
+ * machines of one host do not come this way: launcher/express.h), while a
+ * frame soon after traffic (a request of a load, a run between hosts)
+ * should not wait long. A frame to an agent asleep waits up to a nap. */
+#define QUIET_SLEEP_NS 200000   /* quiet under 50 ms */
+#define IDLE_SLEEP_NS  1000000  /* under a second */
+#define LONG_SLEEP_NS  20000000 /* past it */
 
 /* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
 static bool trace;
@@ -96,7 +100,7 @@ static bool send_queued(rig_job *job) {
   outmsg *m = c->head;
   c->head = c->tail = NULL;
   pthread_mutex_unlock(&c->lock);
-  /* Beats are not traffic: a quiet job naps (see IDLE_SLEEP_NS). */
+  /* Beats are not traffic: a quiet job naps longer and longer (LONG_SLEEP_NS). */
   bool any = false;
   while (m) {
     outmsg *next = m->next;
@@ -290,7 +294,10 @@ static void *control_main(void *arg) {
     /* Asleep until a frame is queued, or a while passes to probe. */
     atomic_store(&c->sleeping, true);
     if (atomic_load(&c->wake) == seen)
-      rig_futex_wait(&c->wake, seen, idle < 0.05 ? 200000 : IDLE_SLEEP_NS);
+      rig_futex_wait(&c->wake, seen,
+                     idle < 0.05  ? QUIET_SLEEP_NS
+                     : idle < 1.0 ? IDLE_SLEEP_NS
+                                  : LONG_SLEEP_NS);
     atomic_store(&c->sleeping, false);
   }
   return NULL;
