@@ -466,7 +466,7 @@ static void test_a_gpu_step_follows_a_cpu_step_in_its_stream(void) {
  * the rail's peer: it bumps arrived itself. */
 static _Atomic uint64_t ready_count, ready_saw;
 static uint64_t *ready_x;
-static void test_ready(void *counts, uint64_t c) {
+static void record_ready(void *counts, uint64_t c) {
   (void)counts;
   atomic_store(&ready_saw, *(volatile uint64_t *)ready_x);
   atomic_store(&ready_count, c);
@@ -506,7 +506,7 @@ static void test_a_gpu_step_follows_a_rails_arrived_and_signals_ready_in_stream_
   parts[1] = launch_part(img, entry(img, "set"), sr, 1, sp, 16, 1, 1);
   uint64_t rp[2] = {(uint64_t)(uintptr_t)rig_buffer_host(counts), 5};
   parts[2] = (rig_part){.kind = RIG_WORK_FILL};
-  parts[2].u.fill.fn = (uint64_t)(uintptr_t)test_ready;
+  parts[2].u.fill.fn = (uint64_t)(uintptr_t)record_ready;
   parts[2].u.fill.ready = true;
   parts[2].u.fill.params = rp;
   parts[2].u.fill.params_bytes = 16;
