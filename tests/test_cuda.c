@@ -668,14 +668,43 @@ static void write_text(const char *path, const char *text) {
   CU_ASSERT_EQUAL(fclose(f), 0);
 }
 
+/* mpirun -n 2 progrun JOB --quiet, which must succeed. */
+static void run_job(const char *job) {
+  const char *progrun = getenv("RIG_PROGRUN");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(progrun);
+  const char *mpiexec = getenv("RIG_TEST_MPIEXEC");
+  char *argv[] = {(char *)(mpiexec && *mpiexec ? mpiexec : "/usr/bin/mpirun"),
+                  "-n",
+                  "2",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  (char *)progrun,
+                  (char *)job,
+                  "--quiet",
+                  NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 120);
+  if (p.code != 0) fprintf(stderr, "exit %d\n%s\n%s\n", p.code, p.out, p.err);
+  CU_ASSERT_EQUAL(p.code, 0);
+  rig_proc_free(&p);
+}
+
+/* Removes the files `names` (NULL-terminated) of dir, then dir. */
+static void remove_dir(const char *dir, const char *const *names) {
+  char path[512];
+  for (size_t i = 0; names[i]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
 /* mpirun -n 2 progrun job.json: machine 1's program runs ids then add of
  * the run's index on its GPU, three runs; its input, written back, holds
  * 7+3k+2. (Through the double in CI: each rank loads it.) */
 static void test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun(void) {
   GPU_OR_SKIP(g);
   const char *kpath = getenv(fake() ? "RIG_TEST_CUDA_KERNELS" : "RIG_TEST_CUDA_CUBIN");
-  const char *progrun = getenv("RIG_PROGRUN");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(progrun);
   char dir[] = "/tmp/rig-cuda-XXXXXX";
   CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
   char path[512], text[4096];
@@ -707,21 +736,7 @@ static void test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun(void) {
       path,
       "{\"runs\": 3, \"machines\": [{\"program\": \"host.json\"},\n"
       " {\"program\": \"gpu.json\", \"ints\": [\"run\"], \"outputs\": {\"0\": \"out.bin\"}}]}\n");
-  const char *mpiexec = getenv("RIG_TEST_MPIEXEC");
-  char *argv[] = {(char *)(mpiexec && *mpiexec ? mpiexec : "/usr/bin/mpirun"),
-                  "-n",
-                  "2",
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
-                  (char *)progrun,
-                  path,
-                  "--quiet",
-                  NULL};
-  rig_proc p = rig_proc_run(argv, NULL, 120);
-  if (p.code != 0) fprintf(stderr, "exit %d\n%s\n%s\n", p.code, p.out, p.err);
-  CU_ASSERT_EQUAL(p.code, 0);
-  rig_proc_free(&p);
+  run_job(path);
   snprintf(path, sizeof path, "%s/out.bin", dir);
   size_t n = 0;
   uint32_t *out = rig_test_read_file(path, &n);
@@ -729,12 +744,87 @@ static void test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun(void) {
   CU_ASSERT_EQUAL_FATAL(n, 1024);
   for (int k = 0; k < 256; k++) CU_ASSERT_EQUAL(out[k], 7u + 3u * (unsigned)k + 2u);
   free(out);
-  const char *names[] = {"host.json", "gpu.json", "job.json", "out.bin"};
-  for (size_t i = 0; i < 4; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  const char *names[] = {"host.json", "gpu.json", "job.json", "out.bin", NULL};
+  remove_dir(dir, names);
+}
+
+/* The pipeline of examples/ with its consumer on machine 1's GPU, over a
+ * real rail: a CUDA Submit whose fill makes the stream wait for arrived
+ * (rail_cuda.so), whose launches add the block into the sum and write the
+ * acknowledgement, and whose Ready fill sends it in stream order. Two runs:
+ * sum[i] = (0 + i) + (1 + i). */
+static void test_a_gpu_program_follows_a_rail_from_another_machine(void) {
+  GPU_OR_SKIP(g);
+  const char *kpath = getenv(fake() ? "RIG_TEST_CUDA_KERNELS" : "RIG_TEST_CUDA_CUBIN");
+  const char *bin = getenv("RIG_TEST_BINARY_DIR"), *rail = getenv("RIG_TEST_RAIL_CUDA");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bin);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rail);
+  char dir[] = "/tmp/rig-cuda-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  static char text[8192];
+  char path[512];
+  const char *wait_fill =
+      "{\"Fill\": {\"fill\": %s,\n"
+      "  \"params\": {\"bytes\": [{\"u64\": 0}, {\"u64\": 0}],\n"
+      "   \"holes\": [{\"at\": 8, \"width\": \"W64\", \"terms\": [[{\"Int\": 0}, "
+      "1]], \"add\": 1}]},\n"
+      "  \"refs\": [{\"slot\": 2, \"at\": 0, \"use\": \"Unordered\"}]}}";
+  char fill1[1024], fill2[1024];
+  snprintf(fill1, sizeof fill1, wait_fill,
+           "{\"Entry\": {\"image\": 0, \"name\": \"rail_cuda_wait_arrived\"}}");
+  snprintf(fill2, sizeof fill2, wait_fill, "{\"Ready\": 1}");
+  snprintf(
+      text, sizeof text,
+      "{\"format\": 4, \"devices\": [\"%s\", \"%s\"],\n"
+      " \"memory\": [{\"Rail\": {\"rail\": 1, \"area\": \"Inbound\"}},\n"
+      "  {\"Rail\": {\"rail\": 1, \"area\": \"Outbound\"}}, {\"Rail\": {\"rail\": 1, \"area\": "
+      "\"Counts\"}}],\n"
+      " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}}},\n"
+      "  {\"device\": 1, \"binary\": {\"bytes\": {\"file\": \"%s\"}}}],\n"
+      " \"inputs\": [{\"device\": 1, \"bytes\": 4096}], \"ints\": 1,\n"
+      " \"steps\": [{\"Submit\": {\"device\": 1, \"parts\": [%s,\n"
+      "  {\"Launch\": {\"image\": 1, \"name\": \"accumulate\",\n"
+      "   \"params\": {\"bytes\": [{\"u64\": 0}, {\"u64\": 0}, {\"u32\": 512}, {\"u32\": 0}],\n"
+      "    \"holes\": [{\"at\": 0, \"width\": \"W64\", \"terms\": [[{\"Int\": 0}, 4096]]}]},\n"
+      "   \"refs\": [{\"slot\": 0, \"at\": 0, \"use\": \"Read\"}, {\"slot\": 3, \"at\": 8, "
+      "\"use\": \"Write\"}],\n"
+      "   \"groups\": [{\"Fixed\": 2}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+      "   \"threads\": [{\"Fixed\": 256}, {\"Fixed\": 1}, {\"Fixed\": 1}]}},\n"
+      "  {\"Launch\": {\"image\": 1, \"name\": \"set\",\n"
+      "   \"params\": {\"bytes\": [{\"u64\": 0}, {\"u64\": 0}],\n"
+      "    \"holes\": [{\"at\": 0, \"width\": \"W64\", \"terms\": [[{\"Int\": 0}, 256]]},\n"
+      "     {\"at\": 8, \"width\": \"W64\", \"terms\": [[{\"Int\": 0}, 1]]}]},\n"
+      "   \"refs\": [{\"slot\": 1, \"at\": 0, \"use\": \"Write\"}],\n"
+      "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+      "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}]}},\n"
+      "  %s],\n"
+      "  \"slots\": [{\"Memory\": {\"memory\": 0, \"offset\": 0, \"length\": 8192}},\n"
+      "   {\"Memory\": {\"memory\": 1, \"offset\": 0, \"length\": 512}},\n"
+      "   {\"Memory\": {\"memory\": 2, \"offset\": 0, \"length\": 384}}, {\"Input\": 0}]}}]}\n",
+      rig_host_isa(), rig_device_arch(g), rail, kpath, fill1, fill2);
+  snprintf(path, sizeof path, "%s/gpu.json", dir);
+  write_text(path, text);
+  snprintf(text, sizeof text,
+           "{\"runs\": 2, \"machines\": [{\"program\": \"%s/examples/pipeline_produce.json\", "
+           "\"ints\": [\"run\"]},\n"
+           " {\"program\": \"gpu.json\", \"ints\": [\"run\"], \"outputs\": {\"0\": "
+           "\"sum.bin\"}}],\n"
+           " \"rails\": [{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, "
+           "\"length\": 4096}],\n"
+           "  \"receive\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]}\n",
+           bin);
+  snprintf(path, sizeof path, "%s/job.json", dir);
+  write_text(path, text);
+  run_job(path);
+  snprintf(path, sizeof path, "%s/sum.bin", dir);
+  size_t n = 0;
+  uint64_t *sum = rig_test_read_file(path, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sum);
+  CU_ASSERT_EQUAL_FATAL(n, 4096);
+  for (uint64_t i = 0; i < 512; i++) CU_ASSERT_EQUAL(sum[i], 2 * i + 1);
+  free(sum);
+  const char *names[] = {"gpu.json", "job.json", "sum.bin", NULL};
+  remove_dir(dir, names);
 }
 
 /* ---- two GPUs (the double's FAKECUDA_DEVICES=2; cuda-2gpu) ------------------------ */
@@ -853,6 +943,8 @@ void rig_test_register(void) {
        test_a_program_mixes_host_cpu_and_cuda_with_two_copies_and_a_loop},
       {"a_program_on_a_gpu_of_another_machine_runs_under_mpirun",
        test_a_program_on_a_gpu_of_another_machine_runs_under_mpirun},
+      {"a_gpu_program_follows_a_rail_from_another_machine",
+       test_a_gpu_program_follows_a_rail_from_another_machine},
       {"two_gpus_without_peer_access_refuse_each_others_memory",
        test_two_gpus_without_peer_access_refuse_each_others_memory},
       {"a_gpu_waiting_on_a_lost_device_is_lost_with_it",
