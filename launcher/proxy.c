@@ -267,30 +267,16 @@ static void proxy_stop(void *st) {
   free(px);
 }
 
-static const rig_driver proxy_driver = {
-    .stop = proxy_stop,
-    .name = "proxy",
-    .alloc = proxy_alloc,
-    .free = proxy_free,
-    .map = proxy_map,
-    .image_load = proxy_image_load,
-    .image_entry = proxy_image_entry,
-    .image_unload = proxy_image_unload,
-    .submit = proxy_submit,
-};
+/* Frame proxies are woken by rig_device_signal when a DONE frame arrives;
+ * express proxies' words are written by the agent, so their waiters sleep
+ * on the shared word themselves (proxy_sleep). Otherwise the two are one. */
+#define PROXY_CALLS                                                                                \
+  .stop = proxy_stop, .name = "proxy", .alloc = proxy_alloc, .free = proxy_free, .map = proxy_map, \
+  .image_load = proxy_image_load, .image_entry = proxy_image_entry,                                \
+  .image_unload = proxy_image_unload, .submit = proxy_submit
 
-static const rig_driver proxy_express_driver = {
-    .stop = proxy_stop,
-    .name = "proxy",
-    .alloc = proxy_alloc,
-    .free = proxy_free,
-    .map = proxy_map,
-    .image_load = proxy_image_load,
-    .image_entry = proxy_image_entry,
-    .image_unload = proxy_image_unload,
-    .submit = proxy_submit,
-    .sleep = proxy_sleep,
-};
+static const rig_driver proxy_driver = {PROXY_CALLS};
+static const rig_driver proxy_express_driver = {PROXY_CALLS, .sleep = proxy_sleep};
 
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
   const rig_machine *mach = &job->machines[m];

@@ -11,42 +11,15 @@
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
 
-static void *kernels;
-static size_t kernels_len;
-
 void rig_test_agent_setup(int rank) {
   (void)rank;
-}
-
-static rig_job *start(void) {
-  rig_job *job = rig_test_job_start();
-  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
-  if (!kernels) {
-    kernels = rig_test_read_file(getenv("RIG_TEST_KERNELS"), &kernels_len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(kernels);
-  }
-  return job;
-}
-
-static void close_ok(rig_job *job) {
-  rig_error err;
-  rig_status st = rig_job_close(job, &err);
-  if (st != RIG_OK) fprintf(stderr, "close: %s\n", err.message);
-  CU_ASSERT_EQUAL(st, RIG_OK);
-}
-
-static rig_buffer *host_buffer(size_t n) {
-  rig_buffer *b = NULL;
-  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(rig_host(), RIG_KIND_PINNED, n, &b, NULL), RIG_OK);
-  memset(rig_buffer_host(b), 0, n);
-  return b;
 }
 
 /* A host program: word 0 of input 0 += Int(0) + 1, one launch of add_u64. */
 static rig_desc *adding(void) {
   rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, rig_host_isa());
-  rig_desc_add_image(d, 0, kernels, kernels_len);
+  rig_test_add_kernels(d, 0);
   rig_desc_add_input(d, 0, 64);
   d->ints = 1;
   uint64_t params[2] = {0, 0};
@@ -66,7 +39,7 @@ static rig_desc *adding(void) {
 static rig_desc *empty(void) {
   rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, rig_host_isa());
-  rig_desc_add_image(d, 0, kernels, kernels_len);
+  rig_test_add_kernels(d, 0);
   rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
   rig_desc_submit_add_launch(d, s, 0, "noop", NULL, 0, rig_desc_fixed(1), rig_desc_fixed(1));
   return d;
@@ -88,7 +61,7 @@ static void interleave(rig_job *job, size_t m, uint64_t n) {
   rig_device *host = rig_job_device(job, m, 0);
   rig_desc *d = adding();
   rig_program *p = load(host, d);
-  rig_buffer *input = NULL, *src = host_buffer(n * 8), *dst = host_buffer(n * 8);
+  rig_buffer *input = NULL, *src = rig_test_host_buffer(n * 8), *dst = rig_test_host_buffer(n * 8);
   rig_error err;
   CU_ASSERT_EQUAL_FATAL(rig_buffer_create(host, RIG_KIND_PINNED, 64, &input, &err), RIG_OK);
   uint64_t *s = rig_buffer_host(src), *out = rig_buffer_host(dst);
@@ -124,15 +97,15 @@ static void interleave(rig_job *job, size_t m, uint64_t n) {
 }
 
 static void test_runs_and_copies_interleaved_on_one_device_stay_ordered(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   for (size_t m = 1; m < rig_job_machines(job); m++) interleave(job, m, m == 1 ? 10000 : 1000);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 /* More runs in flight than a ring has slots: the rest go by frame, and the
  * agent takes both in order. */
 static void test_runs_that_outrun_the_ring_all_end(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_desc *d = empty();
   rig_program *p = load(rig_job_device(job, 1, 0), d);
   size_t npoints;
@@ -153,19 +126,19 @@ static void test_runs_that_outrun_the_ring_all_end(void) {
   free(points);
   rig_program_release(p);
   rig_desc_free(d);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 /* Large copies in and out of memory of machine 1's host (which the
  * controller maps and copies itself) between runs that write it: each
  * copy follows the run before it, each run the copy before it. */
 static void test_large_copies_follow_the_runs_of_their_device(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   enum { N = 2 << 20, ROUNDS = 50 };
   rig_device *host = rig_job_device(job, 1, 0);
   rig_desc *d = adding();
   rig_program *p = load(host, d);
-  rig_buffer *input = NULL, *src = host_buffer(N), *dst = host_buffer(N);
+  rig_buffer *input = NULL, *src = rig_test_host_buffer(N), *dst = rig_test_host_buffer(N);
   rig_error err;
   CU_ASSERT_EQUAL_FATAL(rig_buffer_create(host, RIG_KIND_PINNED, N, &input, &err), RIG_OK);
   size_t npoints;
@@ -198,7 +171,7 @@ static void test_large_copies_follow_the_runs_of_their_device(void) {
   rig_buffer_release(dst);
   rig_program_release(p);
   rig_desc_free(d);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 typedef struct copier {
@@ -234,7 +207,7 @@ static void *copies(void *arg) {
 }
 
 static void test_two_proxies_of_one_machine_in_parallel(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   copier c[2] = {{rig_job_device_named(job, 1, "cpu:0"), 300, 0, RIG_OK},
                  {rig_job_device_named(job, 1, "cpu:1"), 300, 0, RIG_OK}};
   CU_ASSERT_PTR_NOT_NULL_FATAL(c[0].dev);
@@ -248,7 +221,7 @@ static void test_two_proxies_of_one_machine_in_parallel(void) {
     CU_ASSERT_EQUAL(c[i].st, RIG_OK);
     CU_ASSERT_EQUAL(c[i].bad, 0);
   }
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 void rig_test_register(void) {

@@ -9,9 +9,6 @@
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
 
-static void *kernels;
-static size_t kernels_len;
-
 /* Every agent has a polled device whose functions allow 64 threads, so
  * that the controller's threads check has something to check. */
 void rig_test_agent_setup(int rank) {
@@ -22,32 +19,9 @@ void rig_test_agent_setup(int rank) {
   rig_polled_open(&opt, &d, &p, NULL);
 }
 
-static rig_job *start(void) {
-  rig_job *job = rig_test_job_start();
-  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
-  if (!kernels) {
-    kernels = rig_test_read_file(getenv("RIG_TEST_KERNELS"), &kernels_len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(kernels);
-  }
-  return job;
-}
-
-static void close_ok(rig_job *job) {
-  rig_error err;
-  rig_status st = rig_job_close(job, &err);
-  if (st != RIG_OK) fprintf(stderr, "close: %s\n", err.message);
-  CU_ASSERT_EQUAL(st, RIG_OK);
-}
-
-static rig_buffer *host_buffer(size_t n) {
-  rig_buffer *b = NULL;
-  CU_ASSERT_EQUAL_FATAL(rig_buffer_create(rig_host(), RIG_KIND_PINNED, n, &b, NULL), RIG_OK);
-  return b;
-}
-
 /* Copies n bytes of b (any machine's) into a fresh host buffer. */
 static rig_buffer *read_back(rig_buffer *b, size_t n) {
-  rig_buffer *h = host_buffer(n);
+  rig_buffer *h = rig_test_host_buffer(n);
   rig_point p;
   rig_error err;
   rig_status st = rig_buffer_copy_submit(b, 0, h, 0, n, NULL, 0, &p, &err);
@@ -58,7 +32,7 @@ static rig_buffer *read_back(rig_buffer *b, size_t n) {
 }
 
 static void test_bootstrap_gathers_every_machine(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CU_ASSERT_EQUAL(rig_job_machines(job), (size_t)size);
@@ -89,13 +63,13 @@ static void test_bootstrap_gathers_every_machine(void) {
     }
   }
   CU_ASSERT_PTR_NULL(rig_job_device(job, 0, 99));
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 /* A closed job frees its proxies: each leaves the device table once
  * nothing uses it, and a buffer still held on one keeps only that one. */
 static void test_a_closed_job_leaves_no_proxy_in_the_device_table(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   enum { MAX = 256 };
   uint16_t index[MAX];
   size_t n = 0;
@@ -106,7 +80,7 @@ static void test_a_closed_job_leaves_no_proxy_in_the_device_table(void) {
   rig_device *kept = rig_job_device(job, 1, 0);
   rig_buffer *held = NULL;
   CU_ASSERT_EQUAL_FATAL(rig_buffer_create(kept, RIG_KIND_DEVICE, 64, &held, NULL), RIG_OK);
-  close_ok(job);
+  rig_test_job_close_ok(job);
   for (size_t k = 0; k < n; k++) {
     bool is_kept = index[k] == rig_device_index(kept);
     CU_ASSERT_PTR_EQUAL(rig_device_at(index[k]), is_kept ? kept : NULL);
@@ -118,9 +92,9 @@ static void test_a_closed_job_leaves_no_proxy_in_the_device_table(void) {
 }
 
 static void test_proxies_alloc_copy_in_and_out_byte_exact(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   enum { N = 100000 };
-  rig_buffer *src = host_buffer(N);
+  rig_buffer *src = rig_test_host_buffer(N);
   unsigned char *s = rig_buffer_host(src);
   for (size_t i = 0; i < N; i++) s[i] = (unsigned char)(i * 7 + 3);
   for (size_t m = 1; m < rig_job_machines(job); m++) {
@@ -143,7 +117,7 @@ static void test_proxies_alloc_copy_in_and_out_byte_exact(void) {
     rig_buffer_release(remote);
   }
   rig_buffer_release(src);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 /* A program over the host and cpu:0 whose loop adds (trip + 1) into word 0
@@ -156,7 +130,7 @@ static rig_desc *adding_program(void) {
   rig_desc_add_device(d, rig_host_isa());
   rig_desc_add_device(d, cpu);
   int64_t m = rig_desc_add_alloc(d, 1, RIG_KIND_DEVICE, 64, RIG_COPIES_TWO);
-  rig_desc_add_image(d, 1, kernels, kernels_len);
+  rig_test_add_kernels(d, 1);
   rig_desc_add_input(d, 1, 64);
   d->ints = 2;
   rig_desc_step *loop = rig_desc_add_loop(d, NULL, rig_desc_int(0));
@@ -192,7 +166,7 @@ static void load_on(rig_job *job, size_t m, const rig_desc *d, machine_run *r) {
   if (st != RIG_OK) fprintf(stderr, "load on %zu: %s\n", m, err.message);
   CU_ASSERT_EQUAL_FATAL(st, RIG_OK);
   CU_ASSERT_EQUAL_FATAL(rig_buffer_create(devs[1], RIG_KIND_PINNED, 64, &r->input, &err), RIG_OK);
-  rig_buffer *zero = host_buffer(64);
+  rig_buffer *zero = rig_test_host_buffer(64);
   rig_point p;
   CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(zero, 0, r->input, 0, 64, NULL, 0, &p, &err),
                         RIG_OK);
@@ -217,7 +191,7 @@ static void unload(machine_run *r) {
 }
 
 static void test_a_program_runs_the_same_on_every_machine(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_desc *d = adding_program();
   size_t n = rig_job_machines(job);
   machine_run runs[8] = {{0}};
@@ -248,11 +222,11 @@ static void test_a_program_runs_the_same_on_every_machine(void) {
     unload(&runs[m]);
   }
   rig_desc_free(d);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 static void test_two_copy_programs_run_many_times_on_agents(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_desc *d = adding_program();
   size_t n = rig_job_machines(job);
   machine_run runs[8] = {{0}};
@@ -272,11 +246,11 @@ static void test_two_copy_programs_run_many_times_on_agents(void) {
     unload(&runs[m]);
   }
   rig_desc_free(d);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 static void test_load_refusals_come_back_with_the_agents_message(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_desc *d = adding_program();
   d->steps.items[0].u.loop.body.items[0].u.submit.parts[0].u.launch.name = rig_desc_str("nope");
   rig_device *devs[2] = {rig_job_device(job, 1, 0), rig_job_device_named(job, 1, "cpu:0")};
@@ -296,13 +270,13 @@ static void test_load_refusals_come_back_with_the_agents_message(void) {
   RIG_ASSERT_ERROR(rig_image_load(devs[1], "not an elf", 10, &img, &err), err, RIG_EREFUSED,
                    "cpu:0: file too short");
   rig_desc_free(d);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 static void test_malformed_run_words_fail_the_job_with_the_agents_message(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_device *host1 = rig_job_device(job, 1, 0);
-  rig_buffer *words = host_buffer(8), *on;
+  rig_buffer *words = rig_test_host_buffer(8), *on;
   ((uint64_t *)rig_buffer_host(words))[0] = 999;
   CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(host1, words, &on, NULL), RIG_OK);
   rig_part part = {.kind = RIG_WORK_WORDS};
@@ -328,7 +302,7 @@ static void test_malformed_run_words_fail_the_job_with_the_agents_message(void) 
 }
 
 static void test_a_run_failing_at_a_step_fails_the_job(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_desc *d = adding_program();
   /* Groups of Int(0): zero trips' loop would run nothing, so the groups
    * read a word the frame sets to 0. */
@@ -350,10 +324,10 @@ static void test_a_run_failing_at_a_step_fails_the_job(void) {
 }
 
 static void test_the_threads_check_refuses_too_many_threads_here(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, "polled");
-  rig_desc_add_image(d, 0, kernels, kernels_len);
+  rig_test_add_kernels(d, 0);
   d->ints = 1;
   rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
   rig_desc_part *p =
@@ -381,16 +355,16 @@ static void test_the_threads_check_refuses_too_many_threads_here(void) {
   free(pts);
   rig_program_release(prog);
   rig_desc_free(d);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 /* Threads (Int 0, Int 1, 64) of 2^61 and 2^61: a product of 2^128, which
  * wraps to 0 modulo 2^128, is refused all the same. */
 static void test_the_threads_check_is_exact_past_64_bits(void) {
-  rig_job *job = start();
+  rig_job *job = rig_test_job_start_ok();
   rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, "polled");
-  rig_desc_add_image(d, 0, kernels, kernels_len);
+  rig_test_add_kernels(d, 0);
   d->ints = 2;
   rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
   rig_desc_part *p =
@@ -414,7 +388,7 @@ static void test_the_threads_check_is_exact_past_64_bits(void) {
   free(pts);
   rig_program_release(prog);
   rig_desc_free(d);
-  close_ok(job);
+  rig_test_job_close_ok(job);
 }
 
 void rig_test_register(void) {

@@ -18,14 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lost.h"
 #include "rig/rig_job.h"
 #include "rig/rig_program.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void *read_file(const char *path, size_t *len) {
   FILE *f = path ? fopen(path, "rb") : NULL;
@@ -54,24 +49,16 @@ static void *signal_later(void *arg) {
   signaller *s = arg;
   struct timespec ts = {0, 300 * 1000 * 1000};
   nanosleep(&ts, NULL);
-  s->at = now_s();
+  s->at = lost_now_s();
   kill(s->pid, s->sig);
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  int provided, rank;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int sig = argc > 1 && strcmp(argv[1], "stop") == 0 ? SIGSTOP : SIGKILL;
-  int pid = (int)getpid(), pids[2] = {0, 0};
-  MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
-  rig_job *job;
+  int rank, sig, pids[2];
+  rig_job *job = lost_start(&argc, &argv, &rank, &sig, pids);
+  if (!job) return 2;
   rig_error err;
-  if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
-    printf("rig_job_start: %s\n", err.message);
-    return 2;
-  }
   if (rank != 0) {
     rig_job_serve(job, &err);
     rig_job_close(job, &err);
@@ -113,7 +100,7 @@ int main(int argc, char **argv) {
   pthread_t th;
   pthread_create(&th, NULL, signal_later, &sg);
   rig_status st = rig_point_wait(ends[0], &err);
-  double ended = now_s();
+  double ended = lost_now_s();
   pthread_join(th, NULL);
   if (st == RIG_OK)
     printf("ended after %.2f s: reached\n", ended - sg.at);

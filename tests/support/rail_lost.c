@@ -19,13 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lost.h"
 #include "rig/rig_job.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static _Atomic uint64_t *arrived(const rig_rail_end *e) {
   return (_Atomic uint64_t *)((unsigned char *)rig_buffer_host(e->counts) + RIG_RAIL_ARRIVED_AT);
@@ -39,32 +34,24 @@ typedef struct waiter {
 
 static void *wait_arrived(void *arg) {
   waiter *w = arg;
-  double deadline = now_s() + 30;
-  while (atomic_load_explicit(arrived(w->e), memory_order_acquire) < 1 && now_s() < deadline)
+  double deadline = lost_now_s() + 30;
+  while (atomic_load_explicit(arrived(w->e), memory_order_acquire) < 1 && lost_now_s() < deadline)
     sched_yield();
-  w->at = now_s();
+  w->at = lost_now_s();
   atomic_store(&w->released, atomic_load(arrived(w->e)) >= 1);
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  int provided, rank;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int sig = argc > 1 && strcmp(argv[1], "stop") == 0 ? SIGSTOP : SIGKILL;
-  int pid = (int)getpid(), pids[2] = {0, 0};
-  MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
-  rig_job *job;
+  int rank, sig, pids[2];
+  rig_job *job = lost_start(&argc, &argv, &rank, &sig, pids);
+  if (!job) return 2;
   rig_error err;
-  if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
-    printf("rig_job_start: %s\n", err.message);
-    return 2;
-  }
   static const rig_rail_transfer t[1] = {{0, 0, 64}};
   if (rank != 0) {
     const rig_rails *rails = rig_job_rails(job);
-    double deadline = now_s() + 30;
-    while (!rails->lookup(rails->ctx, 1) && now_s() < deadline) sched_yield();
+    double deadline = lost_now_s() + 30;
+    while (!rails->lookup(rails->ctx, 1) && lost_now_s() < deadline) sched_yield();
     MPI_Barrier(MPI_COMM_WORLD);
     rig_job_serve(job, &err);
     rig_job_close(job, &err);
@@ -83,14 +70,14 @@ int main(int argc, char **argv) {
   pthread_create(&th, NULL, wait_arrived, &w);
   struct timespec ts = {0, 200 * 1000 * 1000};
   nanosleep(&ts, NULL);
-  double t0 = now_s();
+  double t0 = lost_now_s();
   kill((pid_t)pids[1], sig);
   printf("signalled machine 1\n");
   fflush(stdout);
   double deadline = t0 + 30;
-  while (!rig_job_failed(job, NULL) && now_s() < deadline)
+  while (!rig_job_failed(job, NULL) && lost_now_s() < deadline)
     nanosleep(&(struct timespec){0, 1000000}, NULL);
-  double failed_at = now_s();
+  double failed_at = lost_now_s();
   pthread_join(th, NULL);
   printf("released %d after %.2f s\n", (int)atomic_load(&w.released), w.at - t0);
   if (rig_job_failed(job, &err))

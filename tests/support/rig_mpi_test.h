@@ -9,6 +9,16 @@
 /* Starts a job with every rank (the agents join it); NULL on failure. */
 rig_job *rig_test_job_start(void);
 
+/* The job suites' shared steps (mpi_job.c): a job started (asserted), the
+ * test kernels (RIG_TEST_KERNELS, read once), a close whose status must
+ * be RIG_OK, and zeroed pinned host memory. */
+rig_job *rig_test_job_start_ok(void);
+const void *rig_test_kernels(size_t *len);
+/* The test kernels as an image of device `device` of d; its index. */
+int64_t rig_test_add_kernels(rig_desc *d, int64_t device);
+void rig_test_job_close_ok(rig_job *job);
+rig_buffer *rig_test_host_buffer(size_t n);
+
 /* Each suite defines this: what every rank sets up before the first job
  * (devices of its own, say). */
 void rig_test_agent_setup(int rank);

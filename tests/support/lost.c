@@ -1,0 +1,31 @@
+/* The loss tests' MPI programs' shared start (lost.h). */
+#include "lost.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double lost_now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+rig_job *lost_start(int *argc, char ***argv, int *rank, int *sig, int pids[2]) {
+  int provided;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  *sig = *argc > 1 && strcmp((*argv)[1], "stop") == 0 ? SIGSTOP : SIGKILL;
+  int pid = (int)getpid();
+  pids[0] = pids[1] = 0;
+  MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+  rig_job *job;
+  rig_error err;
+  if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
+    printf("rig_job_start: %s\n", err.message);
+    return NULL;
+  }
+  return job;
+}
