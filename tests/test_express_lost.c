@@ -12,23 +12,11 @@
 #include "proc.h"
 #include "rig_test.h"
 
-static const char *env_or(const char *name, const char *fallback) {
-  const char *v = getenv(name);
-  return v ? v : fallback;
-}
-
 static void lose_machine_1(const char *how, const char *tls) {
-  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"), "-n", "2",
-                  "--oversubscribe", "--bind-to", "none",
-                  /* The survivor kept alive, as a launcher that leaves it
-                   * running would: it learns of the loss itself. */
-                  "--enable-recovery", (char *)env_or("RIG_TEST_EXPRESS_LOST", "express_lost"),
-                  (char *)how, NULL};
-  char silence[] = "RIG_JOB_SILENCE=3", transports[64], kernels[1024];
-  snprintf(transports, sizeof transports, "UCX_TLS=%s", tls ? tls : "");
-  snprintf(kernels, sizeof kernels, "RIG_TEST_KERNELS=%s", env_or("RIG_TEST_KERNELS", ""));
-  char *env[] = {silence, kernels, tls ? transports : NULL, NULL};
-  rig_proc p = rig_proc_run(argv, env, 90);
+  char kernels[1024];
+  const char *k = getenv("RIG_TEST_KERNELS");
+  snprintf(kernels, sizeof kernels, "RIG_TEST_KERNELS=%s", k ? k : "");
+  rig_proc p = rig_proc_run_lost("RIG_TEST_EXPRESS_LOST", how, tls, kernels);
   CU_ASSERT_FALSE(p.timed_out);
   double ended_after = 99;
   char cause[512] = "";

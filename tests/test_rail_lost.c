@@ -12,24 +12,8 @@
 #include "proc.h"
 #include "rig_test.h"
 
-static const char *env_or(const char *name, const char *fallback) {
-  const char *v = getenv(name);
-  return v ? v : fallback;
-}
-
 static void lose_machine_1(const char *how, const char *tls) {
-  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"), "-n", "2",
-                  "--oversubscribe", "--bind-to", "none",
-                  /* mpirun would end the survivor at once when a rank dies:
-                   * kept alive, it shows what a launcher that leaves it
-                   * running would see (on one host the rail learns of the
-                   * loss from the job's silence bound). */
-                  "--enable-recovery", (char *)env_or("RIG_TEST_RAIL_LOST", "rail_lost"),
-                  (char *)how, NULL};
-  char silence[] = "RIG_JOB_SILENCE=3", transports[64];
-  snprintf(transports, sizeof transports, "UCX_TLS=%s", tls ? tls : "");
-  char *env[] = {silence, tls ? transports : NULL, NULL};
-  rig_proc p = rig_proc_run(argv, env, 90);
+  rig_proc p = rig_proc_run_lost("RIG_TEST_RAIL_LOST", how, tls, NULL);
   CU_ASSERT_FALSE(p.timed_out);
   int released = -1;
   double released_after = 99, failed_after = 99;

@@ -22,22 +22,6 @@
 #include "rig/rig_job.h"
 #include "rig/rig_program.h"
 
-static void *read_file(const char *path, size_t *len) {
-  FILE *f = path ? fopen(path, "rb") : NULL;
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  void *b = malloc(n > 0 ? (size_t)n : 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 typedef struct signaller {
   pid_t pid;
   int sig;
@@ -66,7 +50,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   size_t len = 0;
-  void *kernels = read_file(getenv("RIG_TEST_KERNELS"), &len);
+  void *kernels = lost_read_file(getenv("RIG_TEST_KERNELS"), &len);
   if (!kernels) {
     printf("no kernels at $RIG_TEST_KERNELS\n");
     fflush(stdout);

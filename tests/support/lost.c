@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,4 +29,20 @@ rig_job *lost_start(int *argc, char ***argv, int *rank, int *sig, int pids[2]) {
     return NULL;
   }
   return job;
+}
+
+void *lost_read_file(const char *path, size_t *len) {
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  void *b = malloc(n > 0 ? (size_t)n : 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return b;
 }

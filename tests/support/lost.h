@@ -11,6 +11,9 @@
 
 double lost_now_s(void);
 
+/* A whole file, malloc'd (NULL if it cannot be read). */
+void *lost_read_file(const char *path, size_t *len);
+
 /* argv[1] "stop" is SIGSTOP, else SIGKILL (*sig); *rank this rank; pids[0..1]
  * the two ranks' pids. NULL (after printing why) when the job did not start. */
 rig_job *lost_start(int *argc, char ***argv, int *rank, int *sig, int pids[2]);

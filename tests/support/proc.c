@@ -106,3 +106,26 @@ void rig_proc_free(rig_proc *p) {
   free(p->out);
   free(p->err);
 }
+
+rig_proc rig_proc_run_lost(const char *program_var, const char *how, const char *tls,
+                           const char *extra) {
+  const char *mpiexec = getenv("RIG_TEST_MPIEXEC"), *program = getenv(program_var);
+  char *argv[] = {(char *)(mpiexec ? mpiexec : "/usr/bin/mpirun"),
+                  "-n",
+                  "2",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  "--enable-recovery",
+                  (char *)(program ? program : "false"),
+                  (char *)how,
+                  NULL};
+  char silence[] = "RIG_JOB_SILENCE=3", transports[64], more[1024];
+  snprintf(transports, sizeof transports, "UCX_TLS=%s", tls ? tls : "");
+  snprintf(more, sizeof more, "%s", extra ? extra : "");
+  char *env[4] = {silence, NULL, NULL, NULL};
+  size_t k = 1;
+  if (tls) env[k++] = transports;
+  if (extra) env[k++] = more;
+  return rig_proc_run(argv, env, 90);
+}

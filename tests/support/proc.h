@@ -26,4 +26,13 @@ rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout
                              void (*during)(void *ctx, pid_t pid), void *ctx);
 void rig_proc_free(rig_proc *p);
 
+/* The loss tests' run: `mpirun -n 2 --enable-recovery PROGRAM how` (PROGRAM
+ * from $program_var), with RIG_JOB_SILENCE=3, UCX_TLS=tls unless tls is
+ * NULL, and `extra` (NAME=VALUE, or NULL) in its environment, 90 s at most.
+ * --enable-recovery keeps the survivor alive, as a launcher that leaves it
+ * running would: it learns of the loss itself (on one host, from the
+ * job's silence bound). */
+rig_proc rig_proc_run_lost(const char *program_var, const char *how, const char *tls,
+                           const char *extra);
+
 #endif
