@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/sync.h"
 #include "express.h"
 #include "job_internal.h"
@@ -570,12 +571,6 @@ static item *ring_copy(const item *it) {
   return c;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The queue's head if it is the next value. One past it has waited a
  * second for its predecessor, which never came by the ring: the job fails
  * (a broken protocol), and it is taken all the same. */
@@ -586,7 +581,7 @@ static item *from_queue(executor *e) {
   uint64_t missing = e->expect;
   pthread_mutex_lock(&q->lock);
   if (q->head && q->head->f.h.value > e->expect) {
-    double now = now_s();
+    double now = rig_now_s();
     if (!e->ahead_since)
       e->ahead_since = now;
     else
@@ -647,7 +642,7 @@ static item *take_next(executor *e) {
       continue;
     }
     sched_yield();
-    double now = now_s();
+    double now = rig_now_s();
     if (!idle_since) idle_since = now;
     if (now - idle_since < 50e-6) continue;
     atomic_store(&e->ring->sleeping, 1);

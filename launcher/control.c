@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/sync.h"
 #include "job_internal.h"
@@ -29,12 +30,6 @@
 
 /* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
 static bool trace;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n,
                         rig_error *err) {
@@ -133,7 +128,7 @@ static bool send_queued(rig_job *job) {
                   "MPI_Isend") == RIG_OK) {
       c->reqs[c->ninflight] = req;
       c->bufs[c->ninflight++] = m->buf;
-      c->sent[m->dest] = now_s();
+      c->sent[m->dest] = rig_now_s();
     } else {
       free(m->buf);
     }
@@ -214,7 +209,7 @@ static bool receive(rig_job *job) {
       free(buf);
       break;
     }
-    c->heard[st.MPI_SOURCE] = now_s();
+    c->heard[st.MPI_SOURCE] = rig_now_s();
     frame f;
     if ((size_t)n >= sizeof f) {
       memcpy(&f, buf, sizeof f);
@@ -254,13 +249,13 @@ static void watch(rig_job *job, double now) {
 static void *control_main(void *arg) {
   rig_job *job = arg;
   ctl *c = &job->c;
-  double last_busy = now_s(), last_watch = 0, stop_at = 0;
+  double last_busy = rig_now_s(), last_watch = 0, stop_at = 0;
   for (;;) {
     uint32_t seen = atomic_load(&c->wake);
     bool busy = send_queued(job);
     busy |= complete_sends(job);
     busy |= receive(job);
-    double now = now_s();
+    double now = rig_now_s();
     bool leaving = atomic_load(&c->stop);
     if (!leaving && now - last_watch > 0.1) {
       watch(job, now);
@@ -313,7 +308,7 @@ rig_status rig_ctl_start(rig_job *job, rig_error *err) {
   if (!c->heard || !c->sent) {
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   } else {
-    double now = now_s();
+    double now = rig_now_s();
     for (int r = 0; r < job->size; r++) c->heard[r] = c->sent[r] = now;
     if (pthread_create(&c->thread, NULL, control_main, job) != 0)
       st = rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/sync.h"
 #include "rails_internal.h"
 
@@ -59,12 +60,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * that calls ready and finds the worker free (rig_engine_try). */
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 static engine eng = {.efd = -1, .wakefd = -1};
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void rig_engine_wake(void) {
   if (atomic_load(&eng.sleeping) && eng.wakefd >= 0) {
@@ -141,7 +136,7 @@ static void sleep_on_worker(void) {
 
 static void *rail_main(void *arg) {
   (void)arg;
-  double last_busy = now_s();
+  double last_busy = rig_now_s();
   while (!atomic_load(&eng.stop)) {
     /* The worker is let go between turns, so that a ready on another
      * thread may post its own puts at once. */
@@ -151,7 +146,7 @@ static void *rail_main(void *arg) {
     bool waiting = false;
     for (size_t i = 0; i < eng.nlive; i++) busy |= rig_rail_pump(eng.live[i], &waiting);
     pthread_mutex_unlock(&worker_lock);
-    double now = now_s();
+    double now = rig_now_s();
     if (busy) {
       last_busy = now;
       continue;

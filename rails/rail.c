@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/env.h"
 #include "rails_internal.h"
 
@@ -618,12 +619,6 @@ bool rig_rail_pump(rig_rail *r, bool *waiting) {
 
 /* ---- release ------------------------------------------------------------------------ */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void nap(void) {
   struct timespec ts = {0, 200000};
   nanosleep(&ts, NULL);
@@ -640,9 +635,9 @@ static void drop_end(rig_rail *r) {
   if (atomic_load(&r->failed)) atomic_store(&r->abandon, true);
   atomic_store(&r->state, RAIL_CLOSING);
   rig_engine_wake();
-  double deadline = now_s() + rig_env_get()->job_silence;
+  double deadline = rig_now_s() + rig_env_get()->job_silence;
   while (atomic_load(&r->state) != RAIL_CLOSED) {
-    if (!atomic_load(&r->abandon) && (now_s() > deadline || atomic_load(&r->failed)))
+    if (!atomic_load(&r->abandon) && (rig_now_s() > deadline || atomic_load(&r->failed)))
       atomic_store(&r->abandon, true);
     rig_engine_wake();
     nap();
