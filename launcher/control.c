@@ -1,54 +1,71 @@
-/* The control thread: the one thread of a process that owns the job's MPI
- * traffic. Callers queue frames; the thread sends them (MPI_Isend), takes
- * every frame that arrives (MPI_Iprobe, then MPI_Recv) and hands it on
- * without blocking, sends beats to quiet peers and fails the job when a
- * peer stays silent too long. It spins a little after activity and then
- * sleeps on a futex the queue wakes, up to a millisecond at a time, so an
+/* The control thread (control.h): callers queue frames; the thread sends
+ * them (MPI_Isend), takes every frame that arrives (MPI_Iprobe, then
+ * MPI_Recv) and hands it to the job without blocking, sends beats to quiet
+ * peers and fails the job when a peer stays silent too long. It spins a
+ * little after activity and then sleeps on a futex the queue wakes, so an
  * idle job does not burn a core. */
+#include "control.h"
+
 #include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/sync.h"
-#include "job_internal.h"
 
 #define BEAT_EVERY RIG_JOB_BEAT_S /* seconds of quiet before a beat */
 /* The naps of a quiet control thread, longer the longer it is quiet: each
  * wake probes MPI, and an idle job should cost nothing (runs between
- * machines of one host do not come this way: launcher/express.h), while a
- * frame soon after traffic (a request of a load, a run between hosts)
- * should not wait long. A frame to an agent asleep waits up to a nap. */
+ * machines of one host do not come this way: express.h), while a frame
+ * soon after traffic (a request of a load, a run between hosts) should not
+ * wait long. A frame to an agent asleep waits up to a nap. */
 #define QUIET_SLEEP_NS 200000   /* quiet under 50 ms */
 #define IDLE_SLEEP_NS  1000000  /* under a second */
 #define LONG_SLEEP_NS  20000000 /* past it */
 
+/* A frame queued to go: header then payload in buf. */
+typedef struct outmsg {
+  queue_link link;
+  int dest;
+  size_t len;
+  unsigned char *buf;
+} outmsg;
+
 /* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
 static bool trace;
 
-rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payload, size_t n,
+rig_status rig_mpi_status(int rc, const char *call, rig_error *err) {
+  if (rc == MPI_SUCCESS) return RIG_OK;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+    len = snprintf(msg, sizeof msg, "error code %d", rc);
+  return rig_error_set(err, RIG_EJOB, "%s failed: %.*s", call, len, msg);
+}
+
+static rig_status fail(ctl *c, bool tell, const char *cause, rig_error *err) {
+  return c->hooks.fail(c->hooks.job, tell, cause, err);
+}
+
+rig_status rig_ctl_send(ctl *c, int dest, const frame *f, const void *payload, size_t n,
                         rig_error *err) {
-  ctl *c = &job->c;
   /* One MPI message a frame, its length an int. */
   if (n > (size_t)INT_MAX - sizeof *f) {
     char cause[128];
     snprintf(cause, sizeof cause, "machine %d: a frame of %zu bytes, more than a message carries",
-             job->rank, n);
-    rig_job_fail_with(job, true, cause);
-    return rig_job_error(job, err);
+             c->rank, n);
+    return fail(c, true, cause, err);
   }
   outmsg *m = malloc(sizeof *m);
   unsigned char *buf = malloc(sizeof *f + n);
   if (!m || !buf) {
     free(m);
     free(buf);
-    rig_job_fail_with(job, false, "out of memory queueing a frame");
-    return rig_job_error(job, err);
+    return fail(c, false, "out of memory queueing a frame", err);
   }
   /* Only the kind's body is copied: the rest of the union goes as 0s. */
   frame out;
@@ -60,17 +77,10 @@ rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payl
   memcpy((unsigned char *)&out + body, (const unsigned char *)f + body, frame_body_size(f->h.kind));
   memcpy(buf, &out, sizeof out);
   if (n) memcpy(buf + sizeof out, payload, n);
-  m->next = NULL;
   m->dest = dest;
   m->len = sizeof out + n;
   m->buf = buf;
-  pthread_mutex_lock(&c->lock);
-  if (c->tail)
-    c->tail->next = m;
-  else
-    c->head = m;
-  c->tail = m;
-  pthread_mutex_unlock(&c->lock);
+  rig_queue_push(&c->out, &m->link);
   atomic_fetch_add(&c->wake, 1);
   /* The system call only when the thread may be asleep (it rechecks wake
    * after saying so). */
@@ -80,51 +90,59 @@ rig_status rig_ctl_send(rig_job *job, int dest, const frame *f, const void *payl
 
 /* An MPI failure on the control thread fails the job: no caller waits
  * here for a status, every one waits on the job. */
-static rig_status mpi_check(rig_job *job, int rc, const char *call) {
+static rig_status mpi_check(ctl *c, int rc, const char *call) {
   rig_error err;
   if (rig_mpi_status(rc, call, &err) == RIG_OK) return RIG_OK;
   char cause[RIG_ERROR_MESSAGE_MAX + 32];
-  snprintf(cause, sizeof cause, "machine %d: %s", job->rank, err.message);
-  rig_job_fail_with(job, false, cause);
+  snprintf(cause, sizeof cause, "machine %d: %s", c->rank, err.message);
+  fail(c, false, cause, NULL);
   return RIG_EJOB;
 }
 
-static bool send_queued(rig_job *job) {
-  ctl *c = &job->c;
-  pthread_mutex_lock(&c->lock);
-  outmsg *m = c->head;
-  c->head = c->tail = NULL;
-  pthread_mutex_unlock(&c->lock);
+/* Room for one more send in flight. */
+static bool make_room(ctl *c) {
+  if (c->ninflight < c->room) return true;
+  size_t room = c->room ? 2 * c->room : 64;
+  MPI_Request *r = realloc(c->reqs, room * sizeof *r);
+  if (r) c->reqs = r;
+  unsigned char **b = realloc(c->bufs, room * sizeof *b);
+  if (b) c->bufs = b;
+  if (!r || !b) {
+    fail(c, false, "out of memory sending a frame", NULL);
+    return false;
+  }
+  c->room = room;
+  return true;
+}
+
+static uint32_t kind_of(const unsigned char *buf) {
+  frame_header h;
+  memcpy(&h, buf, sizeof h); /* the header leads the frame */
+  return h.kind;
+}
+
+static bool send_queued(ctl *c) {
+  queue_link *all = rig_queue_take_all(&c->out);
   /* Beats are not traffic: a quiet job naps longer and longer (LONG_SLEEP_NS). */
   bool any = false;
-  while (m) {
-    outmsg *next = m->next;
-    if (c->ninflight == c->room) {
-      size_t room = c->room ? 2 * c->room : 64;
-      MPI_Request *r = realloc(c->reqs, room * sizeof *r);
-      if (r) c->reqs = r;
-      unsigned char **b = realloc(c->bufs, room * sizeof *b);
-      if (b) c->bufs = b;
-      if (!r || !b) {
-        rig_job_fail_with(job, false, "out of memory sending a frame");
-        free(m->buf);
-        free(m);
-        m = next;
-        continue;
-      }
-      c->room = room;
+  while (all) {
+    outmsg *m = (outmsg *)all;
+    all = all->next;
+    if (!make_room(c)) {
+      free(m->buf);
+      free(m);
+      continue;
     }
     MPI_Request req;
-    frame_header th;
-    memcpy(&th, m->buf, sizeof th); /* the header leads the frame */
-    any |= th.kind != F_BEAT;
-    if (trace) {
-      if (th.kind != F_BEAT)
-        fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", job->rank, th.kind,
-                (unsigned long long)th.request, m->dest);
+    uint32_t kind = kind_of(m->buf);
+    any |= kind != F_BEAT;
+    if (trace && kind != F_BEAT) {
+      frame_header th;
+      memcpy(&th, m->buf, sizeof th);
+      fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", c->rank, kind,
+              (unsigned long long)th.request, m->dest);
     }
-    if (mpi_check(job,
-                  MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
+    if (mpi_check(c, MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
                   "MPI_Isend") == RIG_OK) {
       c->reqs[c->ninflight] = req;
       c->bufs[c->ninflight++] = m->buf;
@@ -133,22 +151,18 @@ static bool send_queued(rig_job *job) {
       free(m->buf);
     }
     free(m);
-    m = next;
   }
   return any;
 }
 
-static bool complete_sends(rig_job *job) {
-  ctl *c = &job->c;
+static bool complete_sends(ctl *c) {
   bool any = false;
   for (size_t i = 0; i < c->ninflight;) {
     int flag = 0;
-    if (mpi_check(job, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK)
+    if (mpi_check(c, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK)
       flag = 1;
     if (flag) {
-      frame_header th;
-      memcpy(&th, c->bufs[i], sizeof th);
-      any |= th.kind != F_BEAT;
+      any |= kind_of(c->bufs[i]) != F_BEAT;
       free(c->bufs[i]);
       c->reqs[i] = c->reqs[c->ninflight - 1];
       c->bufs[i] = c->bufs[c->ninflight - 1];
@@ -160,114 +174,117 @@ static bool complete_sends(rig_job *job) {
   return any;
 }
 
-static void dispatch(rig_job *job, int src, const frame *f, const unsigned char *payload) {
-  const frame_header *h = &f->h;
-  if (h->kind == F_BYE) {
-    job->c.byes++;
+static void dispatch(ctl *c, int src, const frame *f, const unsigned char *payload) {
+  if (f->h.kind == F_BYE) {
+    c->byes++;
     return;
   }
   /* Leaving: what still comes is drained, not acted on. */
-  if (h->kind == F_BEAT || atomic_load(&job->c.stop)) return;
-  if (h->kind == F_FAIL) {
-    char cause[RIG_ERROR_MESSAGE_MAX];
-    snprintf(cause, sizeof cause, "%.*s", (int)h->payload, (const char *)payload);
-    /* The controller tells every agent; an agent heard it from there. */
-    rig_job_fail_with(job, job->rank == 0, cause);
-    return;
-  }
-  if (job->rank != 0) {
-    rig_agent_frame(job->agent, f, payload);
-  } else if (h->kind == F_REPLY) {
-    rig_request_answer(job, src, f, payload);
-  } else if (h->kind == F_DONE) {
-    rig_proxy_done(job, src, h->device, h->value);
-  }
+  if (f->h.kind == F_BEAT || atomic_load(&c->stop)) return;
+  c->hooks.deliver(c->hooks.job, src, f, payload);
 }
 
-static bool receive(rig_job *job) {
-  ctl *c = &job->c;
-  bool any = false;
-  for (int i = 0; i < 64; i++) {
-    int flag = 0;
-    MPI_Status st;
-    if (mpi_check(job, MPI_Iprobe(MPI_ANY_SOURCE, RIG_JOB_TAG, c->comm, &flag, &st),
-                  "MPI_Iprobe") != RIG_OK ||
-        !flag)
-      break;
-    int n = 0;
-    /* MPI_UNDEFINED (negative) as 0 bytes: MPI_Recv then fails as truncated. */
-    if (mpi_check(job, MPI_Get_count(&st, MPI_BYTE, &n), "MPI_Get_count") != RIG_OK) break;
-    if (n < 0) n = 0;
-    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (!buf) {
-      rig_job_fail_with(job, false, "out of memory receiving a frame");
-      break;
-    }
-    if (mpi_check(
-            job, MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, RIG_JOB_TAG, c->comm, MPI_STATUS_IGNORE),
-            "MPI_Recv") != RIG_OK) {
-      free(buf);
-      break;
-    }
-    c->heard[st.MPI_SOURCE] = rig_now_s();
-    frame f;
-    if ((size_t)n >= sizeof f) {
-      memcpy(&f, buf, sizeof f);
-      const frame_header *h = &f.h;
-      if (trace && h->kind != F_BEAT)
-        fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", job->rank,
-                (unsigned long long)c->job_id, h->kind, (unsigned long long)h->request,
-                (unsigned long long)h->job, st.MPI_SOURCE);
-      if (sizeof f + h->payload == (size_t)n && h->job == c->job_id)
-        dispatch(job, st.MPI_SOURCE, &f, buf + sizeof f);
-    }
+/* One frame waiting at MPI, taken: false when none is, or it failed. */
+static bool receive_one(ctl *c, bool *any) {
+  int flag = 0;
+  MPI_Status st;
+  if (mpi_check(c, MPI_Iprobe(MPI_ANY_SOURCE, RIG_JOB_TAG, c->comm, &flag, &st), "MPI_Iprobe") !=
+          RIG_OK ||
+      !flag)
+    return false;
+  int n = 0;
+  /* MPI_UNDEFINED (negative) as 0 bytes: MPI_Recv then fails as truncated. */
+  if (mpi_check(c, MPI_Get_count(&st, MPI_BYTE, &n), "MPI_Get_count") != RIG_OK) return false;
+  if (n < 0) n = 0;
+  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+  if (!buf) {
+    fail(c, false, "out of memory receiving a frame", NULL);
+    return false;
+  }
+  if (mpi_check(c,
+                MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, RIG_JOB_TAG, c->comm, MPI_STATUS_IGNORE),
+                "MPI_Recv") != RIG_OK) {
     free(buf);
-    any |= (size_t)n < sizeof f || f.h.kind != F_BEAT;
+    return false;
+  }
+  c->heard[st.MPI_SOURCE] = rig_now_s();
+  frame f;
+  if ((size_t)n >= sizeof f) {
+    memcpy(&f, buf, sizeof f);
+    const frame_header *h = &f.h;
+    if (trace && h->kind != F_BEAT)
+      fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", c->rank,
+              (unsigned long long)c->job_id, h->kind, (unsigned long long)h->request,
+              (unsigned long long)h->job, st.MPI_SOURCE);
+    if (sizeof f + h->payload == (size_t)n && h->job == c->job_id)
+      dispatch(c, st.MPI_SOURCE, &f, buf + sizeof f);
+  }
+  free(buf);
+  *any |= (size_t)n < sizeof f || f.h.kind != F_BEAT;
+  return true;
+}
+
+static bool receive(ctl *c) {
+  bool any = false;
+  for (int i = 0; i < 64 && receive_one(c, &any); i++) {
   }
   return any;
 }
 
 /* Beats to quiet peers; a peer silent past the bound fails the job. The
  * controller watches every agent, an agent the controller. */
-static void watch(rig_job *job, double now) {
-  ctl *c = &job->c;
-  for (int r = 0; r < job->size; r++) {
-    if (r == job->rank || (job->rank != 0 && r != 0)) continue;
+static void watch(ctl *c, double now) {
+  for (int r = 0; r < c->size; r++) {
+    if (r == c->rank || (c->rank != 0 && r != 0)) continue;
     if (now - c->sent[r] > BEAT_EVERY) {
       frame beat = {.h.kind = F_BEAT};
-      rig_ctl_send(job, r, &beat, NULL, 0, NULL);
+      rig_ctl_send(c, r, &beat, NULL, 0, NULL);
     }
     double silence_bound = rig_env_get()->job_silence;
-    if (!atomic_load(&job->failed) && now - c->heard[r] > silence_bound) {
+    if (!atomic_load(c->failed) && now - c->heard[r] > silence_bound) {
       char cause[128];
       snprintf(cause, sizeof cause, "machine %d: silent for %g s", r, silence_bound);
-      rig_job_fail_with(job, true, cause);
+      fail(c, true, cause, NULL);
     }
   }
 }
 
+/* Leaving: whether every frame is out and every peer said goodbye. */
+static bool all_said(ctl *c) {
+  bool empty = rig_queue_idle(&c->out);
+  /* The controller talks with every agent, an agent with the controller. */
+  int peers = c->rank == 0 ? c->size - 1 : 1;
+  return empty && c->ninflight == 0 && c->byes >= peers;
+}
+
+/* Asleep until a frame is queued, or a nap passes to probe: longer the
+ * longer it has been idle. */
+static void nap(ctl *c, uint32_t seen, double idle) {
+  atomic_store(&c->sleeping, true);
+  if (atomic_load(&c->wake) == seen)
+    rig_futex_wait(&c->wake, seen,
+                   idle < 0.05  ? QUIET_SLEEP_NS
+                   : idle < 1.0 ? IDLE_SLEEP_NS
+                                : LONG_SLEEP_NS);
+  atomic_store(&c->sleeping, false);
+}
+
 static void *control_main(void *arg) {
-  rig_job *job = arg;
-  ctl *c = &job->c;
+  ctl *c = arg;
   double last_busy = rig_now_s(), last_watch = 0, stop_at = 0;
   for (;;) {
     uint32_t seen = atomic_load(&c->wake);
-    bool busy = send_queued(job);
-    busy |= complete_sends(job);
-    busy |= receive(job);
+    bool busy = send_queued(c);
+    busy |= complete_sends(c);
+    busy |= receive(c);
     double now = rig_now_s();
     bool leaving = atomic_load(&c->stop);
     if (!leaving && now - last_watch > 0.1) {
-      watch(job, now);
+      watch(c, now);
       last_watch = now;
     }
     if (leaving) {
-      pthread_mutex_lock(&c->lock);
-      bool empty = c->head == NULL;
-      pthread_mutex_unlock(&c->lock);
-      /* The controller talks with every agent, an agent with the controller. */
-      int peers = job->rank == 0 ? job->size - 1 : 1;
-      if (empty && c->ninflight == 0 && c->byes >= peers) {
+      if (all_said(c)) {
         c->quiet = true;
         break;
       }
@@ -282,54 +299,45 @@ static void *control_main(void *arg) {
     /* Just after traffic an answer is likely soon: poll, but yielding, so
      * that the threads this traffic woke get a core. */
     double idle = now - last_busy;
-    if (idle < 1e-3 || (!leaving && !atomic_load(&job->failed) && rig_proxies_busy(job))) {
+    if (idle < 1e-3 || (!leaving && !atomic_load(c->failed) && c->hooks.busy(c->hooks.job))) {
       sched_yield();
       continue;
     }
-    /* Asleep until a frame is queued, or a while passes to probe. */
-    atomic_store(&c->sleeping, true);
-    if (atomic_load(&c->wake) == seen)
-      rig_futex_wait(&c->wake, seen,
-                     idle < 0.05  ? QUIET_SLEEP_NS
-                     : idle < 1.0 ? IDLE_SLEEP_NS
-                                  : LONG_SLEEP_NS);
-    atomic_store(&c->sleeping, false);
+    nap(c, seen, idle);
   }
   return NULL;
 }
 
-rig_status rig_ctl_start(rig_job *job, rig_error *err) {
-  ctl *c = &job->c;
+rig_status rig_ctl_start(ctl *c, rig_error *err) {
   trace = rig_env_get()->trace;
-  pthread_mutex_init(&c->lock, NULL);
-  c->heard = calloc((size_t)job->size, sizeof *c->heard);
-  c->sent = calloc((size_t)job->size, sizeof *c->sent);
+  rig_queue_init(&c->out);
+  c->heard = calloc((size_t)c->size, sizeof *c->heard);
+  c->sent = calloc((size_t)c->size, sizeof *c->sent);
   rig_status st = RIG_OK;
   if (!c->heard || !c->sent) {
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   } else {
     double now = rig_now_s();
-    for (int r = 0; r < job->size; r++) c->heard[r] = c->sent[r] = now;
-    if (pthread_create(&c->thread, NULL, control_main, job) != 0)
+    for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
+    if (pthread_create(&c->thread, NULL, control_main, c) != 0)
       st = rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
   }
   if (st != RIG_OK) {
     free(c->heard);
     free(c->sent);
     c->heard = c->sent = NULL;
-    pthread_mutex_destroy(&c->lock);
+    rig_queue_destroy(&c->out);
     return st;
   }
   c->started = true;
   return RIG_OK;
 }
 
-bool rig_ctl_stop(rig_job *job) {
-  ctl *c = &job->c;
+bool rig_ctl_stop(ctl *c) {
   if (!c->started) return false;
   frame bye = {.h.kind = F_BYE};
-  for (int r = 0; r < job->size; r++)
-    if (r != job->rank && (job->rank == 0 || r == 0)) rig_ctl_send(job, r, &bye, NULL, 0, NULL);
+  for (int r = 0; r < c->size; r++)
+    if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(c, r, &bye, NULL, 0, NULL);
   atomic_store(&c->stop, true);
   atomic_fetch_add(&c->wake, 1);
   rig_futex_wake(&c->wake, 1);
@@ -343,11 +351,11 @@ bool rig_ctl_stop(rig_job *job) {
   }
   free(c->heard);
   free(c->sent);
-  for (outmsg *m = c->head, *next; m; m = next) {
-    next = m->next;
-    free(m->buf);
-    free(m);
+  for (queue_link *l = rig_queue_take_all(&c->out), *next; l; l = next) {
+    next = l->next;
+    free(((outmsg *)l)->buf);
+    free(l);
   }
-  pthread_mutex_destroy(&c->lock);
+  rig_queue_destroy(&c->out);
   return c->quiet;
 }

@@ -15,15 +15,14 @@
 #include "base/env.h"
 #include "base/sync.h"
 #include "express.h"
-#include "job_internal.h"
 
 static rig_area *map(const void *addr, size_t len, int rank);
 
 /* ---- the operations -------------------------------------------------------------- */
 
-ex_word *rig_express_word(express *ex, int m, uint32_t i) {
-  if (!ex || !ex->words || m <= 0 || i >= ex->stride) return NULL;
-  return (ex_word *)rig_area_base(ex->words) + (size_t)m * ex->stride + i;
+ex_timeline *rig_express_timeline(express *ex, int m, uint32_t i) {
+  if (!ex || !ex->timelines || m <= 0 || i >= ex->stride) return NULL;
+  return (ex_timeline *)rig_area_base(ex->timelines) + (size_t)m * ex->stride + i;
 }
 
 ex_ring *rig_express_ring(express *ex, int m, uint32_t i) {
@@ -38,11 +37,11 @@ ex_ring *rig_express_my_ring(express *ex, uint32_t i) {
   return (ex_ring *)rig_area_base(ex->my_rings) + i;
 }
 
-ex_word *rig_express_my_word(express *ex, int rank, uint32_t i) {
-  if (!ex || !ex->my_words || i >= ex->stride) return NULL;
-  size_t at = ((size_t)rank * ex->stride + i + 1) * sizeof(ex_word);
-  if (at > rig_area_length(ex->my_words)) return NULL;
-  return (ex_word *)rig_area_base(ex->my_words) + (size_t)rank * ex->stride + i;
+ex_timeline *rig_express_my_timeline(express *ex, int rank, uint32_t i) {
+  if (!ex || !ex->my_timelines || i >= ex->stride) return NULL;
+  size_t at = ((size_t)rank * ex->stride + i + 1) * sizeof(ex_timeline);
+  if (at > rig_area_length(ex->my_timelines)) return NULL;
+  return (ex_timeline *)rig_area_base(ex->my_timelines) + (size_t)rank * ex->stride + i;
 }
 
 static void ring_wake(ex_ring *ring) {
@@ -59,8 +58,8 @@ void rig_express_ring_wake(ex_ring *ring) {
 }
 
 /* Value's slot, if the hand-over it last held (value - EX_RING) is done. */
-static ex_slot *claim(ex_ring *ring, const ex_word *done, uint64_t value) {
-  if (value > EX_RING && atomic_load_explicit(&done->word, memory_order_acquire) < value - EX_RING)
+static ex_slot *claim(ex_ring *ring, const ex_timeline *done, uint64_t value) {
+  if (value > EX_RING && atomic_load_explicit(&done->value, memory_order_acquire) < value - EX_RING)
     return NULL;
   return &ring->slots[value % EX_RING];
 }
@@ -72,7 +71,7 @@ static void publish(ex_ring *ring, ex_slot *s, uint64_t value, uint32_t kind, si
   ring_wake(ring);
 }
 
-bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const void *bytes,
+bool rig_express_post(ex_ring *ring, const ex_timeline *done, uint64_t value, const void *bytes,
                       size_t len) {
   ex_slot *s = len <= sizeof s->bytes ? claim(ring, done, value) : NULL;
   if (!s) return false;
@@ -81,7 +80,7 @@ bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const 
   return true;
 }
 
-bool rig_express_copy_in(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+bool rig_express_copy_in(ex_ring *ring, const ex_timeline *done, uint64_t value, uint64_t memory,
                          uint64_t offset, const void *src, size_t len) {
   bool inline_ = len <= sizeof ring->slots[0].bytes - sizeof(ex_copy);
   if (!inline_ && !ring->far) return false;
@@ -94,7 +93,7 @@ bool rig_express_copy_in(ex_ring *ring, const ex_word *done, uint64_t value, uin
   return true;
 }
 
-bool rig_express_copy_out(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+bool rig_express_copy_out(ex_ring *ring, const ex_timeline *done, uint64_t value, uint64_t memory,
                           uint64_t offset, void *dst, size_t len) {
   ex_slot *s = ring->far ? claim(ring, done, value) : NULL;
   if (!s) return false;
@@ -104,7 +103,7 @@ bool rig_express_copy_out(ex_ring *ring, const ex_word *done, uint64_t value, ui
   return true;
 }
 
-bool rig_express_copy_near(ex_ring *ring, const ex_word *done, uint64_t value, void *dst,
+bool rig_express_copy_near(ex_ring *ring, const ex_timeline *done, uint64_t value, void *dst,
                            const void *src, size_t len) {
   ex_slot *s = claim(ring, done, value);
   if (!s) return false;
@@ -171,7 +170,7 @@ rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address,
    * only what fits easily goes there, the rest is the device's own. */
   struct statvfs fs;
   if (statvfs("/dev/shm", &fs) != 0 || bytes > (uint64_t)fs.f_bavail * fs.f_frsize / 4) return NULL;
-  if (!ex || !ex->my_words || !bytes || rig_area_make(bytes, &a, &err) != RIG_OK) return NULL;
+  if (!ex || !ex->my_timelines || !bytes || rig_area_make(bytes, &a, &err) != RIG_OK) return NULL;
   if (rig_buffer_adopt(rig_area_base(a), bytes, area_gone, a, &b, &err) != RIG_OK) {
     rig_area_release(a);
     return NULL;
@@ -231,20 +230,20 @@ const ex_slot *rig_express_peek(ex_ring *ring, uint64_t v) {
   return atomic_load_explicit(&s->value, memory_order_acquire) == v ? s : NULL;
 }
 
-void rig_express_report(ex_word *w, uint64_t value) {
-  uint64_t old = atomic_load_explicit(&w->word, memory_order_relaxed);
+void rig_express_report(ex_timeline *w, uint64_t value) {
+  uint64_t old = atomic_load_explicit(&w->value, memory_order_relaxed);
   while (old < value && !atomic_compare_exchange_weak_explicit(
-                            &w->word, &old, value, memory_order_release, memory_order_relaxed)) {
+                            &w->value, &old, value, memory_order_release, memory_order_relaxed)) {
   }
   atomic_fetch_add_explicit(&w->seq, 1, memory_order_seq_cst);
   if (atomic_load_explicit(&w->waiters, memory_order_seq_cst))
     rig_futex_wake_shared(&w->seq, INT32_MAX);
 }
 
-void rig_express_sleep(ex_word *w, uint64_t value, int64_t timeout_ns) {
+void rig_express_sleep(ex_timeline *w, uint64_t value, int64_t timeout_ns) {
   atomic_fetch_add_explicit(&w->waiters, 1, memory_order_seq_cst);
   uint32_t seq = atomic_load_explicit(&w->seq, memory_order_seq_cst);
-  if (atomic_load_explicit(&w->word, memory_order_acquire) < value)
+  if (atomic_load_explicit(&w->value, memory_order_acquire) < value)
     rig_futex_wait_shared(&w->seq, seq, timeout_ns);
   atomic_fetch_sub_explicit(&w->waiters, 1, memory_order_seq_cst);
 }
@@ -253,7 +252,7 @@ void rig_express_sleep(ex_word *w, uint64_t value, int64_t timeout_ns) {
 
 void rig_express_free(express *ex) {
   if (!ex) return;
-  rig_area_release(ex->my_words);
+  rig_area_release(ex->my_timelines);
   rig_area_release(ex->my_rings);
   for (int m = 0; ex->rings && m < ex->machines; m++) rig_area_release(ex->rings[m]);
   for (int m = 0; ex->mems && m < ex->machines; m++) {
@@ -263,7 +262,7 @@ void rig_express_free(express *ex) {
   free(ex->mems);
   pthread_mutex_destroy(&ex->lock);
   free(ex->rings);
-  rig_area_release(ex->words);
+  rig_area_release(ex->timelines);
   free(ex);
 }
 
@@ -296,111 +295,50 @@ static rig_area *map(const void *addr, size_t len, int rank) {
 
 static const uint64_t far_probe = UINT64_C(0x726166676972); /* "rigfar" */
 
-rig_status rig_express_start(rig_job *job, bool ok, rig_error *err) {
-  if (job->size < 2) return RIG_OK;
-  bool root = job->rank == 0;
+const void *rig_express_far_probe(void) {
+  return &far_probe;
+}
+
+express *rig_express_new(int machines, uint32_t stride) {
   express *ex = calloc(1, sizeof *ex);
-  if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  if (!ex) return NULL;
   pthread_mutex_init(&ex->lock, NULL);
-  /* Every rank takes part in every collective below, whatever failed. */
-  bool want = ok && job->machines && rig_env_get()->job_express;
-  /* The words' address length, the stride, the controller's process and
-   * where a probe word is there (for far copies). */
-  uint64_t head[4] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)&far_probe};
-  const void *mine = NULL;
-  size_t mine_len = 0;
-  if (root) {
-    for (int m = 1; want && m < job->size; m++)
-      if (job->machines[m].ndevices > head[1]) head[1] = job->machines[m].ndevices;
-    ex->stride = (uint32_t)head[1];
-    ex->machines = job->size;
-    ex->rings = calloc((size_t)job->size, sizeof *ex->rings);
-    ex->mems = calloc((size_t)job->size, sizeof *ex->mems);
-    if (want && ex->rings && ex->mems)
-      ex->words = make((size_t)job->size * ex->stride * sizeof(ex_word), &mine, &mine_len);
-    head[0] = mine_len;
-  } else if (want && job->machines[job->rank].ndevices) {
-    ex->my_rings = make(job->machines[job->rank].ndevices * sizeof(ex_ring), &mine, &mine_len);
-  }
-  MPI_Request req;
-  bool *pending = &job->start_pending;
-  rig_status st =
-      rig_mpi_status(MPI_Ibcast(head, 4, MPI_UINT64_T, 0, job->c.comm, &req), "MPI_Ibcast", err);
-  if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Ibcast", pending, err);
-  unsigned char *words = NULL;
-  if (st == RIG_OK && head[0]) {
-    words = root ? (unsigned char *)mine : malloc(head[0]);
-    if (!words) st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-    /* Every rank learned the length: all take part, or none. */
-  }
-  if (st == RIG_OK && head[0]) {
-    st = rig_mpi_status(MPI_Ibcast(words, (int)head[0], MPI_BYTE, 0, job->c.comm, &req),
-                        "MPI_Ibcast", err);
-    if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Ibcast", pending, err);
-  }
-  if (st == RIG_OK && !root) {
-    ex->stride = (uint32_t)head[1];
-    ex->controller = (int)head[2];
-    if (ex->my_rings && head[0]) ex->my_words = map(words, head[0], job->rank);
-    /* Far copies where this process may read (and so write) the
-     * controller's memory: before the rings go, so the controller sees it. */
-    uint64_t probe = 0;
-    if (ex->my_words &&
-        far_move(ex->controller, true, (unsigned char *)&probe, head[3], sizeof probe) &&
-        probe == far_probe)
-      for (uint32_t i = 0; i < job->machines[job->rank].ndevices; i++)
-        rig_express_my_ring(ex, i)->far = 1;
-  }
-  if (!root && words && !*pending) free(words);
-  /* The agents' rings to the controller. */
-  int n = (int)mine_len, *lens = NULL, *offs = NULL;
-  unsigned char *all = NULL;
-  if (st == RIG_OK && root) {
-    lens = calloc((size_t)job->size, sizeof *lens);
-    offs = calloc((size_t)job->size, sizeof *offs);
-    if (!lens || !offs) st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  }
-  if (st == RIG_OK) {
-    if (root) n = 0;
-    st = rig_mpi_status(MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm, &req),
-                        "MPI_Igather", err);
-    if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Igather", pending, err);
-  }
-  if (st == RIG_OK) {
-    size_t total = 0;
-    for (int r = 0; root && r < job->size; r++) {
-      offs[r] = (int)total;
-      total += (size_t)lens[r];
-    }
-    if (root && !(all = malloc(total ? total : 1)))
-      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  }
-  if (st == RIG_OK) {
-    st = rig_mpi_status(MPI_Igatherv(root ? NULL : mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0,
-                                     job->c.comm, &req),
-                        "MPI_Igatherv", err);
-    if (st == RIG_OK) st = rig_job_start_wait(&req, "MPI_Igatherv", pending, err);
-  }
-  for (int r = 1; st == RIG_OK && root && ex->words && r < job->size; r++)
-    ex->rings[r] = map(all + offs[r], (size_t)lens[r], r);
-  if (*pending) return st; /* MPI may still write the buffers */
-  free(lens);
-  free(offs);
-  free(all);
-  job->express = ex;
-  return st;
+  ex->machines = machines;
+  ex->stride = stride;
+  return ex;
 }
 
-void rig_express_drain_machine(rig_job *job, int m) {
-  for (size_t i = 0; job->rank == 0 && job->proxies[m] && i < job->machines[m].ndevices; i++) {
-    if (atomic_load(&job->failed)) return;
-    proxy *px = job->proxies[m][i];
-    if (!px || !px->ring) continue;
-    rig_error err;
-    rig_point_wait(rig_device_last(px->dev), &err);
-  }
+bool rig_express_make_timelines(express *ex, const void **addr, size_t *len) {
+  *addr = NULL;
+  *len = 0;
+  ex->rings = calloc((size_t)ex->machines, sizeof *ex->rings);
+  ex->mems = calloc((size_t)ex->machines, sizeof *ex->mems);
+  if (!ex->rings || !ex->mems) return false;
+  ex->timelines = make((size_t)ex->machines * ex->stride * sizeof(ex_timeline), addr, len);
+  return ex->timelines != NULL;
 }
 
-void rig_express_drain(rig_job *job) {
-  for (int m = 1; job->rank == 0 && m < job->size; m++) rig_express_drain_machine(job, m);
+bool rig_express_make_rings(express *ex, size_t ndevices, const void **addr, size_t *len) {
+  *addr = NULL;
+  *len = 0;
+  ex->my_rings = make(ndevices * sizeof(ex_ring), addr, len);
+  return ex->my_rings != NULL;
+}
+
+void rig_express_map_timelines(express *ex, const void *addr, size_t len, int rank, int controller,
+                               uint64_t probe_at, size_t ndevices) {
+  ex->controller = controller;
+  if (!ex->my_rings || !len) return;
+  ex->my_timelines = map(addr, len, rank);
+  /* Far copies where this process may read (and so write) the
+   * controller's memory: before the rings go, so the controller sees it. */
+  uint64_t probe = 0;
+  if (ex->my_timelines &&
+      far_move(controller, true, (unsigned char *)&probe, probe_at, sizeof probe) &&
+      probe == far_probe)
+    for (uint32_t i = 0; i < ndevices; i++) rig_express_my_ring(ex, i)->far = 1;
+}
+
+void rig_express_map_rings(express *ex, int m, const void *addr, size_t len) {
+  if (ex->timelines && ex->rings && m > 0 && m < ex->machines) ex->rings[m] = map(addr, len, m);
 }

@@ -2,7 +2,7 @@
  * between the controller and an agent on the same host, a run's words go
  * into a ring of slots in the agent's memory (one ring per device), which
  * the agent's executor reads in order from its own memory, and its done
- * reports are stores into the proxy's timeline word, in the controller's
+ * reports are stores into the proxy's timeline, in the controller's
  * memory; both are shared areas (rig_area, UCX's mapped memory). Neither
  * side's control thread is in between. Where an area cannot be mapped
  * (another host, UCX_TLS=tcp,self, the engine not starting) the frames of
@@ -15,9 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rig/rig_driver.h"
 #include "rig/rig_rail.h"
-
-typedef struct rig_job rig_job;
 
 /* Slots per device's ring, and the bytes of one (its header included): a
  * run's words longer than a slot, or a run when the ring is full, go by
@@ -56,68 +55,72 @@ typedef struct ex_ring {
   ex_slot slots[EX_RING];
 } ex_ring;
 
-/* One proxy's timeline word, in the controller's memory. */
-typedef struct ex_word {
-  _Atomic uint64_t word;    /* the proxy device's timeline */
+/* One proxy's timeline, in the controller's memory. */
+typedef struct ex_timeline {
+  _Atomic uint64_t value;   /* the proxy device's timeline */
   _Atomic uint32_t seq;     /* futex: bumped after each report */
   _Atomic uint32_t waiters; /* threads asleep (or about to be) on seq */
   unsigned char pad[48];
-} ex_word;
+} ex_timeline;
 
-_Static_assert(sizeof(ex_slot) == EX_SLOT && sizeof(ex_word) == 64 &&
+_Static_assert(sizeof(ex_slot) == EX_SLOT && sizeof(ex_timeline) == 64 &&
                    sizeof(ex_ring) == 64 + EX_RING * EX_SLOT,
                "the shared layouts are what both sides compute");
 
 typedef struct express {
   int machines;
-  uint32_t stride; /* word (m, i) is at m * stride + i */
+  uint32_t stride; /* timeline (m, i) is at m * stride + i */
   /* The controller. */
-  rig_area *words;  /* made here: every proxy's timeline word */
-  rig_area **rings; /* per machine: its rings, mapped (NULL: by frames) */
+  rig_area *timelines; /* made here: every proxy's timeline */
+  rig_area **rings;    /* per machine: its rings, mapped (NULL: by frames) */
   pthread_mutex_t lock;
   struct ex_mems {
     rig_area **by_id; /* memory of the agent's host, mapped here, by id */
     size_t n;
   } * mems; /* per machine */
   /* An agent. */
-  rig_area *my_rings; /* made here, one ring per device */
-  rig_area *my_words; /* the controller's words, mapped (NULL: DONE by frame) */
-  int controller;     /* the controller's process id */
+  rig_area *my_rings;     /* made here, one ring per device */
+  rig_area *my_timelines; /* the controller's, mapped (NULL: DONE by frame) */
+  int controller;         /* the controller's process id */
 } express;
 
-/* Collective, after the machines are gathered and before the proxies are
- * made: each agent makes its rings and the controller its words, each
- * sends the other its area's address, each maps the other's where it can.
- * Fails only as MPI fails; UCX failing leaves job->express NULL or its
- * areas NULL, and frames do the rest. Every rank takes part: one whose
- * start failed before (ok false) offers nothing. */
-rig_status rig_express_start(rig_job *job, bool ok, rig_error *err);
-/* The controller, closing: waits until every proxy's work handed over by
- * a ring is done (or the job failed). */
-void rig_express_drain(rig_job *job);
-/* The same for machine m's proxies (before a request that follows their
- * work, such as its trace). */
-void rig_express_drain_machine(rig_job *job, int m);
+/* Setting up (bootstrap.c exchanges the addresses): an express of a job of
+ * `machines`, each agent with at most `stride` devices. */
+express *rig_express_new(int machines, uint32_t stride);
+/* The controller: every proxy's timeline, made here; false (frames) where it
+ * cannot be. *addr, *len: what maps it elsewhere. */
+bool rig_express_make_timelines(express *ex, const void **addr, size_t *len);
+/* An agent: its rings, one per device. */
+bool rig_express_make_rings(express *ex, size_t ndevices, const void **addr, size_t *len);
+/* An agent: the controller's timelines mapped here (where they can be), and
+ * whether it reaches the controller's memory for far copies (a probe word
+ * at probe_at in process `controller`). */
+void rig_express_map_timelines(express *ex, const void *addr, size_t len, int rank, int controller,
+                               uint64_t probe_at, size_t ndevices);
+/* The controller: machine m's rings mapped here (where they can be). */
+void rig_express_map_rings(express *ex, int m, const void *addr, size_t len);
+/* The controller's probe word for far copies. */
+const void *rig_express_far_probe(void);
 void rig_express_free(express *ex);
 
-/* The controller: proxy (m, i)'s word (NULL: none), and its ring (NULL). */
-ex_word *rig_express_word(express *ex, int m, uint32_t i);
+/* The controller: proxy (m, i)'s timeline (NULL: none), and its ring (NULL). */
+ex_timeline *rig_express_timeline(express *ex, int m, uint32_t i);
 ex_ring *rig_express_ring(express *ex, int m, uint32_t i);
 /* Puts a run's words into its slot: false (nothing written) when they do
  * not fit a slot, or the slot still holds a run not reported done. */
-bool rig_express_post(ex_ring *ring, const ex_word *done, uint64_t value, const void *bytes,
+bool rig_express_post(ex_ring *ring, const ex_timeline *done, uint64_t value, const void *bytes,
                       size_t len);
 /* Copies by the ring: bytes that fit a slot go in it; more go far (the
  * agent reads or writes the controller's memory itself, one copy) where
  * the agent can. False: nothing written, send a frame. */
-bool rig_express_copy_in(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+bool rig_express_copy_in(ex_ring *ring, const ex_timeline *done, uint64_t value, uint64_t memory,
                          uint64_t offset, const void *src, size_t len);
-bool rig_express_copy_out(ex_ring *ring, const ex_word *done, uint64_t value, uint64_t memory,
+bool rig_express_copy_out(ex_ring *ring, const ex_timeline *done, uint64_t value, uint64_t memory,
                           uint64_t offset, void *dst, size_t len);
 /* A copy the controller makes itself, between its memory and the agent's
  * mapped here (both free: the core waited for their last users), and the
  * mark that keeps its value in order. False: nothing done. */
-bool rig_express_copy_near(ex_ring *ring, const ex_word *done, uint64_t value, void *dst,
+bool rig_express_copy_near(ex_ring *ring, const ex_timeline *done, uint64_t value, void *dst,
                            const void *src, size_t len);
 /* The controller: memory `id` of machine m, mapped here from the address
  * an agent's allocation answered (NULL: not mapped); dropped when freed. */
@@ -131,15 +134,15 @@ rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address,
  * memory at address, in order with b's work. */
 rig_status rig_express_far(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,
                            uint64_t length, rig_error *err);
-/* A waiter's sleep on the word, at most timeout_ns. */
-void rig_express_sleep(ex_word *w, uint64_t value, int64_t timeout_ns);
-/* Moves the word to at least value and wakes its sleepers. */
-void rig_express_report(ex_word *w, uint64_t value);
+/* A waiter's sleep on the timeline, at most timeout_ns. */
+void rig_express_sleep(ex_timeline *w, uint64_t value, int64_t timeout_ns);
+/* Moves the timeline to at least value and wakes its sleepers. */
+void rig_express_report(ex_timeline *w, uint64_t value);
 
-/* An agent: its ring of device i (NULL), and its word (NULL) at the
+/* An agent: its ring of device i (NULL), and its timeline (NULL) at the
  * controller. */
 ex_ring *rig_express_my_ring(express *ex, uint32_t i);
-ex_word *rig_express_my_word(express *ex, int rank, uint32_t i);
+ex_timeline *rig_express_my_timeline(express *ex, int rank, uint32_t i);
 /* The hand-over of value v, if its bytes are in the ring. */
 const ex_slot *rig_express_peek(ex_ring *ring, uint64_t v);
 /* Wakes the ring's executor if it sleeps (a frame was queued for it, or

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "job_internal.h"
+#include "machine.h"
 
 static void topology_summary(char *out, size_t size) {
   hwloc_topology_t topo;

@@ -4,13 +4,21 @@
  * controller's host memory and the agent's memory) as frames the agent
  * runs in order, whose values the agent reports done, moving the proxy's
  * shadow timeline. With the express path (express.h) the timeline is a
- * word in shared memory the agent stores to, and runs and copies go into
+ * value in shared memory the agent stores to, and runs and copies go into
  * the agent's ring, or are copied here into its mapped memory. */
+#include "proxy.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "express.h"
-#include "job_internal.h"
+#include "failure.h"
+#include "job.h"
+
+/* An image loaded by the agent: its id there. */
+typedef struct proxy_image {
+  uint64_t id;
+} proxy_image;
 
 /* Memory of an agent is addressed, here, as its id in the top bits and an
  * offset in the low 40; a controller host pointer never has bit 63 set. */
@@ -52,14 +60,14 @@ static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, ri
   /* The id must fit between the tag and the offset. */
   if (r->value == 0 || r->value > (REMOTE_TAG >> REMOTE_SHIFT) - 1) {
     frame release = {.h = {.kind = F_FREE, .device = px->index}, .release.id = r->value};
-    rig_ctl_send(job, px->machine, &release, NULL, 0, NULL);
+    rig_ctl_send(&job->c, px->machine, &release, NULL, 0, NULL);
     s = rig_error_set(err, RIG_ENOMEM, "%s: memory %llu, more than a proxy addresses",
                       rig_device_name(px->dev), (unsigned long long)r->value);
     rig_request_free(r);
     return s;
   }
   /* Memory the agent shares (its host's): mapped here for copies. */
-  if (r->len && px->xw)
+  if (r->len && px->tl)
     rig_express_mem_add(px->link->express, px->machine, r->value, r->payload, r->len);
   out->address = REMOTE_TAG | (r->value << REMOTE_SHIFT);
   out->handle = r->value;
@@ -76,7 +84,7 @@ static void proxy_free(void *st, const rig_mem_info *mem) {
   rig_express_mem_drop(px->link->express, px->machine, mem->handle);
   if (job_of(px, &job, NULL) != RIG_OK || atomic_load(&job->failed)) return;
   frame f = {.h = {.kind = F_FREE, .device = px->index}, .release.id = mem->handle};
-  rig_ctl_send(job, px->machine, &f, NULL, 0, NULL);
+  rig_ctl_send(&job->c, px->machine, &f, NULL, 0, NULL);
 }
 
 /* Host memory of the controller, at its host pointer (hand-overs carry its
@@ -143,7 +151,7 @@ static void proxy_image_unload(void *st, void *image) {
   rig_job *job;
   if (job_of(px, &job, NULL) == RIG_OK && !atomic_load(&job->failed)) {
     frame f = {.h = {.kind = F_UNLOAD, .device = px->index}, .release.id = im->id};
-    rig_ctl_send(job, px->machine, &f, NULL, 0, NULL);
+    rig_ctl_send(&job->c, px->machine, &f, NULL, 0, NULL);
   }
   free(im);
 }
@@ -157,11 +165,11 @@ static void proxy_image_unload(void *st, void *image) {
 static bool near_ready(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
   (void)err;
   uint64_t before = w->value - 1;
-  if (atomic_load_explicit(&px->xw->word, memory_order_acquire) >= before) return true;
+  if (atomic_load_explicit(&px->tl->value, memory_order_acquire) >= before) return true;
   if (w->length < NEAR_WAIT) return false;
-  while (atomic_load_explicit(&px->xw->word, memory_order_acquire) < before) {
+  while (atomic_load_explicit(&px->tl->value, memory_order_acquire) < before) {
     if (atomic_load(&job->failed)) return false;
-    rig_express_sleep(px->xw, before, 1000000);
+    rig_express_sleep(px->tl, before, 1000000);
   }
   return true;
 }
@@ -182,30 +190,30 @@ static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_er
     if (at <= len && w->length <= len - at && near_ready(px, job, w, err)) {
       void *to = is_remote(w->dst) ? near + at : (void *)(uintptr_t)w->dst;
       const void *from = is_remote(w->dst) ? (const void *)(uintptr_t)w->src : near + at;
-      if (rig_express_copy_near(px->ring, px->xw, w->value, to, from, w->length)) return RIG_OK;
+      if (rig_express_copy_near(px->ring, px->tl, w->value, to, from, w->length)) return RIG_OK;
     }
     if (atomic_load(&job->failed)) return rig_job_error(job, err);
   }
   if (px->ring && !is_remote(w->src) && is_remote(w->dst) &&
-      rig_express_copy_in(px->ring, px->xw, w->value, remote_id(w->dst), remote_offset(w->dst),
+      rig_express_copy_in(px->ring, px->tl, w->value, remote_id(w->dst), remote_offset(w->dst),
                           (const void *)(uintptr_t)w->src, w->length))
     return RIG_OK;
   if (px->ring && is_remote(w->src) && !is_remote(w->dst) &&
-      rig_express_copy_out(px->ring, px->xw, w->value, remote_id(w->src), remote_offset(w->src),
+      rig_express_copy_out(px->ring, px->tl, w->value, remote_id(w->src), remote_offset(w->src),
                            (void *)(uintptr_t)w->dst, w->length))
     return RIG_OK;
   frame f = {.h = {.device = px->index, .value = w->value}};
   if (!is_remote(w->src) && is_remote(w->dst)) {
     f.h.kind = F_COPY_IN;
     f.copy_in = (frame_copy_in){.memory = remote_id(w->dst), .offset = remote_offset(w->dst)};
-    return rig_ctl_send(job, px->machine, &f, (const void *)(uintptr_t)w->src, w->length, err);
+    return rig_ctl_send(&job->c, px->machine, &f, (const void *)(uintptr_t)w->src, w->length, err);
   } else if (is_remote(w->src) && !is_remote(w->dst)) {
     f.h.kind = F_COPY_OUT;
-    f.h.request = atomic_fetch_add(&job->next_request, 1) + 1;
+    f.h.request = rig_request_id(job);
     f.copy_out = (frame_copy_out){
         .memory = remote_id(w->src), .offset = remote_offset(w->src), .length = w->length};
     rig_status st = rig_request_expect(job, f.h.request, (void *)(uintptr_t)w->dst, w->length, err);
-    return st == RIG_OK ? rig_ctl_send(job, px->machine, &f, NULL, 0, err) : st;
+    return st == RIG_OK ? rig_ctl_send(&job->c, px->machine, &f, NULL, 0, err) : st;
   } else if (is_remote(w->src) && is_remote(w->dst)) {
     f.h.kind = F_COPY;
     f.copy = (frame_copy){.src = remote_id(w->src),
@@ -213,7 +221,7 @@ static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_er
                           .length = w->length,
                           .dst = remote_id(w->dst),
                           .dst_offset = remote_offset(w->dst)};
-    return rig_ctl_send(job, px->machine, &f, NULL, 0, err);
+    return rig_ctl_send(&job->c, px->machine, &f, NULL, 0, err);
   }
   return rig_error_set(err, RIG_EREFUSED, "%s: a copy between two host memories",
                        rig_device_name(px->dev));
@@ -241,10 +249,10 @@ static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
   const void *bytes = (const void *)(uintptr_t)(base + p->u.words.offset);
   /* Into the agent's ring where it can; else (too long, the ring full, no
    * ring) as a frame: the agent takes both in value order. */
-  if (px->ring && rig_express_post(px->ring, px->xw, w->value, bytes, p->u.words.length))
+  if (px->ring && rig_express_post(px->ring, px->tl, w->value, bytes, p->u.words.length))
     return RIG_OK;
   frame f = {.h = {.kind = F_WORDS, .device = px->index, .value = w->value}};
-  return rig_ctl_send(job, px->machine, &f, bytes, p->u.words.length, err);
+  return rig_ctl_send(&job->c, px->machine, &f, bytes, p->u.words.length, err);
 }
 
 static void link_release(proxy_link *link) {
@@ -253,11 +261,11 @@ static void link_release(proxy_link *link) {
   free(link);
 }
 
-/* A waiter on an express word sleeps on it: the agent's report wakes it,
+/* A waiter on an express timeline sleeps on it: the agent's report wakes it,
  * no rig_device_signal comes. */
 static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   proxy *px = st;
-  rig_express_sleep(px->xw, value, timeout_ns);
+  rig_express_sleep(px->tl, value, timeout_ns);
 }
 
 /* The device is gone and nothing uses it any more. */
@@ -268,8 +276,8 @@ static void proxy_stop(void *st) {
 }
 
 /* Frame proxies are woken by rig_device_signal when a DONE frame arrives;
- * express proxies' words are written by the agent, so their waiters sleep
- * on the shared word themselves (proxy_sleep). Otherwise the two are one. */
+ * express proxies' timelines are written by the agent, so their waiters sleep
+ * on the shared timeline themselves (proxy_sleep). Otherwise the two are one. */
 #define PROXY_CALLS                                                                                \
   .stop = proxy_stop, .name = "proxy", .alloc = proxy_alloc, .free = proxy_free, .map = proxy_map, \
   .image_load = proxy_image_load, .image_entry = proxy_image_entry,                                \
@@ -285,7 +293,7 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     if (!job->link) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
     atomic_store(&job->link->job, job);
     atomic_store(&job->link->refs, 1); /* the job's */
-    job->link->express = job->express; /* the proxies' words live there */
+    job->link->express = job->express; /* the proxies' timelines live there */
     job->express = NULL;
   }
   job->proxies[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->proxies[m]);
@@ -309,10 +317,10 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     f.machine_host = i == 0;
     snprintf(f.bus_id, sizeof f.bus_id, "%s", mach->devices[i].bus_id);
     f.numa = mach->devices[i].numa;
-    px->xw = rig_express_word(job->link->express, m, (uint32_t)i);
-    px->ring = px->xw ? rig_express_ring(job->link->express, m, (uint32_t)i) : NULL;
-    px->timeline = px->xw ? &px->xw->word : &px->word;
-    rig_status st = rig_device_register(px->xw ? &proxy_express_driver : &proxy_driver, px, &f,
+    px->tl = rig_express_timeline(job->link->express, m, (uint32_t)i);
+    px->ring = px->tl ? rig_express_ring(job->link->express, m, (uint32_t)i) : NULL;
+    px->timeline = px->tl ? &px->tl->value : &px->shadow;
+    rig_status st = rig_device_register(px->tl ? &proxy_express_driver : &proxy_driver, px, &f,
                                         px->timeline, &px->dev, err);
     if (st != RIG_OK) {
       free(px);
@@ -328,12 +336,12 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
 void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
   if (m <= 0 || m >= job->size || !job->proxies[m] || index >= job->machines[m].ndevices) return;
   proxy *px = job->proxies[m][index];
-  if (px->xw) {
-    rig_express_report(px->xw, value);
+  if (px->tl) {
+    rig_express_report(px->tl, value);
     return;
   }
-  uint64_t old = atomic_load(&px->word);
-  while (old < value && !atomic_compare_exchange_weak(&px->word, &old, value)) {
+  uint64_t old = atomic_load(&px->shadow);
+  while (old < value && !atomic_compare_exchange_weak(&px->shadow, &old, value)) {
   }
   rig_device_signal(px->dev);
 }
@@ -364,4 +372,15 @@ void rig_proxies_free(rig_job *job) {
       if (job->proxies[m][i]) rig_device_unregister(job->proxies[m][i]->dev);
   link_release(job->link);
   job->link = NULL;
+}
+
+void rig_proxies_drain(rig_job *job, int m) {
+  for (int at = m < 0 ? 1 : m; job->rank == 0 && at < job->size && (m < 0 || at == m); at++)
+    for (size_t i = 0; job->proxies[at] && i < job->machines[at].ndevices; i++) {
+      if (atomic_load(&job->failed)) return;
+      proxy *px = job->proxies[at][i];
+      if (!px || !px->ring) continue;
+      rig_error err;
+      rig_point_wait(rig_device_last(px->dev), &err);
+    }
 }

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job_internal.h"
+#include "control.h"
+#include "rig/rig_job.h"
 
 #define RAIL_TAG 7202
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express.h"
-#include "job_internal.h"
+#include "job.h"
+#include "proxy.h"
 
 /* The most events an agent's trace may answer with: its start's capacity. */
 static size_t capacity_of(const rig_job *job) {
@@ -82,7 +82,7 @@ rig_status rig_job_trace_gather(rig_job *job, int m, rig_trace **out, rig_error 
   if (!job->trace_capacity) return rig_error_set(err, RIG_EINVAL, "the job's trace is not started");
   /* After the machine's work (the agent drains what came by frame, this
    * what went by its rings: express.h). */
-  rig_express_drain_machine(job, m);
+  rig_proxies_drain(job, m);
   frame f = {.h = {.kind = F_TRACE}};
   request *r;
   if ((st = rig_request(job, m, &f, NULL, 0, &r, err)) != RIG_OK)

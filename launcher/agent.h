@@ -1,0 +1,17 @@
+/* The agent (agent.c): on every rank but the controller, it hosts its
+ * machine's devices for the controller. */
+#ifndef RIG_AGENT_H
+#define RIG_AGENT_H
+
+#include "protocol.h"
+#include "rig/rig_base.h"
+
+typedef struct rig_job rig_job;
+typedef struct agent agent;
+
+rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err);
+void rig_agent_free(agent *a);
+/* A frame from the controller (on the control thread: never blocks). */
+void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload);
+
+#endif

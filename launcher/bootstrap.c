@@ -1,0 +1,297 @@
+/* The job's start (bootstrap.h): the communicator, the gather of the
+ * machines' descriptions, the express exchange. */
+#include "bootstrap.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/env.h"
+#include "express.h"
+#include "job.h"
+
+/* Waits for a collective of the job's start, within the silence bound: a
+ * machine that never joins (stopped, or gone before MPI noticed) fails the
+ * start instead of hanging it. A collective left pending is never freed
+ * (MPI may still write its buffers): *pending says so, and the caller then
+ * keeps the communicator too. */
+rig_status rig_bootstrap_wait(MPI_Request *req, const char *call, bool *pending, rig_error *err) {
+  double bound = rig_env_get()->job_silence;
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (unsigned polls = 0;; polls++) {
+    int done = 0;
+    rig_status st = rig_mpi_status(MPI_Test(req, &done, MPI_STATUS_IGNORE), call, err);
+    if (st != RIG_OK || done) return st;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (waited > bound) {
+      *pending = true;
+      return rig_error_set(err, RIG_EJOB,
+                           "the job's start: %s not done after %g s: a machine did not join "
+                           "(stopped, or gone)",
+                           call, bound);
+    }
+    /* Polls first (a start takes milliseconds), then naps. */
+    struct timespec nap = {0, polls < 1000 ? 10000 : 1000000};
+    nanosleep(&nap, NULL);
+  }
+}
+
+static const char *thread_level(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+  }
+  return "an unknown level";
+}
+
+rig_status rig_bootstrap_check(rig_error *err) {
+  int level = MPI_THREAD_SINGLE;
+  rig_status st = rig_mpi_status(MPI_Query_thread(&level), "MPI_Query_thread", err);
+  if (st == RIG_OK && level != MPI_THREAD_MULTIPLE)
+    st = rig_error_set(err, RIG_EJOB,
+                       "the job needs MPI_THREAD_MULTIPLE, and MPI granted %s: call "
+                       "MPI_Init_thread with MPI_THREAD_MULTIPLE",
+                       thread_level(level));
+  return st == RIG_OK ? rig_environment_check(err) : st;
+}
+
+/* An id of this job for its frames: the communicator's context may be one
+ * an earlier job freed with frames still on their way. */
+static uint64_t new_job_id(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t id = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 16);
+  static _Atomic uint64_t serial;
+  return id + atomic_fetch_add(&serial, 1) * UINT64_C(0x9E3779B97F4A7C15);
+}
+
+rig_status rig_bootstrap_comm(rig_job *job, MPI_Comm comm, bool *pending, rig_error *err) {
+  MPI_Request req;
+  MPI_Comm *mine = &job->c.comm;
+  rig_status st = rig_mpi_status(MPI_Comm_idup(comm, mine, &req), "MPI_Comm_idup", err);
+  if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Comm_idup", pending, err);
+  if (st != RIG_OK) {
+    if (!*pending) *mine = MPI_COMM_NULL; /* none was made */
+    return st;
+  }
+  /* The job's failures come back here as codes, not as MPI's abort. */
+  st = rig_mpi_status(MPI_Comm_set_errhandler(*mine, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler",
+                      err);
+  if (st == RIG_OK) st = rig_mpi_status(MPI_Comm_rank(*mine, &job->rank), "MPI_Comm_rank", err);
+  if (st == RIG_OK) st = rig_mpi_status(MPI_Comm_size(*mine, &job->size), "MPI_Comm_size", err);
+  uint64_t id = st == RIG_OK && job->rank == 0 ? new_job_id() : 0;
+  if (st == RIG_OK)
+    st = rig_mpi_status(MPI_Ibcast(&id, 1, MPI_UINT64_T, 0, *mine, &req), "MPI_Ibcast", err);
+  if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Ibcast", pending, err);
+  job->c.job_id = id;
+  job->c.rank = job->rank;
+  job->c.size = job->size;
+  return st;
+}
+
+/* The machines' descriptions travel as their fixed-size records, devices
+ * after each machine. A rank with none to give (it failed to describe
+ * itself) sends 0 bytes, and the controller fails the start. Every rank
+ * takes part whatever failed before, so that nobody waits forever; only a
+ * controller without room to receive leaves, and its agents then find it
+ * silent. */
+rig_status rig_bootstrap_gather(rig_job *job, bool described, rig_error *err) {
+  bool root = job->rank == 0;
+  rig_status st = RIG_OK;
+  rig_error e;
+  unsigned char *mine = NULL, *all = NULL;
+  int n = 0, *lens = NULL, *offs = NULL;
+  if (described) {
+    const rig_machine *self = &job->machines[job->rank];
+    size_t len = sizeof *self + self->ndevices * sizeof *self->devices;
+    mine = malloc(len);
+    if (mine) {
+      memcpy(mine, self, sizeof *self);
+      memcpy(mine + sizeof *self, self->devices, self->ndevices * sizeof *self->devices);
+      n = (int)len;
+    } else {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+    }
+  }
+  if (root) {
+    lens = calloc((size_t)job->size, sizeof *lens);
+    offs = calloc((size_t)job->size, sizeof *offs);
+    if (!lens || !offs) {
+      st = rig_first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e,
+                             err);
+      goto out;
+    }
+  }
+  MPI_Request req;
+  rig_status s = rig_mpi_status(MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm, &req),
+                                "MPI_Igather", &e);
+  if (s == RIG_OK) s = rig_bootstrap_wait(&req, "MPI_Igather", &job->start_pending, &e);
+  st = rig_first_failure(st, s, &e, err);
+  if (s != RIG_OK) goto out;
+  if (root) {
+    size_t total = 0;
+    for (int r = 0; r < job->size; r++) {
+      offs[r] = (int)total;
+      total += (size_t)lens[r];
+    }
+    if (!(all = malloc(total ? total : 1))) {
+      st = rig_first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e,
+                             err);
+      goto out;
+    }
+  }
+  s = rig_mpi_status(
+      MPI_Igatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm, &req),
+      "MPI_Igatherv", &e);
+  if (s == RIG_OK) s = rig_bootstrap_wait(&req, "MPI_Igatherv", &job->start_pending, &e);
+  st = rig_first_failure(st, s, &e, err);
+  /* A controller that did not describe itself may have no table to fill. */
+  for (int r = 1; root && described && st == RIG_OK && r < job->size; r++) {
+    rig_machine *m = &job->machines[r];
+    size_t got = (size_t)lens[r];
+    if (got < sizeof *m) {
+      st = rig_error_set(err, RIG_EJOB, "machine %d could not describe itself", r);
+      break;
+    }
+    memcpy(m, all + offs[r], sizeof *m);
+    m->devices = NULL; /* the sender's pointer */
+    m->host[sizeof m->host - 1] = m->topology[sizeof m->topology - 1] = '\0';
+    if (m->ndevices > (got - sizeof *m) / sizeof *m->devices ||
+        got != sizeof *m + m->ndevices * sizeof *m->devices) {
+      st = rig_error_set(err, RIG_EJOB, "machine %d: a description of %zu bytes for %zu devices", r,
+                         got, m->ndevices);
+      m->ndevices = 0;
+      break;
+    }
+    m->devices = calloc(m->ndevices ? m->ndevices : 1, sizeof *m->devices);
+    if (!m->devices) {
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+      m->ndevices = 0;
+      break;
+    }
+    memcpy(m->devices, all + offs[r] + sizeof *m, m->ndevices * sizeof *m->devices);
+  }
+out:
+  /* Buffers MPI may still write stay allocated. */
+  if (job->start_pending) return st;
+  free(mine);
+  free(lens);
+  free(offs);
+  free(all);
+  return st;
+}
+
+/* Frees the job's communicator, keeping st if it already failed. */
+rig_status rig_bootstrap_free_comm(rig_job *job, rig_status st, rig_error *err) {
+  rig_error e;
+  return rig_first_failure(st, rig_mpi_status(MPI_Comm_free(&job->c.comm), "MPI_Comm_free", &e), &e,
+                           err);
+}
+
+/* ---- the express exchange --------------------------------------------------------- */
+
+/* What the controller broadcasts first: its timelines' address length, the
+ * stride, its process and where its probe word is (for far copies). */
+enum { HEAD_LEN, HEAD_STRIDE, HEAD_PID, HEAD_PROBE, HEAD_N };
+
+/* Broadcasts n bytes from the controller, within the start's bound. */
+static rig_status bcast(rig_job *job, void *buf, int n, MPI_Datatype type, rig_error *err) {
+  MPI_Request req;
+  rig_status st = rig_mpi_status(MPI_Ibcast(buf, n, type, 0, job->c.comm, &req), "MPI_Ibcast", err);
+  return st == RIG_OK ? rig_bootstrap_wait(&req, "MPI_Ibcast", &job->start_pending, err) : st;
+}
+
+/* The controller's timelines to every agent, which maps them. */
+static rig_status share_timelines(rig_job *job, express *ex, uint64_t *head, const void *mine,
+                                  rig_error *err) {
+  bool root = job->rank == 0;
+  rig_status st = bcast(job, head, HEAD_N, MPI_UINT64_T, err);
+  if (st != RIG_OK || !head[HEAD_LEN]) return st;
+  /* Every rank learned the length: all take part, or none. */
+  unsigned char *bytes = root ? (unsigned char *)mine : malloc(head[HEAD_LEN]);
+  if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  st = bcast(job, bytes, (int)head[HEAD_LEN], MPI_BYTE, err);
+  if (st == RIG_OK && !root) {
+    ex->stride = (uint32_t)head[HEAD_STRIDE];
+    rig_express_map_timelines(ex, bytes, head[HEAD_LEN], job->rank, (int)head[HEAD_PID],
+                              head[HEAD_PROBE], job->machines[job->rank].ndevices);
+  }
+  if (!root && !job->start_pending) free(bytes);
+  return st;
+}
+
+/* Every agent's rings to the controller, which maps them. */
+static rig_status share_rings(rig_job *job, express *ex, const void *mine, size_t mine_len,
+                              rig_error *err) {
+  bool root = job->rank == 0;
+  int n = root ? 0 : (int)mine_len, *lens = NULL, *offs = NULL;
+  unsigned char *all = NULL;
+  rig_status st = RIG_OK;
+  MPI_Request req;
+  bool *pending = &job->start_pending;
+  if (root) {
+    lens = calloc((size_t)job->size, sizeof *lens);
+    offs = calloc((size_t)job->size, sizeof *offs);
+    if (!lens || !offs) st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  }
+  if (st == RIG_OK) {
+    st = rig_mpi_status(MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm, &req),
+                        "MPI_Igather", err);
+    if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igather", pending, err);
+  }
+  size_t total = 0;
+  for (int r = 0; st == RIG_OK && root && r < job->size; r++) {
+    offs[r] = (int)total;
+    total += (size_t)lens[r];
+  }
+  if (st == RIG_OK && root && !(all = malloc(total ? total : 1)))
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  if (st == RIG_OK) {
+    st = rig_mpi_status(MPI_Igatherv(root ? NULL : mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0,
+                                     job->c.comm, &req),
+                        "MPI_Igatherv", err);
+    if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igatherv", pending, err);
+  }
+  for (int r = 1; st == RIG_OK && root && r < job->size; r++)
+    rig_express_map_rings(ex, r, all + offs[r], (size_t)lens[r]);
+  if (*pending) return st; /* MPI may still write the buffers */
+  free(lens);
+  free(offs);
+  free(all);
+  return st;
+}
+
+rig_status rig_bootstrap_express(rig_job *job, bool ok, rig_error *err) {
+  if (job->size < 2) return RIG_OK;
+  bool root = job->rank == 0;
+  /* Every rank takes part in every collective below, whatever failed. */
+  bool want = ok && job->machines && rig_env_get()->job_express;
+  uint64_t head[HEAD_N] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)rig_express_far_probe()};
+  for (int m = 1; root && want && m < job->size; m++)
+    if (job->machines[m].ndevices > head[HEAD_STRIDE])
+      head[HEAD_STRIDE] = job->machines[m].ndevices;
+  express *ex = rig_express_new(job->size, (uint32_t)head[HEAD_STRIDE]);
+  if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  const void *mine = NULL;
+  size_t mine_len = 0;
+  if (root && want)
+    rig_express_make_timelines(ex, &mine, &mine_len);
+  else if (!root && want && job->machines[job->rank].ndevices)
+    rig_express_make_rings(ex, job->machines[job->rank].ndevices, &mine, &mine_len);
+  head[HEAD_LEN] = root ? mine_len : 0;
+  rig_status st = share_timelines(job, ex, head, mine, err);
+  if (st == RIG_OK) st = share_rings(job, ex, mine, mine_len, err);
+  /* A collective left pending may still write the express's areas. */
+  if (st == RIG_OK || !job->start_pending) job->express = ex;
+  return st;
+}

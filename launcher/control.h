@@ -1,0 +1,71 @@
+/* The control thread's transport (docs/jobs.md "Control protocol"): the
+ * one thread of a process that owns the job's MPI traffic. It sends the
+ * frames callers queue, takes every frame that arrives, beats to quiet
+ * peers and watches for silent ones. It knows frames only: what a frame
+ * means and what a failure does are the job's, given as hooks. */
+#ifndef RIG_CONTROL_H
+#define RIG_CONTROL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "protocol.h"
+#include "queue.h"
+#include "rig/rig_base.h"
+
+typedef struct rig_job rig_job;
+
+typedef struct ctl_hooks {
+  rig_job *job; /* every hook's first argument */
+  /* A frame of this job from rank src (neither a beat nor a goodbye), on
+   * the control thread: it must never block. */
+  void (*deliver)(rig_job *job, int src, const frame *f, const unsigned char *payload);
+  /* Whether a report is awaited soon: the thread then polls instead of
+   * napping, so that it is seen when it arrives. */
+  bool (*busy)(rig_job *job);
+  /* The job fails with cause (tell: the peers are told); err, when not
+   * NULL, gets the job's root cause as RIG_EJOB, which is returned. */
+  rig_status (*fail)(rig_job *job, bool tell, const char *cause, rig_error *err);
+} ctl_hooks;
+
+typedef struct ctl {
+  MPI_Comm comm;
+  uint64_t job_id;
+  int rank, size;
+  const _Atomic bool *failed; /* the job's: no beat or silence counts then */
+  ctl_hooks hooks;
+  pthread_t thread;
+  bool started;
+  queue out;             /* frames to send (ctl_out) */
+  _Atomic uint32_t wake; /* futex: bumped when something is queued */
+  _Atomic bool sleeping; /* the thread may be asleep on wake */
+  _Atomic bool stop;     /* leave once every queued frame is sent */
+  int byes;              /* BYE frames received (they may come before we leave) */
+  bool quiet;            /* every peer's BYE came: the communicator is idle */
+  MPI_Request *reqs;
+  unsigned char **bufs;
+  size_t ninflight, room;
+  double *heard; /* per rank: when a frame last came from it */
+  double *sent;  /* per rank: when a frame last went to it */
+} ctl;
+
+/* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or
+ * RIG_EJOB naming the call with MPI's error string. */
+rig_status rig_mpi_status(int rc, const char *call, rig_error *err);
+
+/* Queues a frame for rank dest; never blocks on the network. A frame
+ * that cannot be queued fails the job (a lost frame breaks the protocol):
+ * RIG_EJOB with its cause. A sender that only has the job to tell passes
+ * err NULL and leaves the status, the job's failure says it. */
+rig_status rig_ctl_send(ctl *c, int dest, const frame *f, const void *payload, size_t n,
+                        rig_error *err);
+/* Starts the thread on c's communicator, rank, size and hooks. */
+rig_status rig_ctl_start(ctl *c, rig_error *err);
+/* Sends what is queued and a BYE to each peer, takes frames until each
+ * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
+ * Whether the communicator is idle: only then may it be freed. */
+bool rig_ctl_stop(ctl *c);
+
+#endif

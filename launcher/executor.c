@@ -1,0 +1,382 @@
+/* A device's executor (executor.h): two threads. The runner takes the
+ * device's hand-overs in value order and runs them; work already done (a
+ * host run) it reports at once, the rest it passes to the completer, which
+ * waits for each hand-over's ends and reports it, in order. With the
+ * express path the runner reads its device's ring in this process's own
+ * memory, in value order with the frames the control thread queues, and
+ * reports by a store into the controller's timeline of the device. */
+#include "executor.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/sync.h"
+#include "express.h"
+#include "failure.h"
+#include "job.h"
+
+/* Ends a run may have (the calloc of a frame's run, the ring's array). */
+#define RUN_ENDS 64
+
+struct executor {
+  rig_job *job;
+  holdings *held;
+  uint32_t device;
+  queue work, done; /* frames to run; hand-overs run, to report */
+  pthread_t runner, completer;
+  /* The express path (express.h): hand-overs come from the ring and the
+   * work queue, taken in value order. */
+  ex_ring *ring;
+  ex_timeline *timeline;   /* reports go there, else as DONE frames */
+  uint64_t expect;         /* the next value to run */
+  _Atomic uint64_t pushed; /* frames queued on work */
+  uint64_t popped;         /* and taken */
+  double ahead_since;      /* the queue's head is past expect since */
+  uint64_t missing;        /* a value that never came (the job fails) */
+  _Atomic bool stopping;
+  handover from_ring; /* the hand-over being run, when it came by the ring */
+  rig_point ring_ends[RUN_ENDS];
+};
+
+void rig_handover_free(handover *h) {
+  free(h->payload);
+  free(h->ends);
+  free(h);
+}
+
+/* ---- running a hand-over ----------------------------------------------------------------- */
+
+/* Memory `id`, if n bytes at `offset` lie inside it. */
+static rig_status memory_range(executor *e, uint64_t id, uint64_t offset, uint64_t n,
+                               rig_buffer **b, rig_error *err) {
+  *b = rig_holdings_get(e->held, id).buffer;
+  if (!*b) return rig_error_set(err, RIG_EREFUSED, "no memory %llu", (unsigned long long)id);
+  if (offset > rig_buffer_length(*b) || n > rig_buffer_length(*b) - offset)
+    return rig_error_set(err, RIG_EREFUSED, "%llu bytes at %llu past memory %llu",
+                         (unsigned long long)n, (unsigned long long)offset, (unsigned long long)id);
+  return RIG_OK;
+}
+
+/* Waits until the controller's timeline of the device shows v (or the job
+ * failed). */
+static void wait_timeline(executor *e, uint64_t v) {
+  for (unsigned i = 0; atomic_load_explicit(&e->timeline->value, memory_order_acquire) < v &&
+                       !atomic_load(&e->job->failed);
+       i++) {
+    if (i < 1024) {
+      rig_cpu_relax();
+    } else {
+      struct timespec nap = {0, 20000};
+      nanosleep(&nap, NULL);
+    }
+  }
+}
+
+static rig_status run_words(executor *e, handover *h, rig_error *err) {
+  if (!h->ends) h->ends = calloc(RUN_ENDS, sizeof *h->ends);
+  if (!h->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a run");
+  return rig_program_run_received(h->payload, h->f.h.payload, rig_holdings_program,
+                                  rig_holdings_buffer, e->held, NULL, 0, h->ends, &h->nends, err);
+}
+
+static rig_status copy_in(executor *e, const handover *h, rig_error *err) {
+  /* The core stages host bytes where the host does not address memory. */
+  const frame_copy_in *c = &h->f.copy_in;
+  rig_buffer *b;
+  rig_status st = memory_range(e, c->memory, c->offset, h->f.h.payload, &b, err);
+  return st == RIG_OK ? rig_buffer_write(b, c->offset, h->payload, h->f.h.payload, err) : st;
+}
+
+static rig_status copy_out(executor *e, const handover *h, rig_error *err) {
+  /* The range first: a length past the memory is refused, not tried. */
+  const frame_copy_out *c = &h->f.copy_out;
+  rig_buffer *b;
+  rig_status st = memory_range(e, c->memory, c->offset, c->length, &b, err);
+  if (st != RIG_OK) return st;
+  unsigned char *bytes = malloc(c->length ? c->length : 1);
+  if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
+  st = rig_buffer_read(b, c->offset, bytes, c->length, err);
+  /* An express agent's REPLY names the copy's value and device: the
+   * controller reaches the copy's point once the bytes are there, so the
+   * device's earlier work must be reported first. */
+  frame_header fh = h->f.h;
+  if (st == RIG_OK && e->timeline) wait_timeline(e, fh.value - 1);
+  if (st == RIG_OK) {
+    frame r = {.h = {.kind = F_REPLY,
+                     .request = fh.request,
+                     .device = fh.device,
+                     .value = e->timeline ? fh.value : 0,
+                     .status = RIG_OK}};
+    rig_ctl_send(&e->job->c, 0, &r, bytes, c->length, NULL);
+  }
+  free(bytes);
+  return st;
+}
+
+static rig_status copy_between(executor *e, handover *h, rig_error *err) {
+  const frame_copy *c = &h->f.copy;
+  rig_buffer *src = rig_holdings_get(e->held, c->src).buffer;
+  rig_buffer *dst = rig_holdings_get(e->held, c->dst).buffer;
+  if (!src || !dst) return rig_error_set(err, RIG_EREFUSED, "no memory for a copy");
+  h->ends = calloc(1, sizeof *h->ends);
+  if (!h->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
+  h->nends = 1;
+  return rig_buffer_copy_submit(src, c->src_offset, dst, c->dst_offset, c->length, NULL, 0,
+                                &h->ends[0], err);
+}
+
+/* A copy from the ring: the copy, then (EX_IN) its bytes. */
+static rig_status ring_copy(executor *e, const handover *h, rig_error *err) {
+  ex_copy c;
+  memcpy(&c, h->payload, sizeof c);
+  rig_buffer *b;
+  rig_status st = memory_range(e, c.memory, c.offset, c.length, &b, err);
+  if (st != RIG_OK) return st;
+  if (h->f.h.kind == EX_IN)
+    return rig_buffer_write(b, c.offset, h->payload + sizeof c, c.length, err);
+  return rig_express_far(e->job->express, h->f.h.kind == EX_IN_FAR, b, c.offset, c.address,
+                         c.length, err);
+}
+
+static rig_status run_handover(executor *e, handover *h, rig_error *err) {
+  switch (h->f.h.kind) {
+    case F_WORDS:
+    case EX_WORDS:
+      return run_words(e, h, err);
+    case F_COPY_IN:
+      return copy_in(e, h, err);
+    case F_COPY_OUT:
+      return copy_out(e, h, err);
+    case F_COPY:
+      return copy_between(e, h, err);
+    case EX_DONE:
+      return RIG_OK; /* the controller copied */
+    case EX_IN:
+    case EX_IN_FAR:
+    case EX_OUT_FAR:
+      return ring_copy(e, h, err);
+  }
+  return rig_error_set(err, RIG_EREFUSED, "a hand-over of kind %u", h->f.h.kind);
+}
+
+static bool all_reached(const handover *h) {
+  for (size_t i = 0; i < h->nends; i++)
+    if (!rig_point_reached(h->ends[i])) return false;
+  return true;
+}
+
+/* Reports the work of h done: a store into the controller's timeline, or
+ * a DONE frame. A copy out's bytes go in a REPLY frame, which moves the
+ * timeline there once they landed: a later report must not pass it, so it
+ * is waited for (or the job's failure). */
+static void report(executor *e, const handover *h) {
+  uint64_t v = h->f.h.value;
+  if (!e->timeline) {
+    frame done = {.h = {.kind = F_DONE, .device = e->device, .value = v}};
+    rig_ctl_send(&e->job->c, 0, &done, NULL, 0, NULL);
+    return;
+  }
+  if (h->f.h.kind != F_COPY_OUT) {
+    rig_express_report(e->timeline, v);
+    return;
+  }
+  wait_timeline(e, v);
+}
+
+/* A ring's hand-over handed to the completer: the copy keeps its ends. */
+static handover *keep_ring_handover(const handover *h) {
+  handover *c = calloc(1, sizeof *c);
+  if (c) c->ends = calloc(h->nends ? h->nends : 1, sizeof *c->ends);
+  if (!c || !c->ends) {
+    free(c);
+    return NULL;
+  }
+  c->f = h->f;
+  c->f.h.payload = 0;
+  memcpy(c->ends, h->ends, h->nends * sizeof *c->ends);
+  c->nends = h->nends;
+  return c;
+}
+
+/* ---- taking hand-overs in value order ------------------------------------------------------ */
+
+/* Whether the queue's head is the next value. One past it has waited a
+ * second for its predecessor, which never came by the ring: the job fails
+ * (a broken protocol), and it is taken all the same. Under the queue's
+ * lock. */
+static bool head_is_next(const queue_link *head, void *ctx) {
+  executor *e = ctx;
+  uint64_t v = ((const handover *)head)->f.h.value;
+  if (v > e->expect) {
+    double now = rig_now_s();
+    if (!e->ahead_since) e->ahead_since = now;
+    if (now - e->ahead_since <= 1.0) return false;
+    e->missing = e->expect;
+  }
+  e->popped++;
+  e->ahead_since = 0;
+  if (v >= e->expect) e->expect = v + 1;
+  return true;
+}
+
+/* The next value's hand-over if it is there, by frame or in the ring. */
+static handover *peek_next(executor *e) {
+  if (atomic_load_explicit(&e->pushed, memory_order_acquire) != e->popped) {
+    handover *h = (handover *)rig_queue_take_if(&e->work, head_is_next, e);
+    if (e->missing) {
+      rig_error err;
+      rig_error_set(&err, RIG_EJOB, "device %u: hand-over %llu never came", e->device,
+                    (unsigned long long)e->missing);
+      rig_job_fail_here(e->job, &err);
+      e->missing = 0;
+    }
+    if (h) return h;
+  }
+  const ex_slot *s = rig_express_peek(e->ring, e->expect);
+  if (!s) return NULL;
+  handover *h = &e->from_ring;
+  h->f =
+      (frame){.h = {.kind = s->kind, .device = e->device, .value = e->expect, .payload = s->len}};
+  h->payload = (unsigned char *)s->bytes;
+  h->ends = e->ring_ends;
+  h->nends = 0;
+  h->from_ring = true;
+  e->expect++;
+  return h;
+}
+
+/* The next hand-over in value order, from the ring or the queue: polled
+ * about 50 us after the last, then slept for on the ring's bell (which the
+ * controller rings after a hand-over, and the control thread after a
+ * frame), a sleep bounded so that a lost wake costs at most that. */
+static handover *wait_next(executor *e) {
+  double idle_since = 0;
+  for (unsigned spin = 0;; spin++) {
+    uint32_t bell = atomic_load(&e->ring->bell);
+    handover *h = peek_next(e);
+    if (h) return h;
+    if (atomic_load(&e->stopping)) return NULL;
+    /* About a microsecond of spinning, then yields: on a host with fewer
+     * cores than busy threads, the work this waits for may need this one. */
+    if (spin < 256) {
+      rig_cpu_relax();
+      continue;
+    }
+    sched_yield();
+    double now = rig_now_s();
+    if (!idle_since) idle_since = now;
+    if (now - idle_since < 50e-6) continue;
+    atomic_store(&e->ring->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    if ((h = peek_next(e)) || atomic_load(&e->stopping)) {
+      atomic_store(&e->ring->sleeping, 0);
+      return h;
+    }
+    rig_futex_wait_shared(&e->ring->bell, bell, 100000000L);
+    atomic_store(&e->ring->sleeping, 0);
+    idle_since = 0;
+    spin = 0;
+  }
+}
+
+/* ---- the threads ---------------------------------------------------------------------------- */
+
+static void *runner_main(void *arg) {
+  executor *e = arg;
+  handover *h;
+  while ((h = e->ring ? wait_next(e) : (handover *)rig_queue_take(&e->work))) {
+    rig_error err;
+    if (!atomic_load(&e->job->failed) && run_handover(e, h, &err) != RIG_OK)
+      rig_job_fail_here(e->job, &err);
+    if (!h->from_ring) rig_queue_finished(&e->work);
+    /* Work already done (a host run) is reported now, when nothing before
+     * it waits in the completer: a hand-off less. */
+    if (!atomic_load(&e->job->failed) && all_reached(h) && rig_queue_idle(&e->done)) {
+      report(e, h);
+      if (!h->from_ring) rig_handover_free(h);
+      continue;
+    }
+    if (h->from_ring && !(h = keep_ring_handover(h))) {
+      rig_job_fail_with(e->job, true, "out of memory for a run");
+      continue;
+    }
+    rig_queue_push(&e->done, &h->link); /* in order, also when it failed */
+  }
+  return NULL;
+}
+
+static void *completer_main(void *arg) {
+  executor *e = arg;
+  handover *h;
+  while ((h = (handover *)rig_queue_take(&e->done))) {
+    rig_error err;
+    bool ok = !atomic_load(&e->job->failed);
+    for (size_t i = 0; ok && i < h->nends; i++)
+      if (rig_point_wait(h->ends[i], &err) != RIG_OK) {
+        rig_job_fail_here(e->job, &err);
+        ok = false;
+      }
+    if (ok) report(e, h);
+    rig_handover_free(h);
+    rig_queue_finished(&e->done);
+  }
+  return NULL;
+}
+
+rig_status rig_executor_start(rig_job *job, holdings *table, uint32_t device, executor **out,
+                              rig_error *err) {
+  executor *e = calloc(1, sizeof *e);
+  if (!e) return rig_error_set(err, RIG_ENOMEM, "machine %d: out of memory", job->rank);
+  e->job = job;
+  e->held = table;
+  e->device = device;
+  e->ring = rig_express_my_ring(job->express, device);
+  e->timeline = e->ring ? rig_express_my_timeline(job->express, job->rank, device) : NULL;
+  e->expect = 1;
+  rig_queue_init(&e->work);
+  rig_queue_init(&e->done);
+  bool runner = pthread_create(&e->runner, NULL, runner_main, e) == 0;
+  if (runner && pthread_create(&e->completer, NULL, completer_main, e) == 0) {
+    *out = e;
+    return RIG_OK;
+  }
+  if (runner) {
+    /* The runner is idle: nothing was queued yet. */
+    rig_queue_stop(&e->work);
+    atomic_store(&e->stopping, true);
+    if (e->ring) rig_express_ring_wake(e->ring);
+    pthread_join(e->runner, NULL);
+  }
+  rig_queue_destroy(&e->work);
+  rig_queue_destroy(&e->done);
+  free(e);
+  return rig_error_set(err, RIG_ESYS, "machine %d: cannot start a device's executor", job->rank);
+}
+
+void rig_executor_push(executor *e, handover *h) {
+  rig_queue_push(&e->work, &h->link);
+  if (e->ring) {
+    atomic_fetch_add_explicit(&e->pushed, 1, memory_order_release);
+    rig_express_ring_wake(e->ring);
+  }
+}
+
+void rig_executor_drain(executor *e) {
+  rig_queue_drain(&e->work);
+  rig_queue_drain(&e->done);
+}
+
+void rig_executor_stop(executor *e) {
+  rig_queue_stop(&e->work);
+  atomic_store(&e->stopping, true);
+  if (e->ring) rig_express_ring_wake(e->ring);
+  pthread_join(e->runner, NULL);
+  rig_queue_stop(&e->done);
+  pthread_join(e->completer, NULL);
+  rig_queue_destroy(&e->work);
+  rig_queue_destroy(&e->done);
+  free(e);
+}

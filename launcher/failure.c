@@ -1,0 +1,79 @@
+/* The job's root cause and its close (failure.h). */
+#include "failure.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "job.h"
+
+void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
+  pthread_mutex_lock(&job->lock);
+  bool first = !atomic_load(&job->failed) && !job->cause_set;
+  if (first) {
+    snprintf(job->cause, sizeof job->cause, "%s", cause);
+    job->cause_set = true;
+  }
+  pthread_mutex_unlock(&job->lock);
+  if (!first) return;
+  /* Told before anyone learns of it here: a rank that then leaves the job
+   * stops its control thread only after these frames are sent. */
+  if (tell) {
+    frame fail = {.h.kind = F_FAIL};
+    for (int r = 0; r < job->size; r++)
+      if (r != job->rank && (job->rank == 0 || r == 0))
+        rig_ctl_send(&job->c, r, &fail, job->cause, strlen(job->cause), NULL);
+  }
+  pthread_mutex_lock(&job->lock);
+  atomic_store(&job->failed, true);
+  pthread_cond_broadcast(&job->changed);
+  pthread_mutex_unlock(&job->lock);
+  /* No program or host wait on a rail's count blocks past the failure. */
+  rig_rails_raise_all(job->cause);
+  if (job->on_fail) job->on_fail(job);
+}
+
+rig_status rig_job_fail_status(rig_job *job, bool tell, const char *cause, rig_error *err) {
+  rig_job_fail_with(job, tell, cause);
+  return rig_job_error(job, err);
+}
+
+void rig_job_fail_here(rig_job *job, const rig_error *why) {
+  char cause[RIG_ERROR_MESSAGE_MAX + 32];
+  snprintf(cause, sizeof cause, "machine %d: %s", job->rank, why->message);
+  rig_job_fail_with(job, true, cause);
+}
+
+rig_status rig_job_fail(rig_job *job, const char *fmt, ...) {
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cause, sizeof cause, fmt, ap);
+  va_end(ap);
+  rig_job_fail_with(job, true, cause);
+  return RIG_EJOB;
+}
+
+bool rig_job_failed(const rig_job *job, rig_error *why) {
+  if (!atomic_load(&job->failed)) return false;
+  if (why) rig_error_set(why, RIG_EJOB, "%s", job->cause);
+  return true;
+}
+
+rig_status rig_job_error(rig_job *job, rig_error *err) {
+  return rig_error_set(err, RIG_EJOB, "%s", job->cause);
+}
+
+void rig_job_mark_closed(rig_job *job) {
+  pthread_mutex_lock(&job->lock);
+  job->closed = true;
+  pthread_cond_broadcast(&job->changed);
+  pthread_mutex_unlock(&job->lock);
+}
+
+bool rig_job_wait_end(rig_job *job) {
+  pthread_mutex_lock(&job->lock);
+  while (!job->closed && !atomic_load(&job->failed)) pthread_cond_wait(&job->changed, &job->lock);
+  pthread_mutex_unlock(&job->lock);
+  return atomic_load(&job->failed);
+}

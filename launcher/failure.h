@@ -1,0 +1,28 @@
+/* The job's end (docs/jobs.md "Failure"): its root cause, the first
+ * failure anywhere, which every rank learns; or, on an agent, the
+ * controller's close. Both under the job's lock, waking whoever waits on
+ * the job. */
+#ifndef RIG_FAILURE_H
+#define RIG_FAILURE_H
+
+#include <stdbool.h>
+
+#include "rig/rig_base.h"
+
+typedef struct rig_job rig_job;
+
+/* Sets the root cause (first call only), tells every other rank when
+ * tell, raises this process's rails and runs the job's on_fail. */
+void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
+/* The same as the control thread's hook: err gets the root cause. */
+rig_status rig_job_fail_status(rig_job *job, bool tell, const char *cause, rig_error *err);
+/* The job fails with this machine's reason: "machine <rank>: <why>". */
+void rig_job_fail_here(rig_job *job, const rig_error *why);
+/* The job's root cause as RIG_EJOB. */
+rig_status rig_job_error(rig_job *job, rig_error *err);
+/* An agent: the controller closed the job. */
+void rig_job_mark_closed(rig_job *job);
+/* An agent: waits until the job is closed or failed; whether it failed. */
+bool rig_job_wait_end(rig_job *job);
+
+#endif

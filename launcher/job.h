@@ -1,0 +1,41 @@
+/* The job's state (struct rig_job), which every module of the job reads;
+ * each module's calls go one way (docs/internals.md "The job layer"). */
+#ifndef RIG_JOB_STATE_H
+#define RIG_JOB_STATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "control.h"
+#include "rail_table.h"
+#include "request.h"
+#include "rig/rig_job.h"
+
+struct rig_job {
+  ctl c;
+  int rank, size;
+  rig_machine *machines; /* the controller: all; an agent: its own at [rank] */
+  /* Devices per machine: local ones on machine `rank`, proxies elsewhere. */
+  rig_device ***devices;
+  struct proxy ***proxies;
+  /* The end: the first failure is the root cause (failure.h). */
+  pthread_mutex_t lock;
+  pthread_cond_t changed; /* a reply came, the job closed or failed */
+  _Atomic bool failed;
+  bool cause_set; /* under lock: the first failure claimed the cause */
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  void (*on_fail)(rig_job *job); /* after the cause is set: the proxies lost */
+  bool closed;                   /* an agent: the controller closed the job */
+  /* Controller: requests in flight (request.h). */
+  request *requests;
+  _Atomic uint64_t next_request;
+  struct proxy_link *link;
+  job_rails rails;
+  struct express *express; /* express.h; the controller's moves to the link */
+  size_t trace_capacity;   /* tracing: each agent trace's events (0: off) */
+  /* Agent. */
+  struct agent *agent;
+  bool start_pending; /* a collective of the start never completed */
+};
+
+#endif

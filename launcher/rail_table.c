@@ -1,0 +1,110 @@
+/* The job's rails by id (rail_table.h). */
+#include "rail_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "failure.h"
+#include "job.h"
+
+static job_rail *find(job_rails *t, int64_t id, size_t *at) {
+  for (size_t i = 0; i < t->n; i++)
+    if (rig_rail_id(t->items[i]->rail) == id) {
+      if (at) *at = i;
+      return t->items[i];
+    }
+  return NULL;
+}
+
+static const rig_rail_end *lookup(void *ctx, int64_t id) {
+  job_rails *t = ctx;
+  pthread_mutex_lock(&t->lock);
+  job_rail *jr = find(t, id, NULL);
+  const rig_rail_end *end = jr ? rig_rail_end_of(jr->rail) : NULL;
+  pthread_mutex_unlock(&t->lock);
+  return end;
+}
+
+void rig_job_rails_init(rig_job *job) {
+  pthread_mutex_init(&job->rails.lock, NULL);
+  job->rails.lookup = (rig_rails){lookup, &job->rails};
+}
+
+rig_status rig_rail_table_add(job_rails *t, job_rail *jr, rig_error *err) {
+  pthread_mutex_lock(&t->lock);
+  if (t->n == t->room) {
+    size_t room = t->room ? 2 * t->room : 8;
+    job_rail **bigger = realloc(t->items, room * sizeof *bigger);
+    if (!bigger) {
+      pthread_mutex_unlock(&t->lock);
+      return rig_error_set(err, RIG_ENOMEM, "out of memory for a rail");
+    }
+    t->items = bigger;
+    t->room = room;
+  }
+  t->items[t->n++] = jr;
+  pthread_mutex_unlock(&t->lock);
+  return RIG_OK;
+}
+
+job_rail *rig_rail_table_take(job_rails *t, int64_t id) {
+  pthread_mutex_lock(&t->lock);
+  size_t at;
+  job_rail *jr = find(t, id, &at);
+  if (jr) t->items[at] = t->items[--t->n];
+  pthread_mutex_unlock(&t->lock);
+  return jr;
+}
+
+const rig_rails *rig_job_rails(rig_job *job) {
+  return &job->rails.lookup;
+}
+
+job_rail *rig_rail_table_find(job_rails *t, int64_t id) {
+  pthread_mutex_lock(&t->lock);
+  job_rail *jr = find(t, id, NULL);
+  pthread_mutex_unlock(&t->lock);
+  return jr;
+}
+
+int64_t rig_rail_table_next_id(job_rails *t) {
+  int64_t id = 1;
+  pthread_mutex_lock(&t->lock);
+  for (size_t i = 0; i < t->n; i++) {
+    int64_t used = rig_rail_id(t->items[i]->rail);
+    if (used >= id) id = used + 1;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return id;
+}
+
+void rig_rail_table_failed(void *ctx, rig_rail *r, const char *why) {
+  (void)r;
+  job_rail *jr = ctx;
+  rig_job *job = jr->job;
+  int peer = jr->ends[0] == job->rank ? jr->ends[1] : jr->ends[0];
+  char cause[RIG_ERROR_MESSAGE_MAX + 32];
+  snprintf(cause, sizeof cause, "machine %d: %s", peer, why);
+  rig_job_fail_with(job, true, cause);
+}
+
+void rig_job_rails_close(rig_job *job) {
+  for (;;) {
+    pthread_mutex_lock(&job->rails.lock);
+    job_rail *jr = job->rails.n ? job->rails.items[job->rails.n - 1] : NULL;
+    pthread_mutex_unlock(&job->rails.lock);
+    if (!jr) break;
+    if (job->rank == 0) {
+      /* The controller's release takes it out of the table. */
+      rig_rail_release(jr->rail);
+    } else {
+      rig_rail_table_take(&job->rails, rig_rail_id(jr->rail));
+      rig_rail_release(jr->rail);
+      free(jr);
+    }
+  }
+  free(job->rails.items);
+  job->rails.items = NULL;
+  job->rails.n = job->rails.room = 0;
+  pthread_mutex_destroy(&job->rails.lock);
+}
