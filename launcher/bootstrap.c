@@ -99,6 +99,83 @@ rig_status rig_bootstrap_comm(rig_job *job, MPI_Comm comm, bool *pending, rig_er
   return st;
 }
 
+/* Gathers n bytes of every rank at the controller: there *all holds them,
+ * rank r's at offs[r], lens[r] long. Every rank takes part whatever failed
+ * before (n 0: nothing to give). With the start pending (a rank never
+ * joined) the buffers stay: MPI may still write them. */
+typedef struct gathered {
+  unsigned char *all;
+  int *lens, *offs;
+} gathered;
+
+static void gathered_free(rig_job *job, gathered *g) {
+  if (job->start_pending) return;
+  free(g->all);
+  free(g->lens);
+  free(g->offs);
+  *g = (gathered){0};
+}
+
+static rig_status gather_bytes(rig_job *job, const void *mine, int n, gathered *g, rig_error *err) {
+  bool root = job->rank == 0;
+  *g = (gathered){0};
+  if (root) {
+    g->lens = calloc((size_t)job->size, sizeof *g->lens);
+    g->offs = calloc((size_t)job->size, sizeof *g->offs);
+    if (!g->lens || !g->offs) {
+      free(g->lens);
+      free(g->offs);
+      /* The agents wait in vain; they find the controller silent. */
+      return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+    }
+  }
+  MPI_Request req;
+  bool *pending = &job->start_pending;
+  rig_status st = rig_mpi_status(
+      MPI_Igather(&n, 1, MPI_INT, g->lens, 1, MPI_INT, 0, job->c.comm, &req), "MPI_Igather", err);
+  if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igather", pending, err);
+  size_t total = 0;
+  for (int r = 0; st == RIG_OK && root && r < job->size; r++) {
+    g->offs[r] = (int)total;
+    total += (size_t)g->lens[r];
+  }
+  if (st == RIG_OK && root && !(g->all = malloc(total ? total : 1)))
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  if (st == RIG_OK) {
+    st = rig_mpi_status(
+        MPI_Igatherv(mine, n, MPI_BYTE, g->all, g->lens, g->offs, MPI_BYTE, 0, job->c.comm, &req),
+        "MPI_Igatherv", err);
+    if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igatherv", pending, err);
+  }
+  if (st != RIG_OK) gathered_free(job, g);
+  return st;
+}
+
+/* Machine r's description from its got bytes: its fixed record, then its
+ * devices. */
+static rig_status take_machine(rig_machine *m, int r, const unsigned char *bytes, size_t got,
+                               rig_error *err) {
+  if (got < sizeof *m)
+    return rig_error_set(err, RIG_EJOB, "machine %d could not describe itself", r);
+  memcpy(m, bytes, sizeof *m);
+  m->devices = NULL; /* the sender's pointer */
+  m->host[sizeof m->host - 1] = m->topology[sizeof m->topology - 1] = '\0';
+  if (m->ndevices > (got - sizeof *m) / sizeof *m->devices ||
+      got != sizeof *m + m->ndevices * sizeof *m->devices) {
+    size_t n = m->ndevices;
+    m->ndevices = 0;
+    return rig_error_set(err, RIG_EJOB, "machine %d: a description of %zu bytes for %zu devices", r,
+                         got, n);
+  }
+  m->devices = calloc(m->ndevices ? m->ndevices : 1, sizeof *m->devices);
+  if (!m->devices) {
+    m->ndevices = 0;
+    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  }
+  memcpy(m->devices, bytes + sizeof *m, m->ndevices * sizeof *m->devices);
+  return RIG_OK;
+}
+
 /* The machines' descriptions travel as their fixed-size records, devices
  * after each machine. A rank with none to give (it failed to describe
  * itself) sends 0 bytes, and the controller fails the start. Every rank
@@ -106,16 +183,13 @@ rig_status rig_bootstrap_comm(rig_job *job, MPI_Comm comm, bool *pending, rig_er
  * controller without room to receive leaves, and its agents then find it
  * silent. */
 rig_status rig_bootstrap_gather(rig_job *job, bool described, rig_error *err) {
-  bool root = job->rank == 0;
   rig_status st = RIG_OK;
-  rig_error e;
-  unsigned char *mine = NULL, *all = NULL;
-  int n = 0, *lens = NULL, *offs = NULL;
+  unsigned char *mine = NULL;
+  int n = 0;
   if (described) {
     const rig_machine *self = &job->machines[job->rank];
     size_t len = sizeof *self + self->ndevices * sizeof *self->devices;
-    mine = malloc(len);
-    if (mine) {
+    if ((mine = malloc(len))) {
       memcpy(mine, self, sizeof *self);
       memcpy(mine + sizeof *self, self->devices, self->ndevices * sizeof *self->devices);
       n = (int)len;
@@ -123,71 +197,14 @@ rig_status rig_bootstrap_gather(rig_job *job, bool described, rig_error *err) {
       st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
     }
   }
-  if (root) {
-    lens = calloc((size_t)job->size, sizeof *lens);
-    offs = calloc((size_t)job->size, sizeof *offs);
-    if (!lens || !offs) {
-      st = rig_first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e,
-                             err);
-      goto out;
-    }
-  }
-  MPI_Request req;
-  rig_status s = rig_mpi_status(MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm, &req),
-                                "MPI_Igather", &e);
-  if (s == RIG_OK) s = rig_bootstrap_wait(&req, "MPI_Igather", &job->start_pending, &e);
-  st = rig_first_failure(st, s, &e, err);
-  if (s != RIG_OK) goto out;
-  if (root) {
-    size_t total = 0;
-    for (int r = 0; r < job->size; r++) {
-      offs[r] = (int)total;
-      total += (size_t)lens[r];
-    }
-    if (!(all = malloc(total ? total : 1))) {
-      st = rig_first_failure(st, rig_error_set(&e, RIG_ENOMEM, "out of memory starting a job"), &e,
-                             err);
-      goto out;
-    }
-  }
-  s = rig_mpi_status(
-      MPI_Igatherv(mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0, job->c.comm, &req),
-      "MPI_Igatherv", &e);
-  if (s == RIG_OK) s = rig_bootstrap_wait(&req, "MPI_Igatherv", &job->start_pending, &e);
-  st = rig_first_failure(st, s, &e, err);
+  gathered g;
+  rig_error e;
+  st = rig_first_failure(st, gather_bytes(job, mine, n, &g, &e), &e, err);
   /* A controller that did not describe itself may have no table to fill. */
-  for (int r = 1; root && described && st == RIG_OK && r < job->size; r++) {
-    rig_machine *m = &job->machines[r];
-    size_t got = (size_t)lens[r];
-    if (got < sizeof *m) {
-      st = rig_error_set(err, RIG_EJOB, "machine %d could not describe itself", r);
-      break;
-    }
-    memcpy(m, all + offs[r], sizeof *m);
-    m->devices = NULL; /* the sender's pointer */
-    m->host[sizeof m->host - 1] = m->topology[sizeof m->topology - 1] = '\0';
-    if (m->ndevices > (got - sizeof *m) / sizeof *m->devices ||
-        got != sizeof *m + m->ndevices * sizeof *m->devices) {
-      st = rig_error_set(err, RIG_EJOB, "machine %d: a description of %zu bytes for %zu devices", r,
-                         got, m->ndevices);
-      m->ndevices = 0;
-      break;
-    }
-    m->devices = calloc(m->ndevices ? m->ndevices : 1, sizeof *m->devices);
-    if (!m->devices) {
-      st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-      m->ndevices = 0;
-      break;
-    }
-    memcpy(m->devices, all + offs[r] + sizeof *m, m->ndevices * sizeof *m->devices);
-  }
-out:
-  /* Buffers MPI may still write stay allocated. */
-  if (job->start_pending) return st;
-  free(mine);
-  free(lens);
-  free(offs);
-  free(all);
+  for (int r = 1; job->rank == 0 && described && st == RIG_OK && r < job->size; r++)
+    st = take_machine(&job->machines[r], r, g.all + g.offs[r], (size_t)g.lens[r], err);
+  gathered_free(job, &g);
+  if (!job->start_pending) free(mine);
   return st;
 }
 
@@ -233,41 +250,12 @@ static rig_status share_timelines(rig_job *job, express *ex, uint64_t *head, con
 /* Every agent's rings to the controller, which maps them. */
 static rig_status share_rings(rig_job *job, express *ex, const void *mine, size_t mine_len,
                               rig_error *err) {
-  bool root = job->rank == 0;
-  int n = root ? 0 : (int)mine_len, *lens = NULL, *offs = NULL;
-  unsigned char *all = NULL;
-  rig_status st = RIG_OK;
-  MPI_Request req;
-  bool *pending = &job->start_pending;
-  if (root) {
-    lens = calloc((size_t)job->size, sizeof *lens);
-    offs = calloc((size_t)job->size, sizeof *offs);
-    if (!lens || !offs) st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  }
-  if (st == RIG_OK) {
-    st = rig_mpi_status(MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, job->c.comm, &req),
-                        "MPI_Igather", err);
-    if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igather", pending, err);
-  }
-  size_t total = 0;
-  for (int r = 0; st == RIG_OK && root && r < job->size; r++) {
-    offs[r] = (int)total;
-    total += (size_t)lens[r];
-  }
-  if (st == RIG_OK && root && !(all = malloc(total ? total : 1)))
-    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  if (st == RIG_OK) {
-    st = rig_mpi_status(MPI_Igatherv(root ? NULL : mine, n, MPI_BYTE, all, lens, offs, MPI_BYTE, 0,
-                                     job->c.comm, &req),
-                        "MPI_Igatherv", err);
-    if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igatherv", pending, err);
-  }
-  for (int r = 1; st == RIG_OK && root && r < job->size; r++)
-    rig_express_map_rings(ex, r, all + offs[r], (size_t)lens[r]);
-  if (*pending) return st; /* MPI may still write the buffers */
-  free(lens);
-  free(offs);
-  free(all);
+  gathered g;
+  rig_status st =
+      gather_bytes(job, job->rank == 0 ? NULL : mine, job->rank == 0 ? 0 : (int)mine_len, &g, err);
+  for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
+    rig_express_map_rings(ex, r, g.all + g.offs[r], (size_t)g.lens[r]);
+  if (st == RIG_OK) gathered_free(job, &g);
   return st;
 }
 
