@@ -206,6 +206,19 @@ static void do_trace(agent *a, const frame *f) {
   free(bytes);
 }
 
+/* The controller opens its memory to this machine's far copies. */
+static void do_far_open(agent *a, const frame *f) {
+  rig_error err;
+  if (!a->job->express)
+    rig_error_set(&err, RIG_EREFUSED, "machine %d: no far copies here", a->job->rank);
+  else if (rig_express_window_open(a->job->express, f->window.address, f->window.length, &err) ==
+           RIG_OK) {
+    reply(a, f, RIG_OK, 0, 0, NULL, 0);
+    return;
+  }
+  refuse(a, f, &err);
+}
+
 static void rail_answer(rig_job *job, const frame *req, rig_status st, const void *payload,
                         size_t n) {
   reply(job->agent, req, st, 0, 0, payload, n);
@@ -240,6 +253,13 @@ static void *request_main(void *arg) {
       case F_RAIL_ATTACH:
       case F_RAIL_RELEASE:
         rig_agent_rail(a->job, f, it->payload, rail_answer);
+        break;
+      case F_FAR_OPEN:
+        do_far_open(a, f);
+        break;
+      case F_FAR_CLOSE:
+        if (a->job->express)
+          rig_express_window_close(a->job->express, f->window.address, f->window.length);
         break;
       case F_FREE:
         s = rig_holdings_take(&a->held, f->release.id);

@@ -128,7 +128,7 @@ static rig_status copy_between(executor *e, handover *h, rig_error *err) {
                                 &h->ends[0], err);
 }
 
-/* A copy from the ring: the copy, then (EX_IN) its bytes. */
+/* A copy from the ring (checked): the copy, then (EX_IN) its bytes. */
 static rig_status ring_copy(executor *e, const handover *h, rig_error *err) {
   ex_copy c;
   memcpy(&c, h->payload, sizeof c);
@@ -141,7 +141,51 @@ static rig_status ring_copy(executor *e, const handover *h, rig_error *err) {
                          c.length, err);
 }
 
+/* A slot of the ring is memory the controller's process writes, and so
+ * input as a frame is: its length must fit the slot and its kind, its
+ * copy's length the bytes it carries. */
+static rig_status check_slot(const handover *h, rig_error *err) {
+  uint32_t len = h->f.h.payload, kind = h->f.h.kind;
+  unsigned long long v = (unsigned long long)h->f.h.value;
+  const char *why = NULL;
+  ex_copy c;
+  switch (kind) {
+    case EX_WORDS:
+      break;
+    case EX_IN:
+      if (len < sizeof c || len > EX_SLOT_BYTES) break;
+      memcpy(&c, h->payload, sizeof c);
+      if (c.length != len - sizeof c)
+        return rig_error_set(err, RIG_EREFUSED,
+                             "device %u: hand-over %llu from the ring: a copy of %llu bytes in a "
+                             "slot of %u",
+                             h->f.h.device, v, (unsigned long long)c.length, len);
+      break;
+    case EX_IN_FAR:
+    case EX_OUT_FAR:
+      if (len != sizeof c) why = "not a far copy's";
+      break;
+    case EX_DONE:
+      if (len != 0) why = "a mark carries none";
+      break;
+    default:
+      return rig_error_set(err, RIG_EREFUSED, "device %u: hand-over %llu from the ring: kind %u",
+                           h->f.h.device, v, kind);
+  }
+  if (len > EX_SLOT_BYTES)
+    why = "more than a slot holds";
+  else if (kind == EX_IN && len < sizeof c)
+    why = "too few for a copy";
+  if (!why) return RIG_OK;
+  return rig_error_set(err, RIG_EREFUSED, "device %u: hand-over %llu from the ring: %u bytes, %s",
+                       h->f.h.device, v, len, why);
+}
+
 static rig_status run_handover(executor *e, handover *h, rig_error *err) {
+  if (h->from_ring) {
+    rig_status st = check_slot(h, err);
+    if (st != RIG_OK) return st;
+  }
   switch (h->f.h.kind) {
     case F_WORDS:
     case EX_WORDS:

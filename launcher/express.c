@@ -197,8 +197,56 @@ static bool far_move(int pid, bool in, unsigned char *here, uint64_t there, size
   return true;
 }
 
+rig_status rig_express_window_open(express *ex, uint64_t address, uint64_t length, rig_error *err) {
+  struct ex_windows *w = &ex->windows;
+  pthread_mutex_lock(&w->lock);
+  if (w->n == w->room) {
+    size_t room = w->room ? 2 * w->room : 16;
+    uint64_t(*bigger)[2] = realloc(w->at, room * sizeof *bigger);
+    if (!bigger) {
+      pthread_mutex_unlock(&w->lock);
+      return rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
+    }
+    w->at = bigger;
+    w->room = room;
+  }
+  w->at[w->n][0] = address;
+  w->at[w->n++][1] = length;
+  pthread_mutex_unlock(&w->lock);
+  return RIG_OK;
+}
+
+void rig_express_window_close(express *ex, uint64_t address, uint64_t length) {
+  struct ex_windows *w = &ex->windows;
+  pthread_mutex_lock(&w->lock);
+  for (size_t i = 0; i < w->n; i++)
+    if (w->at[i][0] == address && w->at[i][1] == length) {
+      w->at[i][0] = w->at[w->n - 1][0];
+      w->at[i][1] = w->at[--w->n][1];
+      break;
+    }
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* Whether [address, address + length) lies inside one open window. */
+static bool in_window(express *ex, uint64_t address, uint64_t length) {
+  struct ex_windows *w = &ex->windows;
+  bool inside = false;
+  pthread_mutex_lock(&w->lock);
+  for (size_t i = 0; i < w->n && !inside; i++)
+    inside = address >= w->at[i][0] && length <= w->at[i][1] &&
+             address - w->at[i][0] <= w->at[i][1] - length;
+  pthread_mutex_unlock(&w->lock);
+  return inside;
+}
+
 rig_status rig_express_far(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,
                            uint64_t length, rig_error *err) {
+  if (!in_window(ex, address, length))
+    return rig_error_set(err, RIG_EREFUSED,
+                         "a far copy of %llu bytes at 0x%llx, outside the controller's memory "
+                         "open to this machine",
+                         (unsigned long long)length, (unsigned long long)address);
   if (offset > rig_buffer_length(b) || length > rig_buffer_length(b) - offset)
     return rig_error_set(err, RIG_EREFUSED, "%llu bytes at %llu past its memory",
                          (unsigned long long)length, (unsigned long long)offset);
@@ -261,6 +309,8 @@ void rig_express_free(express *ex) {
   }
   free(ex->mems);
   pthread_mutex_destroy(&ex->lock);
+  free(ex->windows.at);
+  pthread_mutex_destroy(&ex->windows.lock);
   free(ex->rings);
   rig_area_release(ex->timelines);
   free(ex);
@@ -303,6 +353,7 @@ express *rig_express_new(int machines, uint32_t stride) {
   express *ex = calloc(1, sizeof *ex);
   if (!ex) return NULL;
   pthread_mutex_init(&ex->lock, NULL);
+  pthread_mutex_init(&ex->windows.lock, NULL);
   ex->machines = machines;
   ex->stride = stride;
   return ex;

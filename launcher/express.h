@@ -33,11 +33,14 @@ enum {
   EX_DONE,        /* nothing: a copy the controller made in the agent's memory */
 };
 
+/* The bytes a slot carries. */
+#define EX_SLOT_BYTES (EX_SLOT - 16)
+
 typedef struct ex_slot {
   _Atomic uint64_t value; /* the hand-over's value once its bytes are in */
   uint32_t len;
   uint32_t kind;
-  unsigned char bytes[EX_SLOT - 16];
+  unsigned char bytes[EX_SLOT_BYTES];
 } ex_slot;
 
 /* A copy's part of a slot: memory `memory` of the agent at `offset`, and
@@ -82,6 +85,11 @@ typedef struct express {
   rig_area *my_rings;     /* made here, one ring per device */
   rig_area *my_timelines; /* the controller's, mapped (NULL: DONE by frame) */
   int controller;         /* the controller's process id */
+  struct ex_windows {
+    pthread_mutex_t lock;
+    uint64_t (*at)[2]; /* address, length: what far copies may reach */
+    size_t n, room;
+  } windows;
 } express;
 
 /* Setting up (bootstrap.c exchanges the addresses): an express of a job of
@@ -130,8 +138,14 @@ void rig_express_mem_drop(express *ex, int m, uint64_t id);
 /* The agent: memory of its host made as a shared area (NULL where it
  * cannot be), and the address that maps it. */
 rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address, size_t *len);
+/* The agent: the controller's memory at [address, address + length) may
+ * be reached by far copies from now on / no longer. A far copy that
+ * reaches past every open window is refused: the ring's slots are memory
+ * another process can write, and name addresses of the controller. */
+rig_status rig_express_window_open(express *ex, uint64_t address, uint64_t length, rig_error *err);
+void rig_express_window_close(express *ex, uint64_t address, uint64_t length);
 /* The agent's side of a far copy: between b at offset and the controller's
- * memory at address, in order with b's work. */
+ * memory at address (inside an open window), in order with b's work. */
 rig_status rig_express_far(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,
                            uint64_t length, rig_error *err);
 /* A waiter's sleep on the timeline, at most timeout_ns. */

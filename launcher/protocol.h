@@ -43,6 +43,10 @@ typedef enum frame_kind {
   F_PING,        /* -> payload = the agent's clock at arrival, then at the answer */
   F_TRACE_START, /* value = the events' capacity -> once the agent's trace is the sink */
   F_TRACE,       /* -> after all earlier work: payload = the encoded trace */
+  /* Controller to agent: the controller's memory an agent may reach itself
+   * for far copies (express.h), opened by a request, closed unanswered. */
+  F_FAR_OPEN,  /* window -> once the agent checks far copies against it */
+  F_FAR_CLOSE, /* window */
 } frame_kind;
 
 /* What every frame has; a field a kind does not use is 0. */
@@ -97,6 +101,10 @@ typedef struct frame_rail {
   uint64_t nsend, nreceive; /* MAKE's transfers, as this end sees them */
 } frame_rail;
 
+typedef struct frame_window {
+  uint64_t address, length; /* in the controller's address space */
+} frame_window;
+
 /* A frame's fixed part, as it goes on the wire before its payload. */
 typedef struct frame {
   frame_header h;
@@ -109,6 +117,7 @@ typedef struct frame {
     frame_copy copy;
     frame_reply reply;
     frame_rail rail;
+    frame_window window;
   };
 } frame;
 
@@ -139,6 +148,9 @@ static inline size_t frame_body_size(uint32_t kind) {
     case F_RAIL_ATTACH:
     case F_RAIL_RELEASE:
       return sizeof(frame_rail);
+    case F_FAR_OPEN:
+    case F_FAR_CLOSE:
+      return sizeof(frame_window);
   }
   return 0;
 }

@@ -88,16 +88,42 @@ static void proxy_free(void *st, const rig_mem_info *mem) {
 }
 
 /* Host memory of the controller, at its host pointer (hand-overs carry its
- * bytes); memory of the same machine, at its tagged address. */
+ * bytes); memory of the same machine, at its tagged address. An agent that
+ * reaches the controller's memory itself for far copies is told the window
+ * first, and checks every far copy against its windows. */
+typedef struct far_window {
+  proxy *px;
+  uint64_t address, length;
+} far_window;
+
+static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes, void **mapping,
+                              rig_error *err) {
+  rig_job *job;
+  rig_status s = job_of(px, &job, err);
+  if (s != RIG_OK) return s;
+  far_window *w = malloc(sizeof *w);
+  if (!w) return rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
+  *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes};
+  frame f = {.h = {.kind = F_FAR_OPEN, .device = px->index},
+             .window = {.address = w->address, .length = w->length}};
+  request *r;
+  if ((s = rig_request(job, px->machine, &f, NULL, 0, &r, err)) != RIG_OK) {
+    free(w);
+    return s;
+  }
+  rig_request_free(r);
+  *mapping = w;
+  return RIG_OK;
+}
+
 static rig_status proxy_map(void *st, const rig_device *owner, const rig_mem_info *mem,
                             uint64_t bytes, uint64_t *address, void **mapping, rig_error *err) {
   proxy *px = st;
-  (void)bytes;
   *mapping = NULL;
   const rig_device_facts *f = rig_device_facts_of(owner);
   if (f->machine == 0 && mem->host) {
     *address = (uint64_t)(uintptr_t)mem->host;
-    return RIG_OK;
+    return px->ring && px->ring->far ? open_window(px, mem, bytes, mapping, err) : RIG_OK;
   }
   if (f->machine == px->machine && is_remote(mem->address)) {
     *address = mem->address;
@@ -105,6 +131,19 @@ static rig_status proxy_map(void *st, const rig_device *owner, const rig_mem_inf
   }
   return rig_error_set(err, RIG_EREFUSED, "%s cannot address memory of %s",
                        rig_device_name(px->dev), f->name);
+}
+
+/* The memory is free: every work that used it is done. */
+static void proxy_unmap(void *st, void *mapping) {
+  (void)st;
+  far_window *w = mapping;
+  rig_job *job;
+  if (job_of(w->px, &job, NULL) == RIG_OK && !atomic_load(&job->failed)) {
+    frame f = {.h = {.kind = F_FAR_CLOSE, .device = w->px->index},
+               .window = {.address = w->address, .length = w->length}};
+    rig_ctl_send(&job->c, w->px->machine, &f, NULL, 0, NULL);
+  }
+  free(w);
 }
 
 static rig_status proxy_image_load(void *st, const void *bytes, size_t len, void **image,
@@ -280,7 +319,7 @@ static void proxy_stop(void *st) {
  * on the shared timeline themselves (proxy_sleep). Otherwise the two are one. */
 #define PROXY_CALLS                                                                                \
   .stop = proxy_stop, .name = "proxy", .alloc = proxy_alloc, .free = proxy_free, .map = proxy_map, \
-  .image_load = proxy_image_load, .image_entry = proxy_image_entry,                                \
+  .unmap = proxy_unmap, .image_load = proxy_image_load, .image_entry = proxy_image_entry,          \
   .image_unload = proxy_image_unload, .submit = proxy_submit
 
 static const rig_driver proxy_driver = {PROXY_CALLS};

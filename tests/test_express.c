@@ -2,12 +2,19 @@
  * 3, on the default transports, where agents on this host take runs from
  * their rings, and on tcp,self, where frames carry everything): runs and
  * copies interleaved on one device keep their order under load, runs that
- * outrun the ring, two proxies of one machine used in parallel. */
+ * outrun the ring, two proxies of one machine used in parallel; and a
+ * ring's slot forged by another process of the user (the test writes the
+ * shared ring itself) fails the job, never reaches memory. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "express.h"
+#include "job.h"
+#include "proxy.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
 
@@ -224,6 +231,75 @@ static void test_two_proxies_of_one_machine_in_parallel(void) {
   rig_test_job_close_ok(job);
 }
 
+/* Forges hand-over 1 of machine 1's host in its ring, as any process that
+ * maps the ring could (kind, length, bytes), and waits, bounded, for the
+ * job to fail with want (a printf format of the slot's copy address). */
+static void forge(const char *test, uint32_t kind, uint32_t len, const ex_copy *copy,
+                  const char *want) {
+  rig_job *job = rig_test_job_start_ok();
+  ex_ring *ring = rig_express_ring(job->link->express, 1, 0);
+  if (!ring) {
+    rig_test_skip(test, "no ring: frames carry every run here");
+    rig_test_job_close_ok(job);
+    return;
+  }
+  /* Memory 1 of machine 1, which a forged copy names. */
+  rig_buffer *b = NULL;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(
+      rig_buffer_create(rig_job_device(job, 1, 0), RIG_KIND_DEVICE, 4096, &b, &err), RIG_OK);
+  ex_slot *s = &ring->slots[1];
+  if (copy) memcpy(s->bytes, copy, sizeof *copy);
+  s->len = len;
+  s->kind = kind;
+  atomic_store_explicit(&s->value, 1, memory_order_release);
+  rig_express_ring_wake(ring);
+  for (int i = 0; i < 20000 && !rig_job_failed(job, NULL); i++) usleep(1000);
+  CU_ASSERT_TRUE(rig_job_failed(job, &err));
+  CU_ASSERT_STRING_EQUAL(err.message, want);
+  rig_buffer_release(b);
+  RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, want);
+}
+
+static void test_a_forged_slot_longer_than_a_slot_fails_the_job(void) {
+  forge(__func__, EX_WORDS, 5000, NULL,
+        "machine 1: device 0: hand-over 1 from the ring: 5000 bytes, more than a slot holds");
+}
+
+static void test_a_forged_copy_longer_than_its_slot_fails_the_job(void) {
+  ex_copy c = {1, 0, 2000, 0};
+  forge(__func__, EX_IN, sizeof c + 8, &c,
+        "machine 1: device 0: hand-over 1 from the ring: a copy of 2000 bytes in a slot of 40");
+}
+
+static void test_a_forged_far_copy_outside_the_open_windows_fails_the_job(void) {
+  static uint64_t secret[8];
+  ex_copy c = {1, 0, sizeof secret, (uint64_t)(uintptr_t)secret};
+  char want[200];
+  snprintf(want, sizeof want,
+           "machine 1: a far copy of 64 bytes at 0x%llx, outside the controller's memory open to "
+           "this machine",
+           (unsigned long long)c.address);
+  forge(__func__, EX_OUT_FAR, sizeof c, &c, want);
+  for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(secret[i], 0);
+  forge(__func__, EX_IN_FAR, sizeof c, &c, want);
+}
+
+static void test_a_forged_far_copy_of_another_length_fails_the_job(void) {
+  ex_copy c = {1, 0, 8, 0};
+  forge(__func__, EX_OUT_FAR, 10, &c,
+        "machine 1: device 0: hand-over 1 from the ring: 10 bytes, not a far copy's");
+}
+
+static void test_a_forged_mark_with_bytes_fails_the_job(void) {
+  forge(__func__, EX_DONE, 8, NULL,
+        "machine 1: device 0: hand-over 1 from the ring: 8 bytes, a mark carries none");
+}
+
+static void test_a_forged_slot_of_no_kind_fails_the_job(void) {
+  forge(__func__, 999, 0, NULL, "machine 1: device 0: hand-over 1 from the ring: kind 999");
+}
+
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"runs and copies interleaved on one device stay ordered",
@@ -232,6 +308,16 @@ void rig_test_register(void) {
       {"two proxies of one machine in parallel", test_two_proxies_of_one_machine_in_parallel},
       {"large copies follow the runs of their device",
        test_large_copies_follow_the_runs_of_their_device},
+      {"a forged slot longer than a slot fails the job",
+       test_a_forged_slot_longer_than_a_slot_fails_the_job},
+      {"a forged copy longer than its slot fails the job",
+       test_a_forged_copy_longer_than_its_slot_fails_the_job},
+      {"a forged far copy outside the open windows fails the job",
+       test_a_forged_far_copy_outside_the_open_windows_fails_the_job},
+      {"a forged far copy of another length fails the job",
+       test_a_forged_far_copy_of_another_length_fails_the_job},
+      {"a forged mark with bytes fails the job", test_a_forged_mark_with_bytes_fails_the_job},
+      {"a forged slot of no kind fails the job", test_a_forged_slot_of_no_kind_fails_the_job},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("express", tests);
 }
