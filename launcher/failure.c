@@ -7,11 +7,21 @@
 
 #include "job.h"
 
-void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
+/* The kinds a cause may stand for; anything else (a frame from the wire)
+ * is a failure of the job. */
+static rig_status known(rig_status code) {
+  return code == RIG_EINVAL || code == RIG_EMALFORMED || code == RIG_EREFUSED ||
+                 code == RIG_ENOMEM || code == RIG_ESYS || code == RIG_ELOST
+             ? code
+             : RIG_EJOB;
+}
+
+void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause) {
   pthread_mutex_lock(&job->lock);
   bool first = !atomic_load(&job->failed) && !job->cause_set;
   if (first) {
     snprintf(job->cause, sizeof job->cause, "%s", cause);
+    job->cause_code = known(code);
     job->cause_set = true;
   }
   pthread_mutex_unlock(&job->lock);
@@ -19,7 +29,7 @@ void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
   if (tell) {
-    frame fail = {.h.kind = F_FAIL};
+    frame fail = {.h = {.kind = F_FAIL, .status = (int32_t)job->cause_code}};
     for (int r = 0; r < job->size; r++)
       if (r != job->rank && (job->rank == 0 || r == 0))
         rig_ctl_send(&job->c, r, &fail, job->cause, strlen(job->cause), NULL);
@@ -33,7 +43,11 @@ void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
   if (job->on_fail) job->on_fail(job);
 }
 
-rig_status rig_job_fail_status(rig_job *job, bool tell, const char *cause, rig_error *err) {
+void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
+  rig_job_fail_code(job, tell, RIG_EJOB, cause);
+}
+
+rig_status rig_job_fail_hook(rig_job *job, bool tell, const char *cause, rig_error *err) {
   rig_job_fail_with(job, tell, cause);
   return rig_job_error(job, err);
 }
@@ -52,6 +66,22 @@ rig_status rig_job_fail(rig_job *job, const char *fmt, ...) {
   va_end(ap);
   rig_job_fail_with(job, true, cause);
   return RIG_EJOB;
+}
+
+rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...) {
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cause, sizeof cause, fmt, ap);
+  va_end(ap);
+  rig_job_fail_code(job, true, code, cause);
+  return RIG_EJOB;
+}
+
+rig_status rig_job_cause(const rig_job *job, rig_error *why) {
+  if (!atomic_load(&job->failed)) return RIG_OK;
+  if (why) rig_error_set(why, job->cause_code, "%s", job->cause);
+  return job->cause_code;
 }
 
 bool rig_job_failed(const rig_job *job, rig_error *why) {

@@ -11,11 +11,14 @@
 
 typedef struct rig_job rig_job;
 
-/* Sets the root cause (first call only), tells every other rank when
+/* Sets the root cause (first call only) and what it stands for (code:
+ * RIG_EJOB, or a kind rig_job_fail_as gave), tells every other rank when
  * tell, raises this process's rails and runs the job's on_fail. */
+void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause);
+/* The same, standing for RIG_EJOB. */
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
 /* The same as the control thread's hook: err gets the root cause. */
-rig_status rig_job_fail_status(rig_job *job, bool tell, const char *cause, rig_error *err);
+rig_status rig_job_fail_hook(rig_job *job, bool tell, const char *cause, rig_error *err);
 /* The job fails with this machine's reason: "machine <rank>: <why>". */
 void rig_job_fail_here(rig_job *job, const rig_error *why);
 /* The job's root cause as RIG_EJOB. */

@@ -24,7 +24,7 @@ static void deliver(rig_job *job, int src, const frame *f, const unsigned char *
     char cause[RIG_ERROR_MESSAGE_MAX];
     snprintf(cause, sizeof cause, "%.*s", (int)h->payload, (const char *)payload);
     /* The controller tells every agent; an agent heard it from there. */
-    rig_job_fail_with(job, job->rank == 0, cause);
+    rig_job_fail_code(job, job->rank == 0, (rig_status)h->status, cause);
   } else if (job->rank != 0) {
     rig_agent_frame(job->agent, f, payload);
   } else if (h->kind == F_REPLY) {
@@ -71,7 +71,7 @@ static rig_job *new_job(rig_error *err) {
   rig_job_rails_init(job);
   job->c.comm = MPI_COMM_NULL;
   job->c.failed = &job->failed;
-  job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_status};
+  job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_hook};
   return job;
 }
 

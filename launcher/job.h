@@ -24,6 +24,7 @@ struct rig_job {
   _Atomic bool failed;
   bool cause_set; /* under lock: the first failure claimed the cause */
   char cause[RIG_ERROR_MESSAGE_MAX];
+  rig_status cause_code;         /* what the cause stands for (rig_job_cause) */
   void (*on_fail)(rig_job *job); /* after the cause is set: the proxies lost */
   bool closed;                   /* an agent: the controller closed the job */
   /* Controller: requests in flight (request.h). */

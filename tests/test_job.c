@@ -391,6 +391,34 @@ static void test_the_threads_check_is_exact_past_64_bits(void) {
   rig_test_job_close_ok(job);
 }
 
+/* A fault of the input named as such reaches every rank with its kind. */
+static void test_every_machine_learns_what_the_cause_stands_for(void) {
+  rig_job *job = rig_test_job_start_ok();
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_job_cause(job, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_job_fail_as(job, RIG_EINVAL, "a job file's fault"), RIG_EJOB);
+  CU_ASSERT_EQUAL(rig_job_cause(job, &err), RIG_EINVAL);
+  CU_ASSERT_STRING_EQUAL(err.message, "a job file's fault");
+  CU_ASSERT_TRUE(rig_job_failed(job, &err));
+  CU_ASSERT_EQUAL(err.code, RIG_EJOB);
+  RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, "a job file's fault");
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rig_status codes[16] = {0};
+  CU_ASSERT_FATAL(size <= 16);
+  rig_test_agent_causes(codes);
+  for (int r = 1; r < size; r++) CU_ASSERT_EQUAL(codes[r], RIG_EINVAL);
+}
+
+/* A cause of no kind (a machine's run failing) stands for RIG_EJOB. */
+static void test_a_failure_of_the_job_stands_for_a_job_failure(void) {
+  rig_job *job = rig_test_job_start_ok();
+  CU_ASSERT_EQUAL(rig_job_fail(job, "gone"), RIG_EJOB);
+  CU_ASSERT_EQUAL(rig_job_cause(job, NULL), RIG_EJOB);
+  rig_error err;
+  RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, "gone");
+}
+
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"bootstrap gathers every machine", test_bootstrap_gathers_every_machine},
@@ -409,6 +437,10 @@ void rig_test_register(void) {
       {"malformed run words fail the job with the agent's message",
        test_malformed_run_words_fail_the_job_with_the_agents_message},
       {"a run failing at a step fails the job", test_a_run_failing_at_a_step_fails_the_job},
+      {"every machine learns what the cause stands for",
+       test_every_machine_learns_what_the_cause_stands_for},
+      {"a failure of the job stands for a job failure",
+       test_a_failure_of_the_job_stands_for_a_job_failure},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("job", tests);
 }

@@ -78,8 +78,18 @@ rig_status rig_job_serve(rig_job *job, rig_error *err);
  * proxy is lost with it, and later calls answer RIG_EJOB with it. Returns
  * RIG_EJOB. */
 rig_status rig_job_fail(rig_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Whether the job failed, and why. */
+/* The same, for a cause of a known kind: code is what the cause stands
+ * for (RIG_EINVAL or RIG_EMALFORMED: a fault of the input, such as a job
+ * file's program that a machine refuses), which every rank learns with the
+ * cause (rig_job_cause). Returns RIG_EJOB. */
+rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Whether the job failed, and why (RIG_EJOB with the root cause). */
 bool rig_job_failed(const rig_job *job, rig_error *why);
+/* What the root cause stands for: RIG_OK while the job has not failed,
+ * the code its rig_job_fail_as gave, else RIG_EJOB (a machine lost, a run
+ * failing); why, when not NULL, gets that code and the cause. */
+rig_status rig_job_cause(const rig_job *job, rig_error *why);
 
 /* ---- rails (docs/rails.md) ---- */
 

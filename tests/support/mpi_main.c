@@ -7,7 +7,7 @@
 
 #include "rig_mpi_test.h"
 
-enum { GO = 1, QUIT = 2 };
+enum { GO = 1, QUIT = 2, CAUSES = 3 };
 
 static const char *filter;
 
@@ -59,6 +59,19 @@ rig_job *rig_test_job_start(void) {
   return job;
 }
 
+/* What each agent's last job's root cause stood for (rig_job_cause). */
+static int last_cause;
+
+void rig_test_agent_causes(rig_status *codes) {
+  int cmd = CAUSES, size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Bcast(&cmd, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int *all = calloc((size_t)size, sizeof *all);
+  MPI_Gather(&last_cause, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (int r = 0; all && r < size; r++) codes[r] = (rig_status)all[r];
+  free(all);
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -70,6 +83,10 @@ int main(int argc, char **argv) {
     for (;;) {
       int cmd;
       MPI_Bcast(&cmd, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      if (cmd == CAUSES) {
+        MPI_Gather(&last_cause, 1, MPI_INT, NULL, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        continue;
+      }
       if (cmd != GO) break;
       rig_job *job;
       rig_error err;
@@ -78,6 +95,7 @@ int main(int argc, char **argv) {
         continue;
       }
       rig_job_serve(job, &err);
+      last_cause = (int)rig_job_cause(job, NULL);
       rig_job_close(job, &err);
     }
     MPI_Finalize();
