@@ -14,6 +14,7 @@
 #include "executor.h"
 #include "express.h"
 #include "failure.h"
+#include "far.h"
 #include "holdings.h"
 #include "job.h"
 
@@ -207,12 +208,12 @@ static void do_trace(agent *a, const frame *f) {
 }
 
 /* The controller opens its memory to this machine's far copies. */
-static void do_far_open(agent *a, const frame *f) {
+static void do_far_open(agent *a, const frame *f, const unsigned char *payload) {
   rig_error err;
   if (!a->job->express)
     rig_error_set(&err, RIG_EREFUSED, "machine %d: no far copies here", a->job->rank);
-  else if (rig_express_window_open(a->job->express, f->window.address, f->window.length, &err) ==
-           RIG_OK) {
+  else if (rig_far_open(a->job->express, f->window.address, f->window.length, payload, f->h.payload,
+                        &err) == RIG_OK) {
     reply(a, f, RIG_OK, 0, 0, NULL, 0);
     return;
   }
@@ -255,11 +256,10 @@ static void *request_main(void *arg) {
         rig_agent_rail(a->job, f, it->payload, rail_answer);
         break;
       case F_FAR_OPEN:
-        do_far_open(a, f);
+        do_far_open(a, f, it->payload);
         break;
       case F_FAR_CLOSE:
-        if (a->job->express)
-          rig_express_window_close(a->job->express, f->window.address, f->window.length);
+        if (a->job->express) rig_far_close(a->job->express, f->window.address, f->window.length);
         break;
       case F_FREE:
         s = rig_holdings_take(&a->held, f->release.id);

@@ -2,6 +2,7 @@
  * machines' descriptions, the express exchange. */
 #include "bootstrap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,7 +11,9 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "express.h"
+#include "far.h"
 #include "job.h"
+#include "remote.h"
 
 /* Waits for a collective of the job's start, within the silence bound: a
  * machine that never joins (stopped, or gone before MPI noticed) fails the
@@ -240,8 +243,13 @@ static rig_status share_timelines(rig_job *job, express *ex, uint64_t *head, con
   st = bcast(job, bytes, (int)head[HEAD_LEN], MPI_BYTE, err);
   if (st == RIG_OK && !root) {
     ex->stride = (uint32_t)head[HEAD_STRIDE];
-    rig_express_map_timelines(ex, bytes, head[HEAD_LEN], job->rank, (int)head[HEAD_PID],
-                              head[HEAD_PROBE], job->machines[job->rank].ndevices);
+    ex->controller = (int)head[HEAD_PID];
+    rig_express_map_timelines(ex, bytes, head[HEAD_LEN], job->rank);
+    /* Far copies by CMA where this process may read (and so write) the
+     * controller's memory: before the rings go, so the controller sees it. */
+    if (ex->my_timelines && rig_far_reaches(ex->controller, head[HEAD_PROBE]))
+      for (uint32_t i = 0; i < job->machines[job->rank].ndevices; i++)
+        rig_express_my_ring(ex, i)->far = 1;
   }
   if (!root && !job->start_pending) free(bytes);
   return st;
@@ -259,17 +267,135 @@ static rig_status share_rings(rig_job *job, express *ex, const void *mine, size_
   return st;
 }
 
+/* Broadcasts the controller's *bytes (n of them: every rank learns n
+ * first); an agent's *bytes is then its own copy (free it). */
+static rig_status bcast_bytes(rig_job *job, unsigned char **bytes, uint64_t *n, rig_error *err) {
+  rig_status st = bcast(job, n, 1, MPI_UINT64_T, err);
+  if (st != RIG_OK || !*n) return st;
+  if (job->rank != 0 && !(*bytes = malloc(*n)))
+    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  return bcast(job, *bytes, (int)*n, MPI_BYTE, err);
+}
+
+/* An agent's offer: whether it maps the controller's timelines, then the
+ * address its messages reach (none: it does not listen). */
+static unsigned char *offer_route(rig_job *job, express *ex, bool want, size_t *n) {
+  *n = 0;
+  if (job->rank == 0 || !want || !ex->my_rings) return NULL;
+  const void *address = NULL;
+  size_t len = 0;
+  rig_error e;
+  bool mapped = ex->my_timelines != NULL;
+  if (!mapped && rig_remote_listen(ex, &address, &len, &e) != RIG_OK) {
+    if (rig_env_get()->trace) fprintf(stderr, "progrun: runs go by frames: %s\n", e.message);
+    len = 0;
+  }
+  unsigned char *offer = malloc(1 + len);
+  if (!offer) return NULL;
+  offer[0] = mapped;
+  if (len) memcpy(offer + 1, address, len);
+  *n = 1 + len;
+  return offer;
+}
+
+/* The controller's choice for machine m from its offer (remote.h): by
+ * memory where each maps the other's, by messages where neither does and
+ * both listen (connected here), else by frames. */
+static unsigned char choose_route(express *ex, int m, const unsigned char *offer, size_t n,
+                                  bool listening) {
+  unsigned char route = EX_BY_FRAMES;
+  rig_error e;
+  if (n >= 1 && offer[0] && ex->rings && ex->rings[m])
+    route = EX_BY_MEMORY;
+  else if (n > 1 && listening && ex->timelines &&
+           rig_remote_connect(ex, m, offer + 1, n - 1, &e) == RIG_OK)
+    route = EX_BY_MESSAGES;
+  if (route != EX_BY_MEMORY && ex->rings && ex->rings[m]) {
+    rig_area_release(ex->rings[m]);
+    ex->rings[m] = NULL;
+  }
+  return route;
+}
+
+/* The plan the controller broadcasts: each machine's route, then its own
+ * address (when some machine is reached by messages). */
+static unsigned char *plan_routes(rig_job *job, express *ex, const gathered *g, uint64_t *n) {
+  const void *address = NULL;
+  size_t len = 0;
+  rig_error e;
+  bool listening = false;
+  for (int m = 1; m < job->size && !listening; m++)
+    listening = g->lens[m] > 1 && !g->all[g->offs[m]];
+  if (listening && rig_remote_listen(ex, &address, &len, &e) != RIG_OK) listening = false;
+  unsigned char *plan = calloc(1, (size_t)job->size + len);
+  if (!plan) return NULL;
+  bool messages = false;
+  for (int m = 1; m < job->size; m++) {
+    plan[m] = choose_route(ex, m, g->all + g->offs[m], (size_t)g->lens[m], listening);
+    messages |= plan[m] == EX_BY_MESSAGES;
+  }
+  if (messages && len) memcpy(plan + job->size, address, len);
+  for (int m = 1; m < job->size && rig_env_get()->trace; m++)
+    fprintf(stderr, "progrun: machine %d: runs go by %s\n", m,
+            plan[m] == EX_BY_MEMORY     ? "shared memory"
+            : plan[m] == EX_BY_MESSAGES ? "messages"
+                                        : "frames");
+  if (!messages) rig_remote_forget(ex);
+  *n = (size_t)job->size + (messages ? len : 0);
+  return plan;
+}
+
+/* An agent follows the plan: by memory as it mapped; by messages it
+ * reaches the controller's address (failing that its reports go by frames);
+ * by frames it reports by frames. */
+static void follow_route(rig_job *job, express *ex, const unsigned char *plan, uint64_t n) {
+  unsigned char route = n > (uint64_t)job->rank ? plan[job->rank] : EX_BY_FRAMES;
+  rig_error e;
+  if (route == EX_BY_MESSAGES && n > (uint64_t)job->size &&
+      rig_remote_connect(ex, 0, plan + job->size, n - (uint64_t)job->size, &e) == RIG_OK)
+    return;
+  if (route != EX_BY_MEMORY) {
+    rig_area_release(ex->my_timelines);
+    ex->my_timelines = NULL;
+    rig_remote_forget(ex);
+  }
+}
+
+/* How each agent and the controller reach each other, agreed: every agent
+ * offers, the controller chooses and tells. */
+static rig_status agree_routes(rig_job *job, express *ex, bool want, rig_error *err) {
+  size_t n = 0;
+  unsigned char *offer = offer_route(job, ex, want, &n);
+  gathered g;
+  rig_status st = gather_bytes(job, offer, (int)n, &g, err);
+  if (!job->start_pending) free(offer);
+  if (st != RIG_OK) return st;
+  unsigned char *plan = NULL;
+  uint64_t len = 0;
+  if (job->rank == 0 && want && !(plan = plan_routes(job, ex, &g, &len)))
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  gathered_free(job, &g);
+  /* Every rank takes part: a controller that failed sends a plan of 0. */
+  if (st != RIG_OK) len = 0;
+  rig_status s = bcast_bytes(job, &plan, &len, err);
+  if (s == RIG_OK && job->rank != 0 && want) follow_route(job, ex, plan, len);
+  if (!job->start_pending) free(plan);
+  return st != RIG_OK ? st : s;
+}
+
 rig_status rig_bootstrap_express(rig_job *job, bool ok, rig_error *err) {
   if (job->size < 2) return RIG_OK;
   bool root = job->rank == 0;
   /* Every rank takes part in every collective below, whatever failed. */
   bool want = ok && job->machines && rig_env_get()->job_express;
-  uint64_t head[HEAD_N] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)rig_express_far_probe()};
+  uint64_t head[HEAD_N] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)rig_far_probe_word()};
   for (int m = 1; root && want && m < job->size; m++)
     if (job->machines[m].ndevices > head[HEAD_STRIDE])
       head[HEAD_STRIDE] = job->machines[m].ndevices;
   express *ex = rig_express_new(job->size, (uint32_t)head[HEAD_STRIDE]);
   if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  ex->job = job;
+  ex->job_id = job->c.job_id;
   const void *mine = NULL;
   size_t mine_len = 0;
   if (root && want)
@@ -279,6 +405,7 @@ rig_status rig_bootstrap_express(rig_job *job, bool ok, rig_error *err) {
   head[HEAD_LEN] = root ? mine_len : 0;
   rig_status st = share_timelines(job, ex, head, mine, err);
   if (st == RIG_OK) st = share_rings(job, ex, mine, mine_len, err);
+  if (st == RIG_OK) st = agree_routes(job, ex, want, err);
   /* A collective left pending may still write the express's areas. */
   if (st == RIG_OK || !job->start_pending) job->express = ex;
   return st;

@@ -13,10 +13,13 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/sync.h"
 #include "express.h"
 #include "failure.h"
+#include "far.h"
 #include "job.h"
+#include "remote.h"
 
 /* Ends a run may have (the calloc of a frame's run, the ring's array). */
 #define RUN_ENDS 64
@@ -91,6 +94,12 @@ static rig_status copy_in(executor *e, const handover *h, rig_error *err) {
 }
 
 static rig_status copy_out(executor *e, const handover *h, rig_error *err) {
+  /* Reports by message could pass its REPLY: the controller sends none. */
+  if (e->job->express && e->job->express->to_controller)
+    return rig_error_set(err, RIG_EREFUSED,
+                         "device %u: a copy out by frame, which a machine reached by messages "
+                         "does not take",
+                         e->device);
   /* The range first: a length past the memory is refused, not tried. */
   const frame_copy_out *c = &h->f.copy_out;
   rig_buffer *b;
@@ -137,8 +146,8 @@ static rig_status ring_copy(executor *e, const handover *h, rig_error *err) {
   if (st != RIG_OK) return st;
   if (h->f.h.kind == EX_IN)
     return rig_buffer_write(b, c.offset, h->payload + sizeof c, c.length, err);
-  return rig_express_far(e->job->express, h->f.h.kind == EX_IN_FAR, b, c.offset, c.address,
-                         c.length, err);
+  return rig_far_copy(e->job->express, h->f.h.kind == EX_IN_FAR, b, c.offset, c.address, c.length,
+                      err);
 }
 
 /* A slot of the ring is memory the controller's process writes, and so
@@ -218,6 +227,12 @@ static bool all_reached(const handover *h) {
  * is waited for (or the job's failure). */
 static void report(executor *e, const handover *h) {
   uint64_t v = h->f.h.value;
+  rig_error err;
+  if (!e->timeline && e->job->express && e->job->express->to_controller) {
+    if (rig_remote_report(e->job->express, e->device, v, &err) != RIG_OK)
+      rig_job_fail_here(e->job, &err);
+    return;
+  }
   if (!e->timeline) {
     frame done = {.h = {.kind = F_DONE, .device = e->device, .value = v}};
     rig_ctl_send(&e->job->c, 0, &done, NULL, 0, NULL);
@@ -257,7 +272,10 @@ static bool head_is_next(const queue_link *head, void *ctx) {
   if (v > e->expect) {
     double now = rig_now_s();
     if (!e->ahead_since) e->ahead_since = now;
-    if (now - e->ahead_since <= 1.0) return false;
+    /* Messages may come late (another host): they have the silence bound. */
+    double bound =
+        e->job->express && e->job->express->to_controller ? rig_env_get()->job_silence : 1.0;
+    if (now - e->ahead_since <= bound) return false;
     e->missing = e->expect;
   }
   e->popped++;

@@ -61,9 +61,10 @@ typedef struct ex_ring {
 /* One proxy's timeline, in the controller's memory. */
 typedef struct ex_timeline {
   _Atomic uint64_t value;   /* the proxy device's timeline */
+  _Atomic uint64_t posted;  /* the last value handed over (a report past it is false) */
   _Atomic uint32_t seq;     /* futex: bumped after each report */
   _Atomic uint32_t waiters; /* threads asleep (or about to be) on seq */
-  unsigned char pad[48];
+  unsigned char pad[40];
 } ex_timeline;
 
 _Static_assert(sizeof(ex_slot) == EX_SLOT && sizeof(ex_timeline) == 64 &&
@@ -84,12 +85,22 @@ typedef struct express {
   /* An agent. */
   rig_area *my_rings;     /* made here, one ring per device */
   rig_area *my_timelines; /* the controller's, mapped (NULL: DONE by frame) */
-  int controller;         /* the controller's process id */
+  int controller;         /* the controller's process id (far copies by CMA) */
   struct ex_windows {
     pthread_mutex_t lock;
-    uint64_t (*at)[2]; /* address, length: what far copies may reach */
+    struct ex_window *at; /* what far copies may reach (far.h) */
     size_t n, room;
   } windows;
+  /* By messages (remote.h), where the other side's memory is not mapped. */
+  uint64_t job_id;                          /* in every message of this job */
+  struct rig_job *job;                      /* whose failure a lost peer is */
+  rig_peer **peers;                         /* the controller: per machine reached so */
+  rig_peer *to_controller;                  /* an agent reached so */
+  struct lost_ctx **lost, *lost_controller; /* the peers' loss contexts */
+  bool listening;                           /* in remote.c's table */
+  bool self_held;                           /* rig_peer_self holds the engine */
+  const void *self_address;                 /* this process's, while held */
+  size_t self_len;
 } express;
 
 /* Setting up (bootstrap.c exchanges the addresses): an express of a job of
@@ -100,36 +111,20 @@ express *rig_express_new(int machines, uint32_t stride);
 bool rig_express_make_timelines(express *ex, const void **addr, size_t *len);
 /* An agent: its rings, one per device. */
 bool rig_express_make_rings(express *ex, size_t ndevices, const void **addr, size_t *len);
-/* An agent: the controller's timelines mapped here (where they can be), and
- * whether it reaches the controller's memory for far copies (a probe word
- * at probe_at in process `controller`). */
-void rig_express_map_timelines(express *ex, const void *addr, size_t len, int rank, int controller,
-                               uint64_t probe_at, size_t ndevices);
+/* An agent: the controller's timelines mapped here (where they can be). */
+void rig_express_map_timelines(express *ex, const void *addr, size_t len, int rank);
 /* The controller: machine m's rings mapped here (where they can be). */
 void rig_express_map_rings(express *ex, int m, const void *addr, size_t len);
-/* The controller's probe word for far copies. */
-const void *rig_express_far_probe(void);
 void rig_express_free(express *ex);
 
 /* The controller: proxy (m, i)'s timeline (NULL: none), and its ring (NULL). */
 ex_timeline *rig_express_timeline(express *ex, int m, uint32_t i);
 ex_ring *rig_express_ring(express *ex, int m, uint32_t i);
-/* Puts a run's words into its slot: false (nothing written) when they do
- * not fit a slot, or the slot still holds a run not reported done. */
-bool rig_express_post(ex_ring *ring, const ex_timeline *done, uint64_t value, const void *bytes,
-                      size_t len);
-/* Copies by the ring: bytes that fit a slot go in it; more go far (the
- * agent reads or writes the controller's memory itself, one copy) where
- * the agent can. False: nothing written, send a frame. */
-bool rig_express_copy_in(ex_ring *ring, const ex_timeline *done, uint64_t value, uint64_t memory,
-                         uint64_t offset, const void *src, size_t len);
-bool rig_express_copy_out(ex_ring *ring, const ex_timeline *done, uint64_t value, uint64_t memory,
-                          uint64_t offset, void *dst, size_t len);
-/* A copy the controller makes itself, between its memory and the agent's
- * mapped here (both free: the core waited for their last users), and the
- * mark that keeps its value in order. False: nothing done. */
-bool rig_express_copy_near(ex_ring *ring, const ex_timeline *done, uint64_t value, void *dst,
-                           const void *src, size_t len);
+/* The controller: whether machine m is reached by messages (remote.h). */
+bool rig_express_by_messages(const express *ex, int m);
+/* Value's slot, if the hand-over it last held (value - EX_RING) is done
+ * (else NULL: the ring is full). */
+ex_slot *rig_express_claim(ex_ring *ring, const ex_timeline *done, uint64_t value);
 /* The controller: memory `id` of machine m, mapped here from the address
  * an agent's allocation answered (NULL: not mapped); dropped when freed. */
 void rig_express_mem_add(express *ex, int m, uint64_t id, const void *address, size_t len);
@@ -138,16 +133,11 @@ void rig_express_mem_drop(express *ex, int m, uint64_t id);
 /* The agent: memory of its host made as a shared area (NULL where it
  * cannot be), and the address that maps it. */
 rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address, size_t *len);
-/* The agent: the controller's memory at [address, address + length) may
- * be reached by far copies from now on / no longer. A far copy that
- * reaches past every open window is refused: the ring's slots are memory
- * another process can write, and name addresses of the controller. */
-rig_status rig_express_window_open(express *ex, uint64_t address, uint64_t length, rig_error *err);
-void rig_express_window_close(express *ex, uint64_t address, uint64_t length);
-/* The agent's side of a far copy: between b at offset and the controller's
- * memory at address (inside an open window), in order with b's work. */
-rig_status rig_express_far(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,
-                           uint64_t length, rig_error *err);
+/* Writes hand-over `value` into its slot of the ring (bytes, then the
+ * value with release) and wakes the executor if it sleeps. The caller
+ * made sure the slot is free (its last value is done). */
+void rig_express_publish(ex_ring *ring, uint64_t value, uint32_t kind, const void *head,
+                         size_t hlen, const void *bytes, size_t len);
 /* A waiter's sleep on the timeline, at most timeout_ns. */
 void rig_express_sleep(ex_timeline *w, uint64_t value, int64_t timeout_ns);
 /* Moves the timeline to at least value and wakes its sleepers. */

@@ -11,9 +11,11 @@
 #include "bootstrap.h"
 #include "express.h"
 #include "failure.h"
+#include "far.h"
 #include "job.h"
 #include "machine.h"
 #include "proxy.h"
+#include "remote.h"
 
 /* ---- routing ------------------------------------------------------------------------ */
 
@@ -44,6 +46,9 @@ static bool busy(rig_job *job) {
 /* ---- starting ------------------------------------------------------------------------ */
 
 static void free_job(rig_job *job) {
+  /* The job's messages stop before what they reach goes: the controller's
+   * express lives with its proxies (their link), an agent's in the job. */
+  rig_remote_forget(job->link ? job->link->express : NULL);
   rig_proxies_free(job);
   rig_requests_free(job);
   for (int r = 0; job->machines && r < job->size; r++) free(job->machines[r].devices);
@@ -53,6 +58,8 @@ static void free_job(rig_job *job) {
   free(job->devices);
   free(job->proxies);
   if (job->agent) rig_agent_free(job->agent);
+  rig_remote_forget(job->express);
+  if (job->express) rig_far_free(job->express);
   rig_express_free(job->express);
   rig_job_rails_close(job);
   pthread_mutex_destroy(&job->lock);

@@ -20,34 +20,11 @@ typedef struct proxy_image {
   uint64_t id;
 } proxy_image;
 
-/* Memory of an agent is addressed, here, as its id in the top bits and an
- * offset in the low 40; a controller host pointer never has bit 63 set. */
-#define REMOTE_TAG    (UINT64_C(1) << 63)
-#define REMOTE_SHIFT  40
-#define REMOTE_OFFSET ((UINT64_C(1) << REMOTE_SHIFT) - 1)
-
-static bool is_remote(uint64_t a) {
-  return (a & REMOTE_TAG) != 0;
-}
-static uint64_t remote_id(uint64_t a) {
-  return (a & ~REMOTE_TAG) >> REMOTE_SHIFT;
-}
-static uint64_t remote_offset(uint64_t a) {
-  return a & REMOTE_OFFSET;
-}
-
-/* The proxy's job; RIG_EJOB once it is closed. */
-static rig_status job_of(proxy *px, rig_job **job, rig_error *err) {
-  *job = atomic_load(&px->link->job);
-  if (!*job) return rig_error_set(err, RIG_EJOB, "%s: its job is closed", rig_device_name(px->dev));
-  return RIG_OK;
-}
-
 static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, rig_mem_info *out,
                               rig_error *err) {
   proxy *px = st;
   rig_job *job;
-  rig_status s = job_of(px, &job, err);
+  rig_status s = rig_proxy_job(px, &job, err);
   if (s != RIG_OK) return s;
   if (bytes > REMOTE_OFFSET)
     return rig_error_set(err, RIG_ENOMEM, "%s: %llu bytes, more than a proxy addresses",
@@ -82,7 +59,7 @@ static void proxy_free(void *st, const rig_mem_info *mem) {
   rig_job *job;
   /* Nothing to tell a closed or failed job: its agent frees what is left. */
   rig_express_mem_drop(px->link->express, px->machine, mem->handle);
-  if (job_of(px, &job, NULL) != RIG_OK || atomic_load(&job->failed)) return;
+  if (rig_proxy_job(px, &job, NULL) != RIG_OK || atomic_load(&job->failed)) return;
   frame f = {.h = {.kind = F_FREE, .device = px->index}, .release.id = mem->handle};
   rig_ctl_send(&job->c, px->machine, &f, NULL, 0, NULL);
 }
@@ -94,20 +71,31 @@ static void proxy_free(void *st, const rig_mem_info *mem) {
 typedef struct far_window {
   proxy *px;
   uint64_t address, length;
+  rig_registration *reg; /* the agent reaches it by RMA (by messages) */
 } far_window;
 
 static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes, void **mapping,
                               rig_error *err) {
   rig_job *job;
-  rig_status s = job_of(px, &job, err);
+  rig_status s = rig_proxy_job(px, &job, err);
   if (s != RIG_OK) return s;
-  far_window *w = malloc(sizeof *w);
+  far_window *w = calloc(1, sizeof *w);
   if (!w) return rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
-  *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes};
+  *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes, NULL};
+  const void *key = NULL;
+  size_t keylen = 0;
+  if (px->by_messages) {
+    if ((s = rig_memory_register(mem->host, bytes, &w->reg, err)) != RIG_OK) {
+      free(w);
+      return s;
+    }
+    rig_registration_key(w->reg, &key, &keylen);
+  }
   frame f = {.h = {.kind = F_FAR_OPEN, .device = px->index},
              .window = {.address = w->address, .length = w->length}};
   request *r;
-  if ((s = rig_request(job, px->machine, &f, NULL, 0, &r, err)) != RIG_OK) {
+  if ((s = rig_request(job, px->machine, &f, key, keylen, &r, err)) != RIG_OK) {
+    rig_registration_release(w->reg);
     free(w);
     return s;
   }
@@ -123,9 +111,9 @@ static rig_status proxy_map(void *st, const rig_device *owner, const rig_mem_inf
   const rig_device_facts *f = rig_device_facts_of(owner);
   if (f->machine == 0 && mem->host) {
     *address = (uint64_t)(uintptr_t)mem->host;
-    return px->ring && px->ring->far ? open_window(px, mem, bytes, mapping, err) : RIG_OK;
+    return px->far ? open_window(px, mem, bytes, mapping, err) : RIG_OK;
   }
-  if (f->machine == px->machine && is_remote(mem->address)) {
+  if (f->machine == px->machine && rig_proxy_is_remote(mem->address)) {
     *address = mem->address;
     return RIG_OK;
   }
@@ -138,11 +126,14 @@ static void proxy_unmap(void *st, void *mapping) {
   (void)st;
   far_window *w = mapping;
   rig_job *job;
-  if (job_of(w->px, &job, NULL) == RIG_OK && !atomic_load(&job->failed)) {
+  if (rig_proxy_job(w->px, &job, NULL) == RIG_OK && !atomic_load(&job->failed)) {
     frame f = {.h = {.kind = F_FAR_CLOSE, .device = w->px->index},
                .window = {.address = w->address, .length = w->length}};
     rig_ctl_send(&job->c, w->px->machine, &f, NULL, 0, NULL);
   }
+  /* A late RMA of a failed job's agent may still land: a failed job's
+   * registrations stay. */
+  if (!job || !atomic_load(&job->failed)) rig_registration_release(w->reg);
   free(w);
 }
 
@@ -150,7 +141,7 @@ static rig_status proxy_image_load(void *st, const void *bytes, size_t len, void
                                    rig_error *err) {
   proxy *px = st;
   rig_job *job;
-  rig_status s = job_of(px, &job, err);
+  rig_status s = rig_proxy_job(px, &job, err);
   if (s != RIG_OK) return s;
   frame f = {.h = {.kind = F_IMAGE, .device = px->index}};
   request *r;
@@ -172,7 +163,7 @@ static rig_status proxy_image_entry(void *st, void *image, const char *name, siz
   proxy *px = st;
   proxy_image *im = image;
   rig_job *job;
-  rig_status s = job_of(px, &job, err);
+  rig_status s = rig_proxy_job(px, &job, err);
   if (s != RIG_OK) return s;
   frame f = {.h = {.kind = F_ENTRY, .device = px->index}, .entry.image = im->id};
   request *r;
@@ -188,110 +179,11 @@ static void proxy_image_unload(void *st, void *image) {
   proxy *px = st;
   proxy_image *im = image;
   rig_job *job;
-  if (job_of(px, &job, NULL) == RIG_OK && !atomic_load(&job->failed)) {
+  if (rig_proxy_job(px, &job, NULL) == RIG_OK && !atomic_load(&job->failed)) {
     frame f = {.h = {.kind = F_UNLOAD, .device = px->index}, .release.id = im->id};
     rig_ctl_send(&job->c, px->machine, &f, NULL, 0, NULL);
   }
   free(im);
-}
-
-/* Copies of at least this many bytes wait for the device's earlier work
- * and are made here (express.h). */
-#define NEAR_WAIT (UINT64_C(1) << 20)
-
-/* Whether the device's work before w is done (or, for a large copy, once
- * it is: false if the job fails first). */
-static bool near_ready(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
-  (void)err;
-  uint64_t before = w->value - 1;
-  if (atomic_load_explicit(&px->tl->value, memory_order_acquire) >= before) return true;
-  if (w->length < NEAR_WAIT) return false;
-  while (atomic_load_explicit(&px->tl->value, memory_order_acquire) < before) {
-    if (atomic_load(&job->failed)) return false;
-    rig_express_sleep(px->tl, before, 1000000);
-  }
-  return true;
-}
-
-static rig_status submit_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
-  /* By the ring where it can (express.h), else as frames: into or out of
-   * memory mapped here by the controller itself, else by the agent. */
-  uint64_t len;
-  unsigned char *near;
-  if (px->ring && is_remote(w->src) != is_remote(w->dst) &&
-      (near = rig_express_mem(px->link->express, px->machine,
-                              remote_id(is_remote(w->dst) ? w->dst : w->src), &len))) {
-    uint64_t at = remote_offset(is_remote(w->dst) ? w->dst : w->src);
-    /* The core waited for the memory's users on other devices, not for
-     * this device's own earlier work: that must be done first. A large
-     * copy waits for it (the agent's copy would be slower); a small one
-     * goes the agent's way, in order. */
-    if (at <= len && w->length <= len - at && near_ready(px, job, w, err)) {
-      void *to = is_remote(w->dst) ? near + at : (void *)(uintptr_t)w->dst;
-      const void *from = is_remote(w->dst) ? (const void *)(uintptr_t)w->src : near + at;
-      if (rig_express_copy_near(px->ring, px->tl, w->value, to, from, w->length)) return RIG_OK;
-    }
-    if (atomic_load(&job->failed)) return rig_job_error(job, err);
-  }
-  if (px->ring && !is_remote(w->src) && is_remote(w->dst) &&
-      rig_express_copy_in(px->ring, px->tl, w->value, remote_id(w->dst), remote_offset(w->dst),
-                          (const void *)(uintptr_t)w->src, w->length))
-    return RIG_OK;
-  if (px->ring && is_remote(w->src) && !is_remote(w->dst) &&
-      rig_express_copy_out(px->ring, px->tl, w->value, remote_id(w->src), remote_offset(w->src),
-                           (void *)(uintptr_t)w->dst, w->length))
-    return RIG_OK;
-  frame f = {.h = {.device = px->index, .value = w->value}};
-  if (!is_remote(w->src) && is_remote(w->dst)) {
-    f.h.kind = F_COPY_IN;
-    f.copy_in = (frame_copy_in){.memory = remote_id(w->dst), .offset = remote_offset(w->dst)};
-    return rig_ctl_send(&job->c, px->machine, &f, (const void *)(uintptr_t)w->src, w->length, err);
-  } else if (is_remote(w->src) && !is_remote(w->dst)) {
-    f.h.kind = F_COPY_OUT;
-    f.h.request = rig_request_id(job);
-    f.copy_out = (frame_copy_out){
-        .memory = remote_id(w->src), .offset = remote_offset(w->src), .length = w->length};
-    rig_status st = rig_request_expect(job, f.h.request, (void *)(uintptr_t)w->dst, w->length, err);
-    return st == RIG_OK ? rig_ctl_send(&job->c, px->machine, &f, NULL, 0, err) : st;
-  } else if (is_remote(w->src) && is_remote(w->dst)) {
-    f.h.kind = F_COPY;
-    f.copy = (frame_copy){.src = remote_id(w->src),
-                          .src_offset = remote_offset(w->src),
-                          .length = w->length,
-                          .dst = remote_id(w->dst),
-                          .dst_offset = remote_offset(w->dst)};
-    return rig_ctl_send(&job->c, px->machine, &f, NULL, 0, err);
-  }
-  return rig_error_set(err, RIG_EREFUSED, "%s: a copy between two host memories",
-                       rig_device_name(px->dev));
-}
-
-static rig_status proxy_submit(void *st, const rig_work *w, rig_error *err) {
-  proxy *px = st;
-  rig_job *job;
-  rig_status s = job_of(px, &job, err);
-  if (s != RIG_OK) return s;
-  if (atomic_load(&job->failed)) return rig_job_error(job, err);
-  if (!w->sub) return submit_copy(px, job, w, err);
-  /* Only words reach a proxy (the facts say it runs nothing else): their
-   * bytes, read at the hand-over, travel with it. */
-  const rig_part *p = rig_submission_part(w->sub, 0);
-  if (rig_submission_nparts(w->sub) != 1 || p->kind != RIG_WORK_WORDS)
-    return rig_error_set(err, RIG_EREFUSED, "%s: a submission of other than one words part",
-                         rig_device_name(px->dev));
-  uint64_t base = p->u.words.side.slot >= 0
-                      ? w->slot_addr[p->u.words.side.slot]
-                      : rig_submission_address(w->sub, (size_t)p->u.words.side.fixed);
-  if (is_remote(base))
-    return rig_error_set(err, RIG_EREFUSED, "%s: words in memory of another machine",
-                         rig_device_name(px->dev));
-  const void *bytes = (const void *)(uintptr_t)(base + p->u.words.offset);
-  /* Into the agent's ring where it can; else (too long, the ring full, no
-   * ring) as a frame: the agent takes both in value order. */
-  if (px->ring && rig_express_post(px->ring, px->tl, w->value, bytes, p->u.words.length))
-    return RIG_OK;
-  frame f = {.h = {.kind = F_WORDS, .device = px->index, .value = w->value}};
-  return rig_ctl_send(&job->c, px->machine, &f, bytes, p->u.words.length, err);
 }
 
 static void link_release(proxy_link *link) {
@@ -320,7 +212,7 @@ static void proxy_stop(void *st) {
 #define PROXY_CALLS                                                                                \
   .stop = proxy_stop, .name = "proxy", .alloc = proxy_alloc, .free = proxy_free, .map = proxy_map, \
   .unmap = proxy_unmap, .image_load = proxy_image_load, .image_entry = proxy_image_entry,          \
-  .image_unload = proxy_image_unload, .submit = proxy_submit
+  .image_unload = proxy_image_unload, .submit = rig_proxy_submit
 
 static const rig_driver proxy_driver = {PROXY_CALLS};
 static const rig_driver proxy_express_driver = {PROXY_CALLS, .sleep = proxy_sleep};
@@ -358,6 +250,8 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     f.numa = mach->devices[i].numa;
     px->tl = rig_express_timeline(job->link->express, m, (uint32_t)i);
     px->ring = px->tl ? rig_express_ring(job->link->express, m, (uint32_t)i) : NULL;
+    px->by_messages = px->tl && rig_express_by_messages(job->link->express, m);
+    px->far = px->ring ? px->ring->far != 0 : px->by_messages;
     px->timeline = px->tl ? &px->tl->value : &px->shadow;
     rig_status st = rig_device_register(px->tl ? &proxy_express_driver : &proxy_driver, px, &f,
                                         px->timeline, &px->dev, err);
@@ -391,7 +285,8 @@ bool rig_proxies_busy(rig_job *job) {
     for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++) {
       proxy *px = job->proxies[m][i];
       /* An express proxy's reports do not come this way (express.h). */
-      if (px && !px->ring && rig_point_value(rig_device_last(px->dev)) > atomic_load(px->timeline))
+      if (px && !px->ring && !px->by_messages &&
+          rig_point_value(rig_device_last(px->dev)) > atomic_load(px->timeline))
         return true;
     }
   return false;
@@ -418,7 +313,7 @@ void rig_proxies_drain(rig_job *job, int m) {
     for (size_t i = 0; job->proxies[at] && i < job->machines[at].ndevices; i++) {
       if (atomic_load(&job->failed)) return;
       proxy *px = job->proxies[at][i];
-      if (!px || !px->ring) continue;
+      if (!px || (!px->ring && !px->by_messages)) continue;
       rig_error err;
       rig_point_wait(rig_device_last(px->dev), &err);
     }

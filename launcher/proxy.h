@@ -20,6 +20,22 @@ typedef struct proxy_link {
   struct express *express; /* the proxies' timelines and rings live as long */
 } proxy_link;
 
+/* Memory of an agent is addressed, here, as its id in the top bits and an
+ * offset in the low 40; a controller host pointer never has bit 63 set. */
+#define REMOTE_TAG    (UINT64_C(1) << 63)
+#define REMOTE_SHIFT  40
+#define REMOTE_OFFSET ((UINT64_C(1) << REMOTE_SHIFT) - 1)
+
+static inline bool rig_proxy_is_remote(uint64_t a) {
+  return (a & REMOTE_TAG) != 0;
+}
+static inline uint64_t rig_proxy_remote_id(uint64_t a) {
+  return (a & ~REMOTE_TAG) >> REMOTE_SHIFT;
+}
+static inline uint64_t rig_proxy_remote_offset(uint64_t a) {
+  return a & REMOTE_OFFSET;
+}
+
 typedef struct proxy {
   proxy_link *link;
   int machine;
@@ -29,7 +45,18 @@ typedef struct proxy {
   _Atomic uint64_t *timeline; /* shadow, or the express timeline */
   struct ex_timeline *tl;     /* the express timeline (express.h), or NULL */
   struct ex_ring *ring;       /* the device's express ring, or NULL */
+  bool by_messages;           /* the agent's ring reached by messages (remote.h) */
+  bool far;                   /* the agent reaches this process's memory itself (far.h) */
 } proxy;
+
+/* The proxy's job; RIG_EJOB once it is closed. */
+static inline rig_status rig_proxy_job(proxy *px, rig_job **job, rig_error *err) {
+  *job = atomic_load(&px->link->job);
+  if (!*job) return rig_error_set(err, RIG_EJOB, "%s: its job is closed", rig_device_name(px->dev));
+  return RIG_OK;
+}
+/* The driver's submit (proxy_submit.c): hands w over to the agent. */
+rig_status rig_proxy_submit(void *st, const rig_work *w, rig_error *err);
 
 /* Makes the proxies of machine m's devices. */
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err);

@@ -60,6 +60,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * that calls ready and finds the worker free (rig_engine_try). */
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 static engine eng = {.efd = -1, .wakefd = -1};
+/* Operations of peers (peer.c) that wait for progress to complete. */
+static _Atomic long inflight;
 
 void rig_engine_wake(void) {
   if (atomic_load(&eng.sleeping) && eng.wakefd >= 0) {
@@ -101,7 +103,7 @@ static bool calls_queued(void) {
  * waiting for progress (read without the worker: a stale answer costs one
  * more turn). */
 static bool work_pending(void) {
-  if (calls_queued()) return true;
+  if (calls_queued() || atomic_load_explicit(&inflight, memory_order_relaxed) > 0) return true;
   for (size_t i = 0; i < eng.nlive; i++) {
     rig_rail *r = eng.live[i];
     uint64_t ready = atomic_load((_Atomic uint64_t *)(r->counts + RIG_RAIL_READY_AT));
@@ -143,7 +145,7 @@ static void *rail_main(void *arg) {
     pthread_mutex_lock(&worker_lock);
     bool busy = run_calls();
     while (ucp_worker_progress(eng.worker)) busy = true;
-    bool waiting = false;
+    bool waiting = atomic_load_explicit(&inflight, memory_order_relaxed) > 0;
     for (size_t i = 0; i < eng.nlive; i++) busy |= rig_rail_pump(eng.live[i], &waiting);
     pthread_mutex_unlock(&worker_lock);
     double now = rig_now_s();
@@ -169,6 +171,18 @@ static void *rail_main(void *arg) {
   run_calls();
   pthread_mutex_unlock(&worker_lock);
   return NULL;
+}
+
+void rig_engine_lock(void) {
+  pthread_mutex_lock(&worker_lock);
+}
+
+void rig_engine_unlock(void) {
+  pthread_mutex_unlock(&worker_lock);
+}
+
+void rig_engine_inflight(long delta) {
+  atomic_fetch_add_explicit(&inflight, delta, memory_order_relaxed);
 }
 
 bool rig_engine_try(void) {
@@ -220,7 +234,8 @@ static rig_status engine_make(rig_error *err) {
   ucs_status_t st = ucp_config_read(NULL, NULL, &config);
   if (st != UCS_OK) return ucx_error(err, "ucp_config_read", st);
   ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP,
+                         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP |
+                                     UCP_FEATURE_AM,
                          .mt_workers_shared = 1};
   pthread_cond_init(&eng.called, NULL);
   st = ucp_init(&params, config, &eng.context);

@@ -100,6 +100,14 @@ ucp_worker_h rig_engine_worker(void);
  * that posts its own puts; false when the rail thread is using it. */
 bool rig_engine_try(void);
 void rig_engine_untry(void);
+/* Takes the worker, waiting for the rail thread's turn to end (peers'
+ * sends and remote copies, which are short). */
+void rig_engine_lock(void);
+void rig_engine_unlock(void);
+/* Operations posted outside the rail thread that need progress to
+ * complete (+1 posted, -1 done): the rail thread keeps progressing while
+ * any is. */
+void rig_engine_inflight(long delta);
 
 /* ---- a rail, on the rail thread ------------------------------------------- */
 

@@ -166,6 +166,64 @@ size_t rig_area_length(const rig_area *a);
  * valid until the peer unmaps it). NULL is fine. */
 void rig_area_release(rig_area *a);
 
+/* Peers (docs/rails.md "Peers"): processes this one reaches by UCX
+ * messages and remote memory where their memory cannot be mapped here (on
+ * another host, say). One endpoint per peer, with peer error handling: a
+ * peer that is gone is reported (lost), and every wait on it ends. */
+typedef struct rig_peer rig_peer;
+/* The most bytes of a message, the kinds of message (0 to KINDS - 1), and
+ * the most bytes of an address or a remote key. */
+#define RIG_PEER_MESSAGE_MAX 1536
+#define RIG_PEER_KINDS       16
+#define RIG_PEER_ADDRESS_MAX 4096
+/* This process's address, which a peer connects to: valid until the
+ * matching rig_peer_self_release (it holds the rails' engine). */
+rig_status rig_peer_self(const void **address, size_t *len, rig_error *err);
+void rig_peer_self_release(void);
+/* Messages of kind `kind` go to fn(ctx, bytes, len) from now on, on a
+ * thread that progresses the engine's worker (the rail thread, or one in
+ * rig_peer_progress): fn must not block. One handler a kind per process. */
+typedef void rig_peer_handler(void *ctx, const void *bytes, size_t len);
+rig_status rig_peer_listen(uint16_t kind, rig_peer_handler *fn, void *ctx, rig_error *err);
+void rig_peer_unlisten(uint16_t kind);
+/* Connects to the peer at address (its rig_peer_self). A wait on the peer
+ * (a send that finds every slot busy, a remote copy) ends when it is lost
+ * or *cancel (when not NULL) is true; lost(ctx, why) is called once, on a
+ * progressing thread, when UCX reports it lost. */
+rig_status rig_peer_connect(const void *address, size_t len, const _Atomic bool *cancel,
+                            void (*lost)(void *ctx, const char *why), void *ctx, rig_peer **out,
+                            rig_error *err);
+/* Closes the endpoint once its sends are out (forced when the peer is
+ * lost). NULL is fine. False when the close is still under way (a peer
+ * that stopped answering): UCX may yet call lost, whose ctx must stay. */
+bool rig_peer_release(rig_peer *p);
+/* Sends len bytes (at most RIG_PEER_MESSAGE_MAX) as a message of kind;
+ * the bytes are copied, the call never waits for the peer's answer.
+ * Messages of a peer may arrive in another order than they were sent. */
+rig_status rig_peer_send(rig_peer *p, uint16_t kind, const void *bytes, size_t len, rig_error *err);
+/* Progresses the engine's worker once if no other thread does (a waiter's
+ * spin): whether anything happened. */
+bool rig_peer_progress(void);
+/* Memory of this process a peer may put to and get from: base..base+len
+ * registered, and the key the peer needs (valid while registered). */
+typedef struct rig_registration rig_registration;
+rig_status rig_memory_register(void *base, size_t len, rig_registration **out, rig_error *err);
+void rig_registration_key(const rig_registration *r, const void **key, size_t *len);
+void rig_registration_release(rig_registration *r);
+/* A peer's registered memory, from its key. */
+typedef struct rig_peer_key rig_peer_key;
+rig_status rig_peer_key_unpack(rig_peer *p, const void *key, size_t len, rig_peer_key **out,
+                               rig_error *err);
+void rig_peer_key_release(rig_peer_key *k);
+/* Moves len bytes between local memory and the peer's at address remote
+ * (inside memory it registered, under key k), and returns once they are
+ * at their destination; RIG_ELOST when the peer is lost or the wait is
+ * cancelled first. */
+rig_status rig_peer_put(rig_peer *p, const void *local, uint64_t remote, size_t len,
+                        rig_peer_key *k, rig_error *err);
+rig_status rig_peer_get(rig_peer *p, void *local, uint64_t remote, size_t len, rig_peer_key *k,
+                        rig_error *err);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

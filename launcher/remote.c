@@ -1,0 +1,234 @@
+/* The express path by messages (remote.h). Messages carry the job's id:
+ * a process may hold several jobs, and its handlers are one per kind, so
+ * they find the job's express in a table. A handler runs on a thread that
+ * progresses the rails' worker and never blocks but on the table's lock,
+ * which rig_remote_forget takes too: once it returns, no handler uses the
+ * express. Everything a message says is checked as a frame is. */
+#include "remote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "failure.h"
+#include "job.h"
+
+/* The message kinds (rig_peer_listen). */
+enum { MSG_HANDOVER = 1, MSG_REPORT = 2 };
+
+/* Controller to agent: a hand-over for the device's ring, then its bytes. */
+typedef struct msg_handover {
+  uint64_t job, value;
+  uint32_t device, kind, len, unused;
+} msg_handover;
+
+/* Agent to controller: the device's work up to value is done. */
+typedef struct msg_report {
+  uint64_t job, value;
+  uint32_t machine, device;
+} msg_report;
+
+_Static_assert(sizeof(msg_handover) + EX_SLOT_BYTES <= RIG_PEER_MESSAGE_MAX,
+               "a slot's hand-over fits a message");
+
+/* A peer's loss fails the job naming its machine. */
+typedef struct lost_ctx {
+  express *ex;
+  int machine;
+} lost_ctx;
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static express **table; /* the expresses reached by messages, under table_lock */
+static size_t ntable, room;
+static int listeners; /* expresses listening: the handlers are set while any is */
+
+static express *find(uint64_t job) {
+  for (size_t i = 0; i < ntable; i++)
+    if (table[i]->job_id == job) return table[i];
+  return NULL;
+}
+
+/* The job of ex fails with "machine m: why" (m: where it was found). */
+static void fail(express *ex, int m, const char *why) {
+  char cause[RIG_ERROR_MESSAGE_MAX + 32];
+  snprintf(cause, sizeof cause, "machine %d: %s", m, why);
+  rig_job_fail_with(ex->job, true, cause);
+}
+
+/* ---- the handlers --------------------------------------------------------------------- */
+
+static void on_handover(void *ctx, const void *bytes, size_t len) {
+  (void)ctx;
+  msg_handover h;
+  if (len < sizeof h) return;
+  memcpy(&h, bytes, sizeof h);
+  pthread_mutex_lock(&table_lock);
+  express *ex = find(h.job);
+  ex_ring *ring = ex ? rig_express_my_ring(ex, h.device) : NULL;
+  char why[160] = "";
+  if (ex && !ring)
+    snprintf(why, sizeof why, "a hand-over by message to no device %u", h.device);
+  else if (ex && (h.len != len - sizeof h || h.len > EX_SLOT_BYTES))
+    snprintf(why, sizeof why, "device %u: hand-over %llu by a message of %zu bytes for %u",
+             h.device, (unsigned long long)h.value, len, h.len);
+  else if (ex && atomic_load_explicit(&ring->slots[h.value % EX_RING].value,
+                                      memory_order_acquire) >= h.value)
+    snprintf(why, sizeof why, "device %u: hand-over %llu by message, its slot taken", h.device,
+             (unsigned long long)h.value);
+  if (ex && !why[0])
+    rig_express_publish(ring, h.value, h.kind, NULL, 0, (const unsigned char *)bytes + sizeof h,
+                        h.len);
+  else if (ex)
+    fail(ex, ex->job->rank, why);
+  pthread_mutex_unlock(&table_lock);
+}
+
+static void on_report(void *ctx, const void *bytes, size_t len) {
+  (void)ctx;
+  msg_report r;
+  if (len != sizeof r) return;
+  memcpy(&r, bytes, sizeof r);
+  pthread_mutex_lock(&table_lock);
+  express *ex = find(r.job);
+  bool known =
+      ex && r.machine > 0 && (int)r.machine < ex->machines && ex->peers && ex->peers[r.machine];
+  ex_timeline *tl = known ? rig_express_timeline(ex, (int)r.machine, r.device) : NULL;
+  char why[160] = "";
+  if (ex && !tl)
+    snprintf(why, sizeof why, "a report by message of no device %u", r.device);
+  else if (tl && r.value > atomic_load_explicit(&tl->posted, memory_order_acquire))
+    snprintf(why, sizeof why, "device %u: a report of value %llu past its last hand-over %llu",
+             r.device, (unsigned long long)r.value, (unsigned long long)atomic_load(&tl->posted));
+  if (tl && !why[0])
+    rig_express_report(tl, r.value);
+  else if (ex)
+    fail(ex, known ? (int)r.machine : 0, why);
+  pthread_mutex_unlock(&table_lock);
+}
+
+static void on_lost(void *ctx, const char *why) {
+  lost_ctx *l = ctx;
+  pthread_mutex_lock(&table_lock);
+  for (size_t i = 0; i < ntable; i++)
+    if (table[i] == l->ex) fail(l->ex, l->machine, why);
+  pthread_mutex_unlock(&table_lock);
+}
+
+/* ---- setting up --------------------------------------------------------------------------- */
+
+static rig_status listen_all(rig_error *err) {
+  rig_status st = rig_peer_listen(MSG_HANDOVER, on_handover, NULL, err);
+  if (st != RIG_OK) return st;
+  if ((st = rig_peer_listen(MSG_REPORT, on_report, NULL, err)) != RIG_OK)
+    rig_peer_unlisten(MSG_HANDOVER);
+  return st;
+}
+
+rig_status rig_remote_listen(express *ex, const void **address, size_t *len, rig_error *err) {
+  if (!ex->listening) {
+    pthread_mutex_lock(&table_lock);
+    rig_status st = RIG_OK;
+    if (ntable == room) {
+      size_t bigger = room ? 2 * room : 8;
+      express **t = realloc(table, bigger * sizeof *t);
+      if (t) {
+        table = t;
+        room = bigger;
+      } else {
+        st = rig_error_set(err, RIG_ENOMEM, "out of memory for a job's messages");
+      }
+    }
+    if (st == RIG_OK && listeners == 0) st = listen_all(err);
+    if (st == RIG_OK) {
+      table[ntable++] = ex;
+      listeners++;
+      ex->listening = true;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (st != RIG_OK) return st;
+  }
+  if (!ex->self_held) {
+    rig_status st = rig_peer_self(&ex->self_address, &ex->self_len, err);
+    if (st != RIG_OK) return st;
+    ex->self_held = true;
+  }
+  *address = ex->self_address;
+  *len = ex->self_len;
+  return RIG_OK;
+}
+
+rig_status rig_remote_connect(express *ex, int m, const void *address, size_t len, rig_error *err) {
+  lost_ctx *l = calloc(1, sizeof *l);
+  if (!l) return rig_error_set(err, RIG_ENOMEM, "out of memory for a peer");
+  *l = (lost_ctx){ex, m};
+  rig_peer *p;
+  rig_status st = rig_peer_connect(address, len, &ex->job->failed, on_lost, l, &p, err);
+  if (st != RIG_OK) {
+    free(l);
+    return st;
+  }
+  if (m == 0) {
+    ex->to_controller = p;
+    ex->lost_controller = l;
+    return RIG_OK;
+  }
+  if (!ex->peers && (!(ex->peers = calloc((size_t)ex->machines, sizeof *ex->peers)) ||
+                     !(ex->lost = calloc((size_t)ex->machines, sizeof *ex->lost)))) {
+    rig_peer_release(p);
+    free(l);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for a peer");
+  }
+  ex->peers[m] = p;
+  ex->lost[m] = l;
+  return RIG_OK;
+}
+
+void rig_remote_forget(express *ex) {
+  if (!ex) return;
+  pthread_mutex_lock(&table_lock);
+  bool last = false;
+  for (size_t i = 0; i < ntable; i++)
+    if (table[i] == ex) {
+      table[i] = table[--ntable];
+      last = --listeners == 0;
+      break;
+    }
+  pthread_mutex_unlock(&table_lock);
+  /* No handler uses ex now; a late loss finds it gone. A peer whose close
+   * is still under way (it stopped) keeps its loss's context. */
+  if (rig_peer_release(ex->to_controller)) free(ex->lost_controller);
+  ex->to_controller = NULL;
+  ex->lost_controller = NULL;
+  for (int m = 0; ex->peers && m < ex->machines; m++)
+    if (rig_peer_release(ex->peers[m])) free(ex->lost[m]);
+  free(ex->peers);
+  free(ex->lost);
+  ex->peers = NULL;
+  ex->lost = NULL;
+  if (last) {
+    rig_peer_unlisten(MSG_HANDOVER);
+    rig_peer_unlisten(MSG_REPORT);
+  }
+  if (ex->self_held) rig_peer_self_release();
+  ex->self_held = ex->listening = false;
+}
+
+/* ---- sending ------------------------------------------------------------------------------- */
+
+rig_status rig_remote_handover(express *ex, int m, uint32_t device, uint64_t value, uint32_t kind,
+                               const void *head, size_t hlen, const void *bytes, size_t len,
+                               rig_error *err) {
+  unsigned char msg[sizeof(msg_handover) + EX_SLOT_BYTES];
+  if (hlen + len > EX_SLOT_BYTES)
+    return rig_error_set(err, RIG_EINVAL, "a hand-over of %zu bytes by message", hlen + len);
+  msg_handover h = {ex->job_id, value, device, kind, (uint32_t)(hlen + len), 0};
+  memcpy(msg, &h, sizeof h);
+  if (hlen) memcpy(msg + sizeof h, head, hlen);
+  if (len) memcpy(msg + sizeof h + hlen, bytes, len);
+  return rig_peer_send(ex->peers[m], MSG_HANDOVER, msg, sizeof h + hlen + len, err);
+}
+
+rig_status rig_remote_report(express *ex, uint32_t device, uint64_t value, rig_error *err) {
+  msg_report r = {ex->job_id, value, (uint32_t)ex->job->rank, device};
+  return rig_peer_send(ex->to_controller, MSG_REPORT, &r, sizeof r, err);
+}
