@@ -851,8 +851,8 @@ static void test_shared_scratch_is_per_call(void) {
 /* ---- no allocation on a submit -------------------------------------------- */
 
 static void test_a_submit_that_does_not_wait_allocates_nothing(void) {
-  if (!RIG_TEST_COUNTS_ALLOCATIONS) {
-    rig_test_skip("a submit that does not wait allocates nothing", RIG_TEST_NO_ALLOC_COUNT);
+  if (!RIG_COUNTS_ALLOCATIONS) {
+    rig_test_skip("a submit that does not wait allocates nothing", RIG_NO_ALLOC_COUNT);
     return;
   }
   rig_device *h = rig_host(), *cpu = open_dev("cpu:0");
@@ -871,20 +871,20 @@ static void test_a_submit_that_does_not_wait_allocates_nothing(void) {
   submit2(sh, a, b);
   rig_point_wait(submit2(sc, ac, bc), NULL);
   rig_submit(grid, NULL, gslots, NULL, 0, &p, NULL);
-  rig_test_alloc_reset();
-  rig_test_alloc_counting(true);
+  rig_alloc_reset();
+  rig_alloc_counting(true);
   for (int i = 0; i < 100; i++) {
     submit2(sh, a, b);
     rig_submit(grid, NULL, gslots, NULL, 0, &p, NULL);
   }
-  rig_test_alloc_counting(false);
-  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
+  rig_alloc_counting(false);
+  CU_ASSERT_EQUAL(rig_alloc_count(), 0);
   rig_point_wait(submit2(sc, ac, bc), NULL);
-  rig_test_alloc_reset();
-  rig_test_alloc_counting(true);
+  rig_alloc_reset();
+  rig_alloc_counting(true);
   for (int i = 0; i < 100; i++) p = submit2(sc, ac, bc);
-  rig_test_alloc_counting(false);
-  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
+  rig_alloc_counting(false);
+  CU_ASSERT_EQUAL(rig_alloc_count(), 0);
   rig_point_wait(p, NULL);
   rig_submission_release(sh);
   rig_submission_release(sc);

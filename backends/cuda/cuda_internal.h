@@ -106,10 +106,6 @@ void cuda_sleep(void *st, uint64_t value, int64_t timeout_ns);
 rig_status cuda_prepare(void *st, const rig_submission *sub, void **state, rig_error *err);
 void cuda_forget(void *st, void *state);
 
-/* A launch's parameter block after refs (the device addresses of its
- * slots), as cuLaunchKernel and graph nodes take it. */
-void cuda_patch(unsigned char *params, const rig_part *p, const uint64_t *slot_addr);
-
 /* Runs the graph of the launches sub's parts first..first+n-1 with this
  * work's block and slots: updates the nodes whose launch changed, then
  * launches it on g's stream. */

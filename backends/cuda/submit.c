@@ -54,19 +54,6 @@ bool cuda_can_wait(void *st, const rig_device *other) {
 
 /* ---- parts ------------------------------------------------------------------ */
 
-void cuda_patch(unsigned char *params, const rig_part *p, const uint64_t *slot_addr) {
-  for (size_t r = 0; r < p->u.launch.nrefs; r++) {
-    uint64_t off;
-    memcpy(&off, params + p->u.launch.refs[r].at, 8);
-    off += slot_addr[p->u.launch.refs[r].slot];
-    memcpy(params + p->u.launch.refs[r].at, &off, 8);
-  }
-}
-
-static uint64_t side_addr(const rig_work *w, rig_side side) {
-  return side.slot >= 0 ? w->slot_addr[side.slot] : rig_work_fixed_address(w, (size_t)side.fixed);
-}
-
 static void ready_call(void *user) {
   const cuda_ready *r = user;
   ((rig_ready_fn *)(uintptr_t)r->fn)((void *)(uintptr_t)r->counts, r->count);
@@ -94,9 +81,7 @@ static CUresult ready_part(cuda_gpu *g, const rig_part *p, const unsigned char *
 
 static CUresult launch(cuda_gpu *g, const rig_work *w, size_t i, const rig_part *p) {
   _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
-  size_t n = p->u.launch.params_bytes;
-  memcpy(params, rig_work_part_block(w, i), n);
-  cuda_patch(params, p, w->slot_addr);
+  size_t n = rig_work_params(w, i, params);
   uint32_t geom[7];
   memcpy(geom, rig_block_geometry(w->sub, (void *)w->block, i), sizeof geom);
   void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &n,
@@ -129,13 +114,7 @@ static CUresult run_parts(cuda_gpu *g, const rig_work *w, const char **call, rig
       }
       case RIG_WORK_FILL: {
         _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
-        memcpy(params, rig_work_part_block(w, i), p->u.fill.params_bytes);
-        for (size_t k = 0; k < p->u.fill.nrefs; k++) {
-          uint64_t off;
-          memcpy(&off, params + p->u.fill.refs[k].at, 8);
-          off += w->slot_addr[p->u.fill.refs[k].slot];
-          memcpy(params + p->u.fill.refs[k].at, &off, 8);
-        }
+        rig_work_params(w, i, params);
         if (p->u.fill.ready) {
           *call = "cuLaunchHostFunc";
           r = ready_part(g, p, params, w->value);
@@ -151,11 +130,10 @@ static CUresult run_parts(cuda_gpu *g, const rig_work *w, const char **call, rig
         break;
       }
       case RIG_WORK_COPY: {
-        const uint64_t *o = rig_work_part_block(w, i);
+        uint64_t src, dst;
+        rig_work_copy_ends(w, i, &src, &dst);
         *call = "cuMemcpyAsync";
-        if (p->u.copy.length)
-          r = rig_cu.MemcpyAsync(side_addr(w, p->u.copy.dst) + o[1],
-                                 side_addr(w, p->u.copy.src) + o[0], p->u.copy.length, g->stream);
+        if (p->u.copy.length) r = rig_cu.MemcpyAsync(dst, src, p->u.copy.length, g->stream);
         break;
       }
       case RIG_WORK_WORDS:

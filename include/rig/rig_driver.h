@@ -155,10 +155,21 @@ size_t rig_submission_nparts(const rig_submission *s);
 const rig_part *rig_submission_part(const rig_submission *s, size_t i);
 
 /* A work's per-run state of part i (its parameter bytes, then its
- * geometry: rig_block_geometry) and the address of its fixed memory f, as
- * the device addresses it. */
+ * geometry: rig_block_geometry). */
 const void *rig_work_part_block(const rig_work *w, size_t part);
-uint64_t rig_work_fixed_address(const rig_work *w, size_t fixed);
+
+/* Part `part`'s parameter bytes (a fill or a launch) as its code reads
+ * them, into params (RIG_MAX_PARAMS bytes): the block's bytes, each ref's 8
+ * bytes raised by its slot's address. Answers how many bytes. */
+size_t rig_work_params(const rig_work *w, size_t part, void *params);
+
+/* A side of a copy or words part (a slot, or fixed memory), as the
+ * device addresses it. */
+uint64_t rig_work_side_address(const rig_work *w, rig_side side);
+
+/* A copy part's first source and destination bytes, as the device
+ * addresses them: its sides at the block's offsets. */
+void rig_work_copy_ends(const rig_work *w, size_t part, uint64_t *src, uint64_t *dst);
 
 /* A work's size when packed (for queues), and packing it into `into`
  * (rig_work_bytes bytes, 8-aligned); the packed copy reads as a work. */
