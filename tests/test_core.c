@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "alloc_count.h"
+#include "core/provider.h"
 #include "polled.h"
 #include "rig/rig_core.h"
 #include "rig_test.h"
@@ -1050,6 +1051,97 @@ static void test_cpu_work_runs_in_order_on_its_thread(void) {
   rig_image_release(img);
 }
 
+/* ---- providers -------------------------------------------------------------- */
+
+static int old_counted;
+
+static rig_status old_count(unsigned *n, rig_error *err) {
+  (void)err;
+  old_counted++;
+  *n = 1;
+  return RIG_OK;
+}
+
+static rig_status two(unsigned *n, rig_error *err) {
+  (void)err;
+  *n = 2;
+  return RIG_OK;
+}
+
+static rig_status refuse_open(unsigned index, rig_device **out, rig_error *err) {
+  (void)out;
+  return rig_error_set(err, RIG_EREFUSED, "opening %u", index);
+}
+
+static const char *const fake_arch[] = {"fake-", NULL};
+
+static const rig_provider fake_provider = {
+    .abi = RIG_PROVIDER_ABI,
+    .family = "fake",
+    .arch_prefixes = fake_arch,
+    .count = two,
+    .open = refuse_open,
+};
+
+/* As built against another rig_driver.h: the core may read only its abi
+ * and family (the rest would name "fake-" archs, and every other). */
+static const rig_provider old_provider = {
+    .abi = RIG_PROVIDER_ABI + 1,
+    .family = "old",
+    .arch_prefixes = fake_arch,
+    .other_archs = true,
+    .count = old_count,
+    .open = refuse_open,
+};
+
+static void test_a_provider_of_another_abi_is_refused_saying_why(void) {
+  const rig_provider *const table[] = {&old_provider, &fake_provider};
+  rig_families fs;
+  rig_families_start(&fs, table, 2);
+  CU_ASSERT_EQUAL(old_counted, 0);
+  char why[256];
+  snprintf(why, sizeof why,
+           "old: a provider of ABI %u, not librig's %u (build it against this rig_driver.h)",
+           RIG_PROVIDER_ABI + 1, RIG_PROVIDER_ABI);
+  unsigned n = 7;
+  rig_error err;
+  RIG_ASSERT_ERROR(rig_families_devices(&fs, 0, &n, &err), err, RIG_EREFUSED, why);
+  CU_ASSERT_EQUAL(n, 0);
+  rig_device *d = NULL;
+  char open_why[320];
+  snprintf(open_why, sizeof open_why, "old:0: no such device (%s)", why);
+  RIG_ASSERT_ERROR(rig_families_open(&fs, "old:0", &d, &err), err, RIG_EREFUSED, open_why);
+  CU_ASSERT_EQUAL(rig_families_of_arch(&fs, "fake-1"), 1);
+  CU_ASSERT_EQUAL(rig_families_of_arch(&fs, "x86_64"), -1);
+  /* The provider of this ABI beside it works. */
+  CU_ASSERT_EQUAL(rig_families_devices(&fs, 1, &n, &err), RIG_OK);
+  CU_ASSERT_EQUAL(n, 2);
+  RIG_ASSERT_ERROR(rig_families_open(&fs, "fake:1", &d, &err), err, RIG_EREFUSED, "opening 1");
+  RIG_ASSERT_ERROR(rig_families_open(&fs, "fake:2", &d, &err), err, RIG_EREFUSED,
+                   "fake:2: no such device (this machine has 2 fake devices)");
+}
+
+/* What progrun's job-file check asks (launcher/progrun/cli_jobview.c):
+ * which family a device's name and a description's arch are of, answered
+ * by the providers, not spelled outside them. */
+static void test_device_names_and_archs_name_their_family_by_the_providers(void) {
+  int cpu = rig_family_of_device_name("cpu:1");
+  CU_ASSERT_FATAL(cpu > 0);
+  CU_ASSERT_STRING_EQUAL(rig_family_name((size_t)cpu), "cpu");
+  CU_ASSERT_EQUAL(rig_family_of_device_name("host"), 0);
+  CU_ASSERT_EQUAL(rig_family_of_device_name("cpu:123456789"), cpu);
+  static const char *const not_names[] = {"host:0", "cpu:01", "cpu:",          "cpu:+1",
+                                          "cpu:1x", "gpu:0",  "cpu:1234567890"};
+  for (size_t i = 0; i < sizeof not_names / sizeof *not_names; i++)
+    CU_ASSERT_EQUAL(rig_family_of_device_name(not_names[i]), -1);
+  CU_ASSERT_EQUAL(rig_family_of_arch("cpu-x86_64"), cpu);
+  CU_ASSERT_EQUAL(rig_family_of_arch(rig_host_isa()), 0);
+  /* Another machine's ISA is a host's too. */
+  CU_ASSERT_EQUAL(rig_family_of_arch("riscv64"), 0);
+  int cuda = rig_family_of_device_name("cuda:0");
+  if (cuda >= 0) CU_ASSERT_EQUAL(rig_family_of_arch("sm_90"), cuda);
+}
+
 void rig_test_register(void) {
   static CU_TestInfo timelines[] = {
       {"values run 1..n per device", test_values_run_1_to_n_per_device},
@@ -1106,5 +1198,12 @@ void rig_test_register(void) {
   rig_test_add_suite("core: timelines and devices", timelines);
   rig_test_add_suite("core: ordering", ordering);
   rig_test_add_suite("core: lifetime and loss", lifetime);
+  static CU_TestInfo providers[] = {
+      {"a provider of another ABI is refused, saying why",
+       test_a_provider_of_another_abi_is_refused_saying_why},
+      {"device names and archs name their family by the providers",
+       test_device_names_and_archs_name_their_family_by_the_providers},
+      CU_TEST_INFO_NULL};
   rig_test_add_suite("core: submissions, launches, images, queues", submissions);
+  rig_test_add_suite("core: providers", providers);
 }

@@ -252,6 +252,7 @@ static rig_status cuda_open(unsigned index, rig_device **out, rig_error *err) {
 static const char *const cuda_arch[] = {"sm_", NULL};
 
 const rig_provider rig_provider_cuda = {
+    .abi = RIG_PROVIDER_ABI,
     .family = "cuda",
     .arch_prefixes = cuda_arch,
     .count = cuda_count,

@@ -96,8 +96,14 @@ rig_status rig_device_open(const char *name, rig_device **dev, rig_error *err);
  * build lists them. */
 size_t rig_family_count(void);
 const char *rig_family_name(size_t family);
-/* The family whose devices have arch `arch` (by its arch prefixes), or -1. */
+/* The family whose devices have arch `arch`: the one of its prefix
+ * ("cpu-", "sm_"), else the one of every other arch (the host: a
+ * machine's ISA, this one's or another's), or -1. */
 int rig_family_of_arch(const char *arch);
+/* The family whose device `name` names ("host", "cpu:1", "cuda:0": the
+ * number in plain decimal, one spelling per device), or -1; whether this
+ * machine has that device is rig_device_open's to say. */
+int rig_family_of_device_name(const char *name);
 /* How many devices of the family this machine has: RIG_OK with *n, or
  * RIG_EREFUSED with why there are none ("cuda: no driver ..."). */
 rig_status rig_family_devices(size_t family, unsigned *n, rig_error *err);

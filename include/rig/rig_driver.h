@@ -107,7 +107,16 @@ void rig_device_lose_status(rig_device *dev, rig_status code, const char *fmt, .
  * starts (docs/internals.md). The core opens a family's devices by name
  * and index through it; nothing outside the backend spells its family or
  * arch names. */
+
+/* The ABI of rig_provider and of the driver interface it opens devices
+ * with: raised whenever either changes. The core refuses a provider of
+ * another (its family then has no device, and says why). */
+#define RIG_PROVIDER_ABI 1
+
 typedef struct rig_provider {
+  /* abi and family come first in every ABI, so that the core can read
+   * them of any provider: RIG_PROVIDER_ABI as the backend saw it. */
+  unsigned abi;
   /* The family: its devices are "<family>:0", "<family>:1", ... or, for a
    * family of one device (`single`: the host), "<family>" itself. */
   const char *family;
@@ -115,6 +124,9 @@ typedef struct rig_provider {
   /* The arch strings its devices have start with one of these (NULL
    * ends the list): a description's arch names its family. */
   const char *const *arch_prefixes;
+  /* The family of the archs no family's prefix names: the host, whose
+   * arch is its machine's ISA ("x86_64", "aarch64"), whichever it is. */
+  bool other_archs;
   /* How many devices of the family this machine has: RIG_OK with *n (0
    * included), or why there are none at all ("no driver (libcuda.so.1 not
    * found)"). Called once, when the core starts. */
