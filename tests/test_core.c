@@ -1051,6 +1051,75 @@ static void test_cpu_work_runs_in_order_on_its_thread(void) {
   rig_image_release(img);
 }
 
+/* ---- the device table ------------------------------------------------------ */
+
+static rig_status idle_submit(void *st, const rig_work *w, rig_error *err) {
+  (void)st;
+  (void)w;
+  return rig_error_set(err, RIG_EREFUSED, "idle runs nothing");
+}
+
+/* A driver that runs nothing: its devices are only registered and given up. */
+static const rig_driver idle_driver = {.name = "idle", .submit = idle_submit};
+
+/* Every device of the loop has this word, past the stale point's value: a
+ * newer device taken for the gone one would answer it reached. */
+static _Atomic uint64_t idle_word = 5;
+
+static rig_device *idle_device(void) {
+  rig_device_facts f = {.numa = -1};
+  snprintf(f.name, sizeof f.name, "idle");
+  snprintf(f.arch, sizeof f.arch, "idle");
+  rig_device *d = NULL;
+  rig_error err;
+  rig_status st = rig_device_register(&idle_driver, NULL, &f, &idle_word, &d, &err);
+  if (st != RIG_OK) fprintf(stderr, "register: %s\n", err.message);
+  return st == RIG_OK ? d : NULL;
+}
+
+/* A job's proxies come and go: places in the table are taken again, each
+ * time with a new index, so that a process outlives 65536 of them and a
+ * point of a gone device is refused, never taken for the newer one in its
+ * place. */
+static void test_device_places_are_taken_again_but_never_an_index(void) {
+  rig_device *first = idle_device();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+  uint32_t gone = rig_device_index(first);
+  rig_point stale = rig_point_make(gone, 3);
+  CU_ASSERT_TRUE(rig_point_reached(stale));
+  rig_device_unregister(first);
+  CU_ASSERT_PTR_NULL(rig_device_at(gone));
+  char why[64];
+  snprintf(why, sizeof why, "a point of no device (%u)", gone);
+  size_t failed = 0, out_of_order = 0, in_its_place = 0;
+  uint32_t last = gone;
+  for (size_t k = 0; k < 3 * 65536 + 1000; k++) {
+    rig_device *d = idle_device();
+    if (!d) {
+      failed++;
+      continue;
+    }
+    uint32_t index = rig_device_index(d);
+    out_of_order += index <= last;
+    last = index;
+    if (index % 65536 == gone % 65536) {
+      in_its_place++;
+      CU_ASSERT_PTR_EQUAL(rig_device_at(index), d);
+      CU_ASSERT_PTR_NULL(rig_device_at(gone));
+      CU_ASSERT_FALSE(rig_point_reached(stale));
+      rig_error err;
+      RIG_ASSERT_ERROR(rig_point_wait(stale, &err), err, RIG_EINVAL, why);
+    }
+    rig_device_unregister(d);
+  }
+  CU_ASSERT_EQUAL(failed, 0);
+  CU_ASSERT_EQUAL(out_of_order, 0);
+  CU_ASSERT(in_its_place >= 3);
+  CU_ASSERT(last >= 3 * 65536);
+  /* The host keeps its place and index throughout. */
+  CU_ASSERT_PTR_EQUAL(rig_device_at(0), rig_host());
+}
+
 /* ---- providers -------------------------------------------------------------- */
 
 static int old_counted;
@@ -1177,6 +1246,8 @@ void rig_test_register(void) {
        test_loss_happens_once_spreads_to_waiters_and_leaves_others_working},
       {"a submit the driver refuses takes no value",
        test_a_submit_the_driver_refuses_takes_no_value},
+      {"device places are taken again, but never an index",
+       test_device_places_are_taken_again_but_never_an_index},
       CU_TEST_INFO_NULL};
   static CU_TestInfo submissions[] = {
       {"make refuses what can never run", test_make_refuses_what_can_never_run},

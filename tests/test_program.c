@@ -1598,7 +1598,7 @@ static void test_step_points_hold_each_steps_last_point_and_reached_for_unreache
   for (size_t i = 0; i < 4; i++) CU_ASSERT_EQUAL(x.points[i], RIG_POINT_REACHED);
   CU_ASSERT_TRUE(rig_point_reached(x.points[0]));
   run_ok(p, &x);
-  uint16_t ci = rig_device_index(c), hi = rig_device_index(h);
+  uint32_t ci = rig_device_index(c), hi = rig_device_index(h);
   uint64_t v = rig_point_value(x.points[0]);
   CU_ASSERT_EQUAL(rig_point_device(x.points[0]), ci);
   CU_ASSERT_EQUAL(x.points[1], rig_point_make(ci, v + 3));
