@@ -59,11 +59,24 @@ typedef struct cuda_gpu {
   } waits[CUDA_READY_RING];
   uint64_t nwaits;
   pthread_mutex_t waits_lock; /* waits: submitters write, sleepers read */
+  /* Other devices' words its stream waits on (words.c). */
+  pthread_mutex_t words_lock;
+  struct cuda_word *words;
+  size_t nwords, words_room;
 } cuda_gpu;
 
-/* Every GPU this process opened, by index, for peers' contexts. */
+/* Every GPU this process opened, by index (below rig_cuda_count), for
+ * peers' contexts. */
 cuda_gpu *rig_cuda_gpu(unsigned index);
+unsigned rig_cuda_count(void);
 unsigned rig_cuda_opened(void);
+
+/* The timeline word of device `device` (its index) as g's stream addresses
+ * it: a GPU's own, or host memory registered for g until the device is
+ * gone (words.c); 0 if it cannot be. */
+CUdeviceptr cuda_word_address(cuda_gpu *g, uint32_t device, const void *word);
+/* Gives back every registration of g's words (g stops). */
+void cuda_words_drop(cuda_gpu *g);
 
 /* The calling thread in g's context, and back. */
 void cuda_enter(const cuda_gpu *g);

@@ -3,53 +3,18 @@
  * launches, fills given the stream as their queue, copies), then the
  * value into the device's word (cuStreamWriteValue64). The host never
  * waits for the GPU here. */
-#include <pthread.h>
 #include <string.h>
 
 #include "cuda_internal.h"
-
-/* ---- words of other devices, as the GPUs address them ---------------------- */
-
-#define MAX_WORDS 256
-
-static pthread_mutex_t words_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  const void *word;
-  CUdeviceptr dptr;
-} words[MAX_WORDS];
-static size_t nwords;
-
-/* The device address of a timeline word: a GPU's own is pinned already;
- * another's page is registered once and kept (words live as long as their
- * devices, which live as long as the process). 0 if it cannot be. */
-static CUdeviceptr word_address(cuda_gpu *g, const void *word) {
-  for (unsigned i = 0; i < 64; i++) {
-    cuda_gpu *o = rig_cuda_gpu(i);
-    if (o && (const void *)o->word == word) return o->word_dptr;
-  }
-  pthread_mutex_lock(&words_lock);
-  CUdeviceptr d = 0;
-  for (size_t i = 0; i < nwords && !d; i++)
-    if (words[i].word == word) d = words[i].dptr;
-  if (!d && nwords < MAX_WORDS) {
-    void *reg;
-    rig_error ignored;
-    if (cuda_host_register(g, word, sizeof(uint64_t), &d, &reg, &ignored) == RIG_OK) {
-      words[nwords].word = word;
-      words[nwords++].dptr = d;
-    }
-  }
-  pthread_mutex_unlock(&words_lock);
-  return d;
-}
 
 bool cuda_can_wait(void *st, const rig_device *other) {
   cuda_gpu *g = st;
   /* The host's work is done when its submit returns: nothing to wait on. */
   if (rig_device_facts_of(other)->synchronous) return false;
   uint64_t v;
-  const _Atomic uint64_t *w = rig_point_word(rig_point_make(rig_device_index(other), 1), &v);
-  return w && word_address(g, (const void *)w) != 0;
+  uint32_t index = rig_device_index(other);
+  const _Atomic uint64_t *w = rig_point_word(rig_point_make(index, 1), &v);
+  return w && cuda_word_address(g, index, (const void *)w) != 0;
 }
 
 /* ---- parts ------------------------------------------------------------------ */
@@ -160,7 +125,7 @@ rig_status cuda_submit(void *st, const rig_work *w, rig_error *err) {
     uint64_t v;
     const _Atomic uint64_t *word = rig_point_word(w->waits[i], &v);
     if (!word) continue;
-    CUdeviceptr d = word_address(g, (const void *)word);
+    CUdeviceptr d = cuda_word_address(g, rig_point_device(w->waits[i]), (const void *)word);
     pthread_mutex_lock(&g->waits_lock);
     g->waits[g->nwaits % CUDA_READY_RING].on = w->waits[i];
     g->waits[g->nwaits++ % CUDA_READY_RING].value = w->value;
