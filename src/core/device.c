@@ -87,7 +87,9 @@ rig_status rig_device_register(const rig_driver *drv, void *st, const rig_device
 }
 
 void rig_device_ref(rig_device *dev) {
-  atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
+  int old = atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
+  rig_assert(old > 0); /* a device gone is never taken again */
+  (void)old;
 }
 
 /* Devices gone from the table, freed (and their drivers stopped) only after
@@ -99,7 +101,9 @@ static rig_device *retired[RETIRED];
 static size_t nretired;
 
 void rig_device_unref(rig_device *dev) {
-  if (atomic_fetch_sub_explicit(&dev->refs, 1, memory_order_acq_rel) != 1) return;
+  int refs = atomic_fetch_sub_explicit(&dev->refs, 1, memory_order_acq_rel);
+  rig_assert(refs > 0);
+  if (refs != 1) return;
   /* Its index is never given again (its place is, with a later
    * generation): a stale point or stamp of it must not name a newer device.
    * An index that names no device reads as a device whose work is over. */

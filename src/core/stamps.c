@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/assert.h"
 #include "core_internal.h"
 
 void rig_stamps_init(rig_stamps *s) {
@@ -63,7 +64,8 @@ static void raise_to(_Atomic uint64_t *a, uint64_t v) {
 }
 
 bool rig_stamps_raise(rig_stamps *s, uint32_t dev, rig_use use, uint64_t value) {
-  uint32_t dev1 = dev + 1;
+  rig_assert(dev < RIG_DEVICE_INDICES);
+  uint32_t dev1 = dev + 1; /* 0 marks a free entry */
   rig_stamp *e = find(s, dev1);
   if (!e) e = claim(s, dev1);
   if (!e) return false;

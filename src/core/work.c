@@ -3,6 +3,7 @@
  * works a thread runs now (rig_working). */
 #include <string.h>
 
+#include "base/assert.h"
 #include "core_internal.h"
 
 /* One word per thread, read once per program run and set twice per work
@@ -24,7 +25,9 @@ const void *rig_work_part_block(const rig_work *w, size_t part) {
 }
 
 size_t rig_work_params(const rig_work *w, size_t part, void *params) {
+  rig_assert(part < w->sub->nparts);
   const rig_part *p = &w->sub->parts[part].p;
+  rig_assert(p->kind == RIG_WORK_FILL || p->kind == RIG_WORK_LAUNCH);
   bool fill = p->kind == RIG_WORK_FILL;
   size_t n = fill ? p->u.fill.params_bytes : p->u.launch.params_bytes;
   const rig_ref *refs = fill ? p->u.fill.refs : p->u.launch.refs;
@@ -41,11 +44,14 @@ size_t rig_work_params(const rig_work *w, size_t part, void *params) {
 }
 
 uint64_t rig_work_side_address(const rig_work *w, rig_side side) {
+  rig_assert(side.slot >= 0 ? (size_t)side.slot < w->sub->nslots
+                            : side.fixed >= 0 && (size_t)side.fixed < w->sub->nfixed);
   return side.slot >= 0 ? w->slot_addr[side.slot] : w->sub->fixed_addr[side.fixed];
 }
 
 void rig_work_copy_ends(const rig_work *w, size_t part, uint64_t *src, uint64_t *dst) {
   const rig_part *p = &w->sub->parts[part].p;
+  rig_assert(p->kind == RIG_WORK_COPY);
   const uint64_t *offsets = rig_work_part_block(w, part);
   *src = rig_work_side_address(w, p->u.copy.src) + offsets[0];
   *dst = rig_work_side_address(w, p->u.copy.dst) + offsets[1];
