@@ -51,7 +51,7 @@ typedef struct bench_measured {
  * samples of each (a sample is what one call returns), interleaved: which
  * goes first alternates. counting, unless NULL, is called with true just
  * before each timed call of row and with false just after it
- * (bench_alloc_counting: the row's allocations are counted, the floor's
+ * (rig_alloc_counting: the row's allocations are counted, the floor's
  * are not). */
 bench_measured bench_measure(double (*row)(void), double (*floor_fn)(void), size_t warmup,
                              size_t samples, void (*counting)(bool on));

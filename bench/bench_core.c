@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc_count.h"
+#include "alloc_report.h"
 #include "bench.h"
 #include "rig/rig_core.h"
 #include "rig/rig_driver.h"
@@ -170,7 +170,7 @@ static double floor_cpu64(void) {
 static bench_measured measure(double (*row)(void), double (*floor_fn)(void), size_t samples,
                               long submits_per_sample) {
   submits_counted += (long)samples * submits_per_sample;
-  return bench_measure(row, floor_fn, WARMUP, samples, bench_alloc_counting);
+  return bench_measure(row, floor_fn, WARMUP, samples, rig_alloc_counting);
 }
 
 static int report(int argc, char **argv, const char *name, size_t samples,
@@ -240,7 +240,7 @@ int main(int argc, char **argv) {
   rc |= report(argc, argv, "core/host-1", HOST_SAMPLES, &h1);
   rc |= report(argc, argv, "core/host-64", HOST_SAMPLES, &h64);
   rc |= report(argc, argv, "core/cpu-64", CPU_SAMPLES, &c64);
-  if (BENCH_COUNTS_ALLOCATIONS)
+  if (RIG_COUNTS_ALLOCATIONS)
     rc |= bench_alloc_report(argc, argv, "core/alloc", submits_counted, "submits");
   fprintf(stderr, "(%u threads run a host launch; RIG_WORKERS overrides)\n", threads);
 

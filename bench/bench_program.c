@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc_count.h"
+#include "alloc_report.h"
 #include "bench.h"
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
@@ -267,7 +267,7 @@ static double floor_cpu64(void) {
 static bench_measured measure(double (*row)(void), double (*floor_fn)(void), size_t samples,
                               long runs_per_sample) {
   runs_counted += (long)samples * runs_per_sample;
-  return bench_measure(row, floor_fn, WARMUP, samples, bench_alloc_counting);
+  return bench_measure(row, floor_fn, WARMUP, samples, rig_alloc_counting);
 }
 
 static int report(int argc, char **argv, const char *name, const char *per, size_t samples,
@@ -401,7 +401,7 @@ int main(int argc, char **argv) {
   rc |= report(argc, argv, "program/host-64", "step", HOST_SAMPLES, &h64, "<=15ns/st <=1.3x",
                over64 <= 15 && ratio64 <= 1.3);
   rc |= report(argc, argv, "program/cpu-64", "step", CPU_SAMPLES, &c64, "<=1.3x", ratioc <= 1.3);
-  if (BENCH_COUNTS_ALLOCATIONS)
+  if (RIG_COUNTS_ALLOCATIONS)
     rc |= bench_alloc_report(argc, argv, "program/alloc", runs_counted, "runs");
   rc |= load_scaling(argc, argv);
   fprintf(stderr, "(%u threads run a host launch; RIG_WORKERS overrides)\n", threads);

@@ -854,10 +854,15 @@ static void test_an_invalid_environment_variable_is_refused_by_name(void) {
   static const struct {
     const char *name, *value, *message;
   } cases[] = {
-      {"RIG_JOB_SILENCE", "0.5", "progrun: RIG_JOB_SILENCE=0.5: below the beat of 1 s\n"},
+      {"RIG_JOB_SILENCE", "0.5",
+       "progrun: RIG_JOB_SILENCE=0.5: below 3 s, three of the job's 1 s beats\n"},
+      {"RIG_JOB_SILENCE", "1.01",
+       "progrun: RIG_JOB_SILENCE=1.01: below 3 s, three of the job's 1 s beats\n"},
       {"RIG_JOB_SILENCE", "abc", "progrun: RIG_JOB_SILENCE=abc: not a number of seconds\n"},
-      {"RIG_JOB_SILENCE", "-5", "progrun: RIG_JOB_SILENCE=-5: below the beat of 1 s\n"},
-      {"RIG_JOB_SILENCE", "0", "progrun: RIG_JOB_SILENCE=0: below the beat of 1 s\n"},
+      {"RIG_JOB_SILENCE", "-5",
+       "progrun: RIG_JOB_SILENCE=-5: below 3 s, three of the job's 1 s beats\n"},
+      {"RIG_JOB_SILENCE", "0",
+       "progrun: RIG_JOB_SILENCE=0: below 3 s, three of the job's 1 s beats\n"},
       {"RIG_WORKERS", "abc", "progrun: RIG_WORKERS=abc: not a count\n"},
       {"RIG_WORKERS", "0", "progrun: RIG_WORKERS=0: outside 1..4096\n"},
       {"RIG_CPU_DEVICES", "-1", "progrun: RIG_CPU_DEVICES=-1: not a count\n"},
@@ -873,7 +878,7 @@ static void test_an_invalid_environment_variable_is_refused_by_name(void) {
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
     proc_free(&p);
   }
-  setenv("RIG_JOB_SILENCE", "2.5", 1); /* valid values pass */
+  setenv("RIG_JOB_SILENCE", "3.5", 1); /* valid values pass */
   proc p = RUN("info");
   unsetenv("RIG_JOB_SILENCE");
   CU_ASSERT_EQUAL(p.code, 0);

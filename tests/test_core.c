@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "alloc_count.h"
+#include "core/provider.h"
 #include "polled.h"
 #include "rig/rig_core.h"
 #include "rig_test.h"
@@ -851,8 +852,8 @@ static void test_shared_scratch_is_per_call(void) {
 /* ---- no allocation on a submit -------------------------------------------- */
 
 static void test_a_submit_that_does_not_wait_allocates_nothing(void) {
-  if (!RIG_TEST_COUNTS_ALLOCATIONS) {
-    rig_test_skip("a submit that does not wait allocates nothing", RIG_TEST_NO_ALLOC_COUNT);
+  if (!RIG_COUNTS_ALLOCATIONS) {
+    rig_test_skip("a submit that does not wait allocates nothing", RIG_NO_ALLOC_COUNT);
     return;
   }
   rig_device *h = rig_host(), *cpu = open_dev("cpu:0");
@@ -871,20 +872,20 @@ static void test_a_submit_that_does_not_wait_allocates_nothing(void) {
   submit2(sh, a, b);
   rig_point_wait(submit2(sc, ac, bc), NULL);
   rig_submit(grid, NULL, gslots, NULL, 0, &p, NULL);
-  rig_test_alloc_reset();
-  rig_test_alloc_counting(true);
+  rig_alloc_reset();
+  rig_alloc_counting(true);
   for (int i = 0; i < 100; i++) {
     submit2(sh, a, b);
     rig_submit(grid, NULL, gslots, NULL, 0, &p, NULL);
   }
-  rig_test_alloc_counting(false);
-  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
+  rig_alloc_counting(false);
+  CU_ASSERT_EQUAL(rig_alloc_count(), 0);
   rig_point_wait(submit2(sc, ac, bc), NULL);
-  rig_test_alloc_reset();
-  rig_test_alloc_counting(true);
+  rig_alloc_reset();
+  rig_alloc_counting(true);
   for (int i = 0; i < 100; i++) p = submit2(sc, ac, bc);
-  rig_test_alloc_counting(false);
-  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
+  rig_alloc_counting(false);
+  CU_ASSERT_EQUAL(rig_alloc_count(), 0);
   rig_point_wait(p, NULL);
   rig_submission_release(sh);
   rig_submission_release(sc);
@@ -1050,6 +1051,166 @@ static void test_cpu_work_runs_in_order_on_its_thread(void) {
   rig_image_release(img);
 }
 
+/* ---- the device table ------------------------------------------------------ */
+
+static rig_status idle_submit(void *st, const rig_work *w, rig_error *err) {
+  (void)st;
+  (void)w;
+  return rig_error_set(err, RIG_EREFUSED, "idle runs nothing");
+}
+
+/* A driver that runs nothing: its devices are only registered and given up. */
+static const rig_driver idle_driver = {.name = "idle", .submit = idle_submit};
+
+/* Every device of the loop has this word, past the stale point's value: a
+ * newer device taken for the gone one would answer it reached. */
+static _Atomic uint64_t idle_word = 5;
+
+static rig_device *idle_device(void) {
+  rig_device_facts f = {.numa = -1};
+  snprintf(f.name, sizeof f.name, "idle");
+  snprintf(f.arch, sizeof f.arch, "idle");
+  rig_device *d = NULL;
+  rig_error err;
+  rig_status st = rig_device_register(&idle_driver, NULL, &f, &idle_word, &d, &err);
+  if (st != RIG_OK) fprintf(stderr, "register: %s\n", err.message);
+  return st == RIG_OK ? d : NULL;
+}
+
+/* A job's proxies come and go: places in the table are taken again, each
+ * time with a new index, so that a process outlives 65536 of them and a
+ * point of a gone device is refused, never taken for the newer one in its
+ * place. */
+static void test_device_places_are_taken_again_but_never_an_index(void) {
+  rig_device *first = idle_device();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+  uint32_t gone = rig_device_index(first);
+  rig_point stale = rig_point_make(gone, 3);
+  CU_ASSERT_TRUE(rig_point_reached(stale));
+  rig_device_unregister(first);
+  CU_ASSERT_PTR_NULL(rig_device_at(gone));
+  char why[64];
+  snprintf(why, sizeof why, "a point of no device (%u)", gone);
+  size_t failed = 0, out_of_order = 0, in_its_place = 0;
+  uint32_t last = gone;
+  for (size_t k = 0; k < 3 * 65536 + 1000; k++) {
+    rig_device *d = idle_device();
+    if (!d) {
+      failed++;
+      continue;
+    }
+    uint32_t index = rig_device_index(d);
+    out_of_order += index <= last;
+    last = index;
+    if (index % 65536 == gone % 65536) {
+      in_its_place++;
+      CU_ASSERT_PTR_EQUAL(rig_device_at(index), d);
+      CU_ASSERT_PTR_NULL(rig_device_at(gone));
+      CU_ASSERT_FALSE(rig_point_reached(stale));
+      rig_error err;
+      RIG_ASSERT_ERROR(rig_point_wait(stale, &err), err, RIG_EINVAL, why);
+    }
+    rig_device_unregister(d);
+  }
+  CU_ASSERT_EQUAL(failed, 0);
+  CU_ASSERT_EQUAL(out_of_order, 0);
+  CU_ASSERT(in_its_place >= 3);
+  CU_ASSERT(last >= 3 * 65536);
+  /* The host keeps its place and index throughout. */
+  CU_ASSERT_PTR_EQUAL(rig_device_at(0), rig_host());
+}
+
+/* ---- providers -------------------------------------------------------------- */
+
+static int old_counted;
+
+static rig_status old_count(unsigned *n, rig_error *err) {
+  (void)err;
+  old_counted++;
+  *n = 1;
+  return RIG_OK;
+}
+
+static rig_status two(unsigned *n, rig_error *err) {
+  (void)err;
+  *n = 2;
+  return RIG_OK;
+}
+
+static rig_status refuse_open(unsigned index, rig_device **out, rig_error *err) {
+  (void)out;
+  return rig_error_set(err, RIG_EREFUSED, "opening %u", index);
+}
+
+static const char *const fake_arch[] = {"fake-", NULL};
+
+static const rig_provider fake_provider = {
+    .abi = RIG_PROVIDER_ABI,
+    .family = "fake",
+    .arch_prefixes = fake_arch,
+    .count = two,
+    .open = refuse_open,
+};
+
+/* As built against another rig_driver.h: the core may read only its abi
+ * and family (the rest would name "fake-" archs, and every other). */
+static const rig_provider old_provider = {
+    .abi = RIG_PROVIDER_ABI + 1,
+    .family = "old",
+    .arch_prefixes = fake_arch,
+    .other_archs = true,
+    .count = old_count,
+    .open = refuse_open,
+};
+
+static void test_a_provider_of_another_abi_is_refused_saying_why(void) {
+  const rig_provider *const table[] = {&old_provider, &fake_provider};
+  rig_families fs;
+  rig_families_start(&fs, table, 2);
+  CU_ASSERT_EQUAL(old_counted, 0);
+  char why[256];
+  snprintf(why, sizeof why,
+           "old: a provider of ABI %u, not librig's %u (build it against this rig_driver.h)",
+           RIG_PROVIDER_ABI + 1, RIG_PROVIDER_ABI);
+  unsigned n = 7;
+  rig_error err;
+  RIG_ASSERT_ERROR(rig_families_devices(&fs, 0, &n, &err), err, RIG_EREFUSED, why);
+  CU_ASSERT_EQUAL(n, 0);
+  rig_device *d = NULL;
+  char open_why[320];
+  snprintf(open_why, sizeof open_why, "old:0: no such device (%s)", why);
+  RIG_ASSERT_ERROR(rig_families_open(&fs, "old:0", &d, &err), err, RIG_EREFUSED, open_why);
+  CU_ASSERT_EQUAL(rig_families_of_arch(&fs, "fake-1"), 1);
+  CU_ASSERT_EQUAL(rig_families_of_arch(&fs, "x86_64"), -1);
+  /* The provider of this ABI beside it works. */
+  CU_ASSERT_EQUAL(rig_families_devices(&fs, 1, &n, &err), RIG_OK);
+  CU_ASSERT_EQUAL(n, 2);
+  RIG_ASSERT_ERROR(rig_families_open(&fs, "fake:1", &d, &err), err, RIG_EREFUSED, "opening 1");
+  RIG_ASSERT_ERROR(rig_families_open(&fs, "fake:2", &d, &err), err, RIG_EREFUSED,
+                   "fake:2: no such device (this machine has 2 fake devices)");
+}
+
+/* What progrun's job-file check asks (launcher/progrun/cli_jobview.c):
+ * which family a device's name and a description's arch are of, answered
+ * by the providers, not spelled outside them. */
+static void test_device_names_and_archs_name_their_family_by_the_providers(void) {
+  int cpu = rig_family_of_device_name("cpu:1");
+  CU_ASSERT_FATAL(cpu > 0);
+  CU_ASSERT_STRING_EQUAL(rig_family_name((size_t)cpu), "cpu");
+  CU_ASSERT_EQUAL(rig_family_of_device_name("host"), 0);
+  CU_ASSERT_EQUAL(rig_family_of_device_name("cpu:123456789"), cpu);
+  static const char *const not_names[] = {"host:0", "cpu:01", "cpu:",          "cpu:+1",
+                                          "cpu:1x", "gpu:0",  "cpu:1234567890"};
+  for (size_t i = 0; i < sizeof not_names / sizeof *not_names; i++)
+    CU_ASSERT_EQUAL(rig_family_of_device_name(not_names[i]), -1);
+  CU_ASSERT_EQUAL(rig_family_of_arch("cpu-x86_64"), cpu);
+  CU_ASSERT_EQUAL(rig_family_of_arch(rig_host_isa()), 0);
+  /* Another machine's ISA is a host's too. */
+  CU_ASSERT_EQUAL(rig_family_of_arch("riscv64"), 0);
+  int cuda = rig_family_of_device_name("cuda:0");
+  if (cuda >= 0) CU_ASSERT_EQUAL(rig_family_of_arch("sm_90"), cuda);
+}
+
 void rig_test_register(void) {
   static CU_TestInfo timelines[] = {
       {"values run 1..n per device", test_values_run_1_to_n_per_device},
@@ -1085,6 +1246,8 @@ void rig_test_register(void) {
        test_loss_happens_once_spreads_to_waiters_and_leaves_others_working},
       {"a submit the driver refuses takes no value",
        test_a_submit_the_driver_refuses_takes_no_value},
+      {"device places are taken again, but never an index",
+       test_device_places_are_taken_again_but_never_an_index},
       CU_TEST_INFO_NULL};
   static CU_TestInfo submissions[] = {
       {"make refuses what can never run", test_make_refuses_what_can_never_run},
@@ -1106,5 +1269,12 @@ void rig_test_register(void) {
   rig_test_add_suite("core: timelines and devices", timelines);
   rig_test_add_suite("core: ordering", ordering);
   rig_test_add_suite("core: lifetime and loss", lifetime);
+  static CU_TestInfo providers[] = {
+      {"a provider of another ABI is refused, saying why",
+       test_a_provider_of_another_abi_is_refused_saying_why},
+      {"device names and archs name their family by the providers",
+       test_device_names_and_archs_name_their_family_by_the_providers},
+      CU_TEST_INFO_NULL};
   rig_test_add_suite("core: submissions, launches, images, queues", submissions);
+  rig_test_add_suite("core: providers", providers);
 }

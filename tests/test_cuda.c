@@ -872,6 +872,96 @@ static void test_a_gpu_waiting_on_a_lost_device_is_lost_with_it(void) {
   held_free(&h);
 }
 
+/* ---- devices that come and go -------------------------------------------------- */
+
+/* A device of the test: its copies are handed over and wait until the test
+ * moves its word (or a waiter sleeps on it); its word lives in a page of
+ * its own, as a job's proxies' words live in the job's shared memory. */
+typedef struct passing {
+  _Atomic uint64_t *word;
+  rig_device *dev;
+  uint64_t last;
+} passing;
+
+static rig_status passing_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, rig_mem_info *out,
+                                rig_error *err) {
+  (void)st, (void)kind, (void)bytes, (void)err;
+  *out = (rig_mem_info){.address = 4096, .handle = 4096};
+  return RIG_OK;
+}
+
+static void passing_free(void *st, const rig_mem_info *mem) {
+  (void)st, (void)mem;
+}
+
+static rig_status passing_submit(void *st, const rig_work *w, rig_error *err) {
+  (void)err;
+  ((passing *)st)->last = w->value;
+  return RIG_OK;
+}
+
+static void passing_sleep(void *st, uint64_t value, int64_t timeout_ns) {
+  (void)timeout_ns;
+  passing *p = st;
+  if (atomic_load(p->word) < value) atomic_store(p->word, value);
+}
+
+static const rig_driver passing_driver = {
+    .name = "passing",
+    .alloc = passing_alloc,
+    .free = passing_free,
+    .submit = passing_submit,
+    .sleep = passing_sleep,
+};
+
+/* A GPU's stream waits on devices that come and go (a job's proxies): each
+ * one's word is registered for the GPU and given back once the device is
+ * gone, however many there are; past 256 the waits were no longer made in
+ * the stream, and the registrations of freed words were kept for ever. */
+static void test_a_gpu_waits_in_its_stream_on_devices_that_come_and_go_past_256(void) {
+  GPU_OR_SKIP(g);
+  enum { DEVICES = 300 };
+  uint64_t (*live)(const char *) = (uint64_t(*)(const char *))hook("fakecuda_live");
+  unsigned char *pages = aligned_alloc(4096, (size_t)DEVICES * 4096); /* kept: words of the GPU's */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pages);
+  memset(pages, 0, (size_t)DEVICES * 4096);
+  rig_buffer *gsrc = buffer(g, RIG_KIND_DEVICE, 64), *gdst = buffer(g, RIG_KIND_DEVICE, 64);
+  uint64_t waits0 = count("cuStreamWaitValue64"), regs0 = live ? live("registrations") : 0;
+  uint64_t most = 0;
+  for (int k = 0; k < DEVICES; k++) {
+    passing p = {.word = (_Atomic uint64_t *)(pages + (size_t)k * 4096)};
+    rig_device_facts f = {.numa = -1, .runs_copies = true};
+    snprintf(f.name, sizeof f.name, "passing:%d", k);
+    snprintf(f.arch, sizeof f.arch, "passing");
+    rig_error err;
+    CU_ASSERT_EQUAL_FATAL(rig_device_register(&passing_driver, &p, &f, p.word, &p.dev, &err),
+                          RIG_OK);
+    uint32_t index = rig_device_index(p.dev);
+    rig_buffer *a = buffer(p.dev, RIG_KIND_DEVICE, 64), *b = buffer(p.dev, RIG_KIND_DEVICE, 64);
+    rig_point pp, pg;
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(a, 0, b, 0, 64, NULL, 0, &pp, &err), RIG_OK);
+    CU_ASSERT_FALSE(rig_point_reached(pp));
+    CU_ASSERT_EQUAL_FATAL(rig_buffer_copy_submit(gsrc, 0, gdst, 0, 64, &pp, 1, &pg, &err), RIG_OK);
+    if (live && live("registrations") - regs0 > most) most = live("registrations") - regs0;
+    atomic_store(p.word, p.last);
+    rig_device_signal(p.dev);
+    CU_ASSERT_EQUAL(rig_point_wait(pg, &err), RIG_OK);
+    rig_buffer_release(a);
+    rig_buffer_release(b);
+    rig_device_unregister(p.dev);
+    rig_reclaim();
+    CU_ASSERT_PTR_NULL(rig_device_at(index)); /* gone */
+  }
+  /* Every wait in the stream, and at most the last device's word and the
+   * one before it registered at once. */
+  if (fake()) {
+    CU_ASSERT_EQUAL(count("cuStreamWaitValue64") - waits0, DEVICES);
+    CU_ASSERT(most <= 2);
+  }
+  rig_buffer_release(gsrc);
+  rig_buffer_release(gdst);
+}
+
 /* ---- loss (last: the context stays lost) ------------------------------------------- */
 
 static void test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working(void) {
@@ -949,6 +1039,8 @@ void rig_test_register(void) {
        test_two_gpus_without_peer_access_refuse_each_others_memory},
       {"a_gpu_waiting_on_a_lost_device_is_lost_with_it",
        test_a_gpu_waiting_on_a_lost_device_is_lost_with_it},
+      {"a_gpu_waits_in_its_stream_on_devices_that_come_and_go_past_256",
+       test_a_gpu_waits_in_its_stream_on_devices_that_come_and_go_past_256},
       {"an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working",
        test_an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working},
       CU_TEST_INFO_NULL,

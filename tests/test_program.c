@@ -1598,7 +1598,7 @@ static void test_step_points_hold_each_steps_last_point_and_reached_for_unreache
   for (size_t i = 0; i < 4; i++) CU_ASSERT_EQUAL(x.points[i], RIG_POINT_REACHED);
   CU_ASSERT_TRUE(rig_point_reached(x.points[0]));
   run_ok(p, &x);
-  uint16_t ci = rig_device_index(c), hi = rig_device_index(h);
+  uint32_t ci = rig_device_index(c), hi = rig_device_index(h);
   uint64_t v = rig_point_value(x.points[0]);
   CU_ASSERT_EQUAL(rig_point_device(x.points[0]), ci);
   CU_ASSERT_EQUAL(x.points[1], rig_point_make(ci, v + 3));
@@ -1763,8 +1763,8 @@ static void test_a_run_from_a_thread_that_works_for_the_run_is_refused(void) {
  * memory of two copies and a move: after a warm-up, 100 runs allocate
  * nothing. */
 static void test_a_run_allocates_nothing(void) {
-  if (!RIG_TEST_COUNTS_ALLOCATIONS) {
-    rig_test_skip("a run allocates nothing", RIG_TEST_NO_ALLOC_COUNT);
+  if (!RIG_COUNTS_ALLOCATIONS) {
+    rig_test_skip("a run allocates nothing", RIG_NO_ALLOC_COUNT);
     return;
   }
   rig_device *devs[2] = {rig_host(), cpu0()};
@@ -1788,23 +1788,23 @@ static void test_a_run_allocates_nothing(void) {
   fr x;
   fr_init(&x, p, &in, 1, ints, 1);
   for (int i = 0; i < 4; i++) run_ok(p, &x);
-  rig_test_alloc_reset();
-  rig_test_alloc_counting(true);
+  rig_alloc_reset();
+  rig_alloc_counting(true);
   rig_status st = RIG_OK;
   for (int i = 0; i < 100 && st == RIG_OK; i++) st = run_fr(p, &x, NULL, 0, NULL);
-  rig_test_alloc_counting(false);
+  rig_alloc_counting(false);
   CU_ASSERT_EQUAL(st, RIG_OK);
-  CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
+  CU_ASSERT_EQUAL(rig_alloc_count(), 0);
   wait_ends(&x);
   CU_ASSERT_EQUAL(words(in)[0], 104);
   CU_ASSERT_EQUAL(words(in)[1], 2);
   /* The count sees the library's allocations. */
   size_t n = 0;
-  rig_test_alloc_reset();
-  rig_test_alloc_counting(true);
+  rig_alloc_reset();
+  rig_alloc_counting(true);
   rig_point *fresh = rig_program_step_points(p, &n);
-  rig_test_alloc_counting(false);
-  CU_ASSERT(rig_test_alloc_count() >= 1);
+  rig_alloc_counting(false);
+  CU_ASSERT(rig_alloc_count() >= 1);
   free(fresh);
   fr_free(&x);
   rig_program_release(p);
@@ -1834,13 +1834,13 @@ static void test_a_traced_run_records_each_step_and_allocates_nothing(void) {
   rig_trace *t = NULL;
   CU_ASSERT_EQUAL_FATAL(rig_trace_make(40, &t, NULL), RIG_OK);
   rig_trace_set(t);
-  rig_test_alloc_reset();
-  rig_test_alloc_counting(true);
+  rig_alloc_reset();
+  rig_alloc_counting(true);
   rig_status st = RIG_OK;
   for (int i = 0; i < 10 && st == RIG_OK; i++) st = run_fr(p, &x, NULL, 0, NULL);
-  rig_test_alloc_counting(false);
+  rig_alloc_counting(false);
   CU_ASSERT_EQUAL(st, RIG_OK);
-  if (RIG_TEST_COUNTS_ALLOCATIONS) CU_ASSERT_EQUAL(rig_test_alloc_count(), 0);
+  if (RIG_COUNTS_ALLOCATIONS) CU_ASSERT_EQUAL(rig_alloc_count(), 0);
   run_ok(p, &x); /* past the 40 events: its 4 are dropped */
   rig_trace_set(NULL);
   wait_ends(&x);

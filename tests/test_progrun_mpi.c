@@ -254,7 +254,7 @@ static void test_a_silent_peer_releases_every_rail_wait_and_fails_the_job(void) 
   char job[512];
   const char *args[] = {write_pipeline("pipeline-long.json", 100000000, job, sizeof job), "--quiet",
                         NULL};
-  static char silence[] = "RIG_JOB_SILENCE=2";
+  static char silence[] = "RIG_JOB_SILENCE=3";
   char *env[] = {silence, NULL};
   int stopped = 0;
   rig_proc p = mpirun_during(2, args, env, 60, 4.0, stop_rank_1, &stopped);
@@ -262,7 +262,7 @@ static void test_a_silent_peer_releases_every_rail_wait_and_fails_the_job(void) 
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
   CU_ASSERT(p.seconds < 4.0 + 15.0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "machine 1: silent for 2 s"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "machine 1: silent for 3 s"));
   if (!strstr(p.err, "machine 1: silent")) show(&p);
   rig_proc_free(&p);
 }
@@ -448,7 +448,7 @@ static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
   char saxpy[512];
   const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
                         NULL};
-  static char silence[] = "RIG_JOB_SILENCE=2";
+  static char silence[] = "RIG_JOB_SILENCE=3";
   char *env[] = {silence, NULL};
   int stopped = 0;
   rig_proc p = mpirun_during(3, args, env, 60, 3.0, stop_rank_1, &stopped);
@@ -458,7 +458,7 @@ static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
   CU_ASSERT(p.seconds < 3.0 + 15.0);
   /* "progrun: run <r>: machine 1: ...", r the run it fell silent in. */
   const char *said = strstr(p.err, "progrun: run ");
-  CU_ASSERT(said && strstr(said, ": machine 1: silent for 2 s\n"));
+  CU_ASSERT(said && strstr(said, ": machine 1: silent for 3 s\n"));
   if (!strstr(p.err, "machine 1: silent")) show(&p);
   rig_proc_free(&p);
 }
@@ -492,7 +492,7 @@ static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void)
   write_text(in_tmp("busy-job.json", job, sizeof job),
              "{\"machines\": [{\"program\": \"slow.json\"}, {\"program\": \"fast.json\"}]}\n");
   const char *args[] = {job, NULL};
-  static char silence[] = "RIG_JOB_SILENCE=2";
+  static char silence[] = "RIG_JOB_SILENCE=3";
   char *env[] = {silence, NULL};
   int stopped = 0;
   rig_proc p = mpirun_during(2, args, env, 60, 5.0, stop_rank_1, &stopped);
@@ -500,8 +500,8 @@ static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void)
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
   /* The bound after the stop, and a few seconds more; the launch lasts 40. */
-  CU_ASSERT(p.seconds < 5.0 + 2.0 + 10.0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: run 0: machine 1: silent for 2 s"));
+  CU_ASSERT(p.seconds < 5.0 + 3.0 + 10.0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: run 0: machine 1: silent for 3 s"));
   CU_ASSERT_PTR_NULL(strstr(p.out, "runs 1"));
   if (p.code == 0 || p.timed_out || !strstr(p.err, "machine 1: silent")) show(&p);
   if (stopped > 0 && p.timed_out) kill(stopped, SIGKILL);

@@ -209,6 +209,7 @@ static rig_status cpu_open(unsigned n, rig_device **out, rig_error *err) {
 static const char *const cpu_arch[] = {"cpu-", NULL};
 
 const rig_provider rig_provider_cpu = {
+    .abi = RIG_PROVIDER_ABI,
     .family = "cpu",
     .arch_prefixes = cpu_arch,
     .count = cpu_count,

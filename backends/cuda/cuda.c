@@ -24,6 +24,10 @@ cuda_gpu *rig_cuda_gpu(unsigned index) {
   return index < gpus.n ? gpus.open[index] : NULL;
 }
 
+unsigned rig_cuda_count(void) {
+  return gpus.n;
+}
+
 unsigned rig_cuda_opened(void) {
   return atomic_load(&gpus.opened);
 }
@@ -92,12 +96,15 @@ void cuda_sleep(void *st, uint64_t value, int64_t timeout_ns) {
 
 static void cuda_stop(void *st) {
   cuda_gpu *g = st;
+  cuda_words_drop(g); /* while its context is still held */
   cuda_enter(g);
   rig_cu.StreamSynchronize(g->stream);
   rig_cu.StreamDestroy(g->stream);
   rig_cu.MemFreeHost((void *)g->word);
   cuda_leave();
   rig_cu.DevicePrimaryCtxRelease(g->cu);
+  pthread_mutex_destroy(&g->words_lock);
+  pthread_mutex_destroy(&g->waits_lock);
   free(g);
 }
 
@@ -229,6 +236,7 @@ static rig_status cuda_open(unsigned index, rig_device **out, rig_error *err) {
   if (!g) return rig_error_set(err, RIG_ENOMEM, "cuda:%u: out of memory", index);
   snprintf(g->name, sizeof g->name, "cuda:%u", index);
   pthread_mutex_init(&g->waits_lock, NULL);
+  pthread_mutex_init(&g->words_lock, NULL);
   CUresult r = rig_cu.DeviceGet(&g->cu, gpus.order[index]);
   rig_status st = r == CUDA_SUCCESS ? start(g, err) : cuda_refuse(g, "cuDeviceGet", r, err);
   if (st != RIG_OK) {
@@ -252,6 +260,7 @@ static rig_status cuda_open(unsigned index, rig_device **out, rig_error *err) {
 static const char *const cuda_arch[] = {"sm_", NULL};
 
 const rig_provider rig_provider_cuda = {
+    .abi = RIG_PROVIDER_ABI,
     .family = "cuda",
     .arch_prefixes = cuda_arch,
     .count = cuda_count,

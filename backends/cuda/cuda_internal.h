@@ -59,11 +59,24 @@ typedef struct cuda_gpu {
   } waits[CUDA_READY_RING];
   uint64_t nwaits;
   pthread_mutex_t waits_lock; /* waits: submitters write, sleepers read */
+  /* Other devices' words its stream waits on (words.c). */
+  pthread_mutex_t words_lock;
+  struct cuda_word *words;
+  size_t nwords, words_room;
 } cuda_gpu;
 
-/* Every GPU this process opened, by index, for peers' contexts. */
+/* Every GPU this process opened, by index (below rig_cuda_count), for
+ * peers' contexts. */
 cuda_gpu *rig_cuda_gpu(unsigned index);
+unsigned rig_cuda_count(void);
 unsigned rig_cuda_opened(void);
+
+/* The timeline word of device `device` (its index) as g's stream addresses
+ * it: a GPU's own, or host memory registered for g until the device is
+ * gone (words.c); 0 if it cannot be. */
+CUdeviceptr cuda_word_address(cuda_gpu *g, uint32_t device, const void *word);
+/* Gives back every registration of g's words (g stops). */
+void cuda_words_drop(cuda_gpu *g);
 
 /* The calling thread in g's context, and back. */
 void cuda_enter(const cuda_gpu *g);
@@ -105,10 +118,6 @@ rig_status cuda_submit(void *st, const rig_work *w, rig_error *err);
 void cuda_sleep(void *st, uint64_t value, int64_t timeout_ns);
 rig_status cuda_prepare(void *st, const rig_submission *sub, void **state, rig_error *err);
 void cuda_forget(void *st, void *state);
-
-/* A launch's parameter block after refs (the device addresses of its
- * slots), as cuLaunchKernel and graph nodes take it. */
-void cuda_patch(unsigned char *params, const rig_part *p, const uint64_t *slot_addr);
 
 /* Runs the graph of the launches sub's parts first..first+n-1 with this
  * work's block and slots: updates the nodes whose launch changed, then

@@ -201,9 +201,7 @@ rig_status cuda_graph_run(cuda_gpu *g, void *state, size_t first, const rig_work
     size_t i = gr->first + k;
     const rig_part *part = rig_submission_part(w->sub, i);
     _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
-    size_t n = part->u.launch.params_bytes;
-    memcpy(params, rig_work_part_block(w, i), n);
-    cuda_patch(params, part, w->slot_addr);
+    size_t n = rig_work_params(w, i, params);
     uint32_t geom[7];
     memcpy(geom, rig_block_geometry(w->sub, (void *)w->block, i), sizeof geom);
     if (x->valid && !memcmp(x->last[k], params, n) && !memcmp(x->geom[k], geom, sizeof geom))

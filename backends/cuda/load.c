@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "cuda_internal.h"
 
 rig_cuda_api rig_cu;
@@ -26,8 +27,8 @@ static void *find(void *dl, const char *const *names, size_t n, const char **mis
 }
 
 static void load(void) {
-  const char *lib = getenv("RIG_CUDA_LIBRARY");
-  const char *name = lib && *lib ? lib : "libcuda.so.1";
+  const char *lib = rig_env_get()->cuda_library;
+  const char *name = *lib ? lib : "libcuda.so.1";
   /* RTLD_LOCAL: the driver's names stay out of the process's namespace. */
   void *dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!dl) {

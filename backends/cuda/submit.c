@@ -3,69 +3,21 @@
  * launches, fills given the stream as their queue, copies), then the
  * value into the device's word (cuStreamWriteValue64). The host never
  * waits for the GPU here. */
-#include <pthread.h>
 #include <string.h>
 
 #include "cuda_internal.h"
-
-/* ---- words of other devices, as the GPUs address them ---------------------- */
-
-#define MAX_WORDS 256
-
-static pthread_mutex_t words_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  const void *word;
-  CUdeviceptr dptr;
-} words[MAX_WORDS];
-static size_t nwords;
-
-/* The device address of a timeline word: a GPU's own is pinned already;
- * another's page is registered once and kept (words live as long as their
- * devices, which live as long as the process). 0 if it cannot be. */
-static CUdeviceptr word_address(cuda_gpu *g, const void *word) {
-  for (unsigned i = 0; i < 64; i++) {
-    cuda_gpu *o = rig_cuda_gpu(i);
-    if (o && (const void *)o->word == word) return o->word_dptr;
-  }
-  pthread_mutex_lock(&words_lock);
-  CUdeviceptr d = 0;
-  for (size_t i = 0; i < nwords && !d; i++)
-    if (words[i].word == word) d = words[i].dptr;
-  if (!d && nwords < MAX_WORDS) {
-    void *reg;
-    rig_error ignored;
-    if (cuda_host_register(g, word, sizeof(uint64_t), &d, &reg, &ignored) == RIG_OK) {
-      words[nwords].word = word;
-      words[nwords++].dptr = d;
-    }
-  }
-  pthread_mutex_unlock(&words_lock);
-  return d;
-}
 
 bool cuda_can_wait(void *st, const rig_device *other) {
   cuda_gpu *g = st;
   /* The host's work is done when its submit returns: nothing to wait on. */
   if (rig_device_facts_of(other)->synchronous) return false;
   uint64_t v;
-  const _Atomic uint64_t *w = rig_point_word(rig_point_make(rig_device_index(other), 1), &v);
-  return w && word_address(g, (const void *)w) != 0;
+  uint32_t index = rig_device_index(other);
+  const _Atomic uint64_t *w = rig_point_word(rig_point_make(index, 1), &v);
+  return w && cuda_word_address(g, index, (const void *)w) != 0;
 }
 
 /* ---- parts ------------------------------------------------------------------ */
-
-void cuda_patch(unsigned char *params, const rig_part *p, const uint64_t *slot_addr) {
-  for (size_t r = 0; r < p->u.launch.nrefs; r++) {
-    uint64_t off;
-    memcpy(&off, params + p->u.launch.refs[r].at, 8);
-    off += slot_addr[p->u.launch.refs[r].slot];
-    memcpy(params + p->u.launch.refs[r].at, &off, 8);
-  }
-}
-
-static uint64_t side_addr(const rig_work *w, rig_side side) {
-  return side.slot >= 0 ? w->slot_addr[side.slot] : rig_work_fixed_address(w, (size_t)side.fixed);
-}
 
 static void ready_call(void *user) {
   const cuda_ready *r = user;
@@ -94,9 +46,7 @@ static CUresult ready_part(cuda_gpu *g, const rig_part *p, const unsigned char *
 
 static CUresult launch(cuda_gpu *g, const rig_work *w, size_t i, const rig_part *p) {
   _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
-  size_t n = p->u.launch.params_bytes;
-  memcpy(params, rig_work_part_block(w, i), n);
-  cuda_patch(params, p, w->slot_addr);
+  size_t n = rig_work_params(w, i, params);
   uint32_t geom[7];
   memcpy(geom, rig_block_geometry(w->sub, (void *)w->block, i), sizeof geom);
   void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params, CU_LAUNCH_PARAM_BUFFER_SIZE, &n,
@@ -129,13 +79,7 @@ static CUresult run_parts(cuda_gpu *g, const rig_work *w, const char **call, rig
       }
       case RIG_WORK_FILL: {
         _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
-        memcpy(params, rig_work_part_block(w, i), p->u.fill.params_bytes);
-        for (size_t k = 0; k < p->u.fill.nrefs; k++) {
-          uint64_t off;
-          memcpy(&off, params + p->u.fill.refs[k].at, 8);
-          off += w->slot_addr[p->u.fill.refs[k].slot];
-          memcpy(params + p->u.fill.refs[k].at, &off, 8);
-        }
+        rig_work_params(w, i, params);
         if (p->u.fill.ready) {
           *call = "cuLaunchHostFunc";
           r = ready_part(g, p, params, w->value);
@@ -151,11 +95,10 @@ static CUresult run_parts(cuda_gpu *g, const rig_work *w, const char **call, rig
         break;
       }
       case RIG_WORK_COPY: {
-        const uint64_t *o = rig_work_part_block(w, i);
+        uint64_t src, dst;
+        rig_work_copy_ends(w, i, &src, &dst);
         *call = "cuMemcpyAsync";
-        if (p->u.copy.length)
-          r = rig_cu.MemcpyAsync(side_addr(w, p->u.copy.dst) + o[1],
-                                 side_addr(w, p->u.copy.src) + o[0], p->u.copy.length, g->stream);
+        if (p->u.copy.length) r = rig_cu.MemcpyAsync(dst, src, p->u.copy.length, g->stream);
         break;
       }
       case RIG_WORK_WORDS:
@@ -182,7 +125,7 @@ rig_status cuda_submit(void *st, const rig_work *w, rig_error *err) {
     uint64_t v;
     const _Atomic uint64_t *word = rig_point_word(w->waits[i], &v);
     if (!word) continue;
-    CUdeviceptr d = word_address(g, (const void *)word);
+    CUdeviceptr d = cuda_word_address(g, rig_point_device(w->waits[i]), (const void *)word);
     pthread_mutex_lock(&g->waits_lock);
     g->waits[g->nwaits % CUDA_READY_RING].on = w->waits[i];
     g->waits[g->nwaits++ % CUDA_READY_RING].value = w->value;

@@ -68,19 +68,6 @@ static const rig_driver host_driver = {
     .submit = host_submit,
 };
 
-/* The arch of the host is this machine's ISA (rig_host_isa: uname's). */
-static const char *const host_arch[] = {
-#if defined(__x86_64__)
-    "x86_64",
-#elif defined(__aarch64__)
-    "aarch64",
-#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-    "ppc64le",
-#elif defined(__riscv) && __riscv_xlen == 64
-    "riscv64",
-#endif
-    NULL};
-
 static rig_status host_count(unsigned *n, rig_error *err) {
   (void)err;
   *n = 1;
@@ -106,10 +93,13 @@ static rig_status host_open(unsigned index, rig_device **out, rig_error *err) {
   return st;
 }
 
+/* The host's arch is its machine's ISA (rig_host_isa: uname's): an arch
+ * of no other family's prefix. */
 const rig_provider rig_provider_host = {
+    .abi = RIG_PROVIDER_ABI,
     .family = "host",
     .single = true,
-    .arch_prefixes = host_arch,
+    .other_archs = true,
     .count = host_count,
     .open = host_open,
 };

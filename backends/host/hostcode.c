@@ -9,32 +9,15 @@
 
 #include "hostcode.h"
 
-/* The parameter block as the function sees it: each ref's 8 bytes hold the
- * slot's address plus the offset the block put there. */
-static void patch(unsigned char *params, const rig_ref *refs, size_t nrefs, const uint64_t *addr) {
-  for (size_t r = 0; r < nrefs; r++) {
-    uint64_t off;
-    memcpy(&off, params + refs[r].at, 8);
-    off += addr[refs[r].slot];
-    memcpy(params + refs[r].at, &off, 8);
-  }
-}
-
-static uint64_t side_addr(const rig_work *w, rig_side side) {
-  return side.slot >= 0 ? w->slot_addr[side.slot] : rig_work_fixed_address(w, (size_t)side.fixed);
-}
-
 static rig_status run_parts(const rig_work *w, rig_error *err) {
   const rig_submission *s = w->sub;
   _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
   size_t nparts = rig_submission_nparts(s);
   for (size_t i = 0; i < nparts; i++) {
     const rig_part *p = rig_submission_part(s, i);
-    const unsigned char *b = rig_work_part_block(w, i);
     switch (p->kind) {
       case RIG_WORK_LAUNCH: {
-        memcpy(params, b, p->u.launch.params_bytes);
-        patch(params, p->u.launch.refs, p->u.launch.nrefs, w->slot_addr);
+        rig_work_params(w, i, params);
         uint32_t g[7];
         memcpy(g, rig_block_geometry(s, (void *)w->block, i), sizeof g);
         rig_pool_launch((rig_launch_fn *)(uintptr_t)p->u.launch.entry.value, params, g, g + 3,
@@ -42,8 +25,7 @@ static rig_status run_parts(const rig_work *w, rig_error *err) {
         break;
       }
       case RIG_WORK_FILL: {
-        memcpy(params, b, p->u.fill.params_bytes);
-        patch(params, p->u.fill.refs, p->u.fill.nrefs, w->slot_addr);
+        rig_work_params(w, i, params);
         if (p->u.fill.ready) {
           uint64_t word[2];
           memcpy(word, params, sizeof word);
@@ -56,10 +38,10 @@ static rig_status run_parts(const rig_work *w, rig_error *err) {
         break;
       }
       case RIG_WORK_COPY: {
-        const uint64_t *o = (const uint64_t *)b;
+        uint64_t src, dst;
+        rig_work_copy_ends(w, i, &src, &dst);
         if (p->u.copy.length)
-          memmove((void *)(uintptr_t)(side_addr(w, p->u.copy.dst) + o[1]),
-                  (const void *)(uintptr_t)(side_addr(w, p->u.copy.src) + o[0]), p->u.copy.length);
+          memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, p->u.copy.length);
         break;
       }
       case RIG_WORK_WORDS:

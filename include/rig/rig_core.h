@@ -33,20 +33,21 @@ typedef struct rig_image rig_image;
 typedef struct rig_submission rig_submission;
 
 /* ---- Points ---------------------------------------------------------------
- * A point packs a device's index (top 16 bits) and a value of its timeline
- * (low 48 bits). Index 0 is the host; the point 0 is the host's sentinel,
+ * A point packs a device's index (top 20 bits) and a value of its timeline
+ * (low 44 bits). Index 0 is the host; the point 0 is the host's sentinel,
  * always reached. */
 typedef uint64_t rig_point;
 
-#define RIG_POINT_REACHED    ((rig_point)0)
-#define RIG_POINT_VALUE_BITS 48
-#define RIG_POINT_VALUE_MASK ((UINT64_C(1) << RIG_POINT_VALUE_BITS) - 1)
+#define RIG_POINT_REACHED     ((rig_point)0)
+#define RIG_POINT_DEVICE_BITS 20
+#define RIG_POINT_VALUE_BITS  44
+#define RIG_POINT_VALUE_MASK  ((UINT64_C(1) << RIG_POINT_VALUE_BITS) - 1)
 
-static inline rig_point rig_point_make(uint16_t device, uint64_t value) {
+static inline rig_point rig_point_make(uint32_t device, uint64_t value) {
   return ((uint64_t)device << RIG_POINT_VALUE_BITS) | (value & RIG_POINT_VALUE_MASK);
 }
-static inline uint16_t rig_point_device(rig_point p) {
-  return (uint16_t)(p >> RIG_POINT_VALUE_BITS);
+static inline uint32_t rig_point_device(rig_point p) {
+  return (uint32_t)(p >> RIG_POINT_VALUE_BITS);
 }
 static inline uint64_t rig_point_value(rig_point p) {
   return p & RIG_POINT_VALUE_MASK;
@@ -96,8 +97,14 @@ rig_status rig_device_open(const char *name, rig_device **dev, rig_error *err);
  * build lists them. */
 size_t rig_family_count(void);
 const char *rig_family_name(size_t family);
-/* The family whose devices have arch `arch` (by its arch prefixes), or -1. */
+/* The family whose devices have arch `arch`: the one of its prefix
+ * ("cpu-", "sm_"), else the one of every other arch (the host: a
+ * machine's ISA, this one's or another's), or -1. */
 int rig_family_of_arch(const char *arch);
+/* The family whose device `name` names ("host", "cpu:1", "cuda:0": the
+ * number in plain decimal, one spelling per device), or -1; whether this
+ * machine has that device is rig_device_open's to say. */
+int rig_family_of_device_name(const char *name);
 /* How many devices of the family this machine has: RIG_OK with *n, or
  * RIG_EREFUSED with why there are none ("cuda: no driver ..."). */
 rig_status rig_family_devices(size_t family, unsigned *n, rig_error *err);
@@ -107,11 +114,20 @@ void rig_family_device_name(size_t family, unsigned index, char *out, size_t siz
 const rig_device_facts *rig_device_facts_of(const rig_device *dev);
 const char *rig_device_name(const rig_device *dev);
 const char *rig_device_arch(const rig_device *dev);
-uint16_t rig_device_index(const rig_device *dev);
-/* The device of a point or index; NULL if none. */
-rig_device *rig_device_at(uint16_t index);
-/* How many devices this process has registered (opened or proxies). */
+/* A device's index: its place in the process's table of devices (65536
+ * places) and, above it, how many devices had that place before (a
+ * generation), so that no two devices of a process's life share one: a
+ * point or index of a device that is gone names no device, never a newer
+ * one. A process registers 2^20 devices in its life, 65536 at once. */
+uint32_t rig_device_index(const rig_device *dev);
+/* The device of a point or index; NULL if none (one gone included). */
+rig_device *rig_device_at(uint32_t index);
+/* How many places of the device table have been used: rig_device_in_place
+ * of each place below it lists every registered device (opened or
+ * proxies). */
 size_t rig_device_count(void);
+/* The device registered in place `place` now, or NULL. */
+rig_device *rig_device_in_place(size_t place);
 /* The host of machine m among the registered devices, or NULL. */
 rig_device *rig_machine_host(int machine);
 

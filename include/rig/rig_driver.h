@@ -107,7 +107,16 @@ void rig_device_lose_status(rig_device *dev, rig_status code, const char *fmt, .
  * starts (docs/internals.md). The core opens a family's devices by name
  * and index through it; nothing outside the backend spells its family or
  * arch names. */
+
+/* The ABI of rig_provider and of the driver interface it opens devices
+ * with: raised whenever either changes. The core refuses a provider of
+ * another (its family then has no device, and says why). */
+#define RIG_PROVIDER_ABI 1
+
 typedef struct rig_provider {
+  /* abi and family come first in every ABI, so that the core can read
+   * them of any provider: RIG_PROVIDER_ABI as the backend saw it. */
+  unsigned abi;
   /* The family: its devices are "<family>:0", "<family>:1", ... or, for a
    * family of one device (`single`: the host), "<family>" itself. */
   const char *family;
@@ -115,6 +124,9 @@ typedef struct rig_provider {
   /* The arch strings its devices have start with one of these (NULL
    * ends the list): a description's arch names its family. */
   const char *const *arch_prefixes;
+  /* The family of the archs no family's prefix names: the host, whose
+   * arch is its machine's ISA ("x86_64", "aarch64"), whichever it is. */
+  bool other_archs;
   /* How many devices of the family this machine has: RIG_OK with *n (0
    * included), or why there are none at all ("no driver (libcuda.so.1 not
    * found)"). Called once, when the core starts. */
@@ -155,10 +167,21 @@ size_t rig_submission_nparts(const rig_submission *s);
 const rig_part *rig_submission_part(const rig_submission *s, size_t i);
 
 /* A work's per-run state of part i (its parameter bytes, then its
- * geometry: rig_block_geometry) and the address of its fixed memory f, as
- * the device addresses it. */
+ * geometry: rig_block_geometry). */
 const void *rig_work_part_block(const rig_work *w, size_t part);
-uint64_t rig_work_fixed_address(const rig_work *w, size_t fixed);
+
+/* Part `part`'s parameter bytes (a fill or a launch) as its code reads
+ * them, into params (RIG_MAX_PARAMS bytes): the block's bytes, each ref's 8
+ * bytes raised by its slot's address. Answers how many bytes. */
+size_t rig_work_params(const rig_work *w, size_t part, void *params);
+
+/* A side of a copy or words part (a slot, or fixed memory), as the
+ * device addresses it. */
+uint64_t rig_work_side_address(const rig_work *w, rig_side side);
+
+/* A copy part's first source and destination bytes, as the device
+ * addresses them: its sides at the block's offsets. */
+void rig_work_copy_ends(const rig_work *w, size_t part, uint64_t *src, uint64_t *dst);
 
 /* A work's size when packed (for queues), and packing it into `into`
  * (rig_work_bytes bytes, 8-aligned); the packed copy reads as a work. */

@@ -56,36 +56,31 @@ static int64_t area_bytes(void *ctx, int64_t rail, rig_desc_area area) {
                                    : (int64_t)(2 * rig_rail_copy_bytes(in, nin, true));
 }
 
-static bool starts(rig_desc_string s, const char *prefix) {
-  size_t n = strlen(prefix);
-  return s.len >= n && memcmp(s.bytes, prefix, n) == 0;
+/* The family of a description's arch, by the provider table as the run
+ * maps it (cli_run.c): cpu-<ISA> a cpu:N, sm_XY a cuda:N, an ISA the host.
+ * Only its start can name a family, so a long arch is cut. */
+static int arch_family(rig_desc_string arch) {
+  char text[72];
+  size_t n = arch.len < sizeof text - 1 ? arch.len : sizeof text - 1;
+  memcpy(text, arch.bytes, n);
+  text[n] = 0;
+  return rig_family_of_arch(text);
 }
 
-/* "host", "cpu:N" or "cuda:N" (N in plain decimal): the family's name in
- * *family, or NULL when the name is of none. */
-static const char *family_of(const char *name) {
-  if (strcmp(name, "host") == 0) return "host";
-  static const char *const families[] = {"cpu", "cuda"};
-  for (size_t f = 0; f < 2; f++) {
-    size_t n = strlen(families[f]);
-    const char *num = name + n + 1;
-    if (strncmp(name, families[f], n) != 0 || name[n] != ':') continue;
-    if (strcmp(num, "0") != 0 && !(num[0] >= '1' && num[0] <= '9')) return NULL;
-    for (const char *c = num; *c; c++)
-      if (*c < '0' || *c > '9') return NULL;
-    return strlen(num) <= 9 ? families[f] : NULL;
+/* The forms of this build's device names, for a refusal: "host, cpu:N,
+ * cuda:N". */
+static const char *name_forms(char *out, size_t size) {
+  size_t at = 0;
+  out[0] = 0;
+  for (size_t f = 0; f < rig_family_count() && at < size; f++) {
+    char first[64];
+    const char *family = rig_family_name(f);
+    rig_family_device_name(f, 0, first, sizeof first);
+    int n = snprintf(out + at, size - at, "%s%s%s", f ? ", " : "", family,
+                     strcmp(first, family) == 0 ? "" : ":N");
+    at += n > 0 ? (size_t)n : 0;
   }
-  return NULL;
-}
-
-/* Whether a device of `family` can stand for one of arch `arch` (cli_run.c
- * maps by the same families: cpu-<ISA> a cpu:N, sm_XY a cuda:N, the
- * machine's ISA the host). */
-static bool family_fits(const char *family, rig_desc_string arch) {
-  bool cpu = starts(arch, "cpu-"), cuda = starts(arch, "sm_");
-  if (strcmp(family, "cpu") == 0) return cpu;
-  if (strcmp(family, "cuda") == 0) return cuda;
-  return !cpu && !cuda;
+  return out;
 }
 
 /* An arch as messages show it: at most 64 bytes, anything outside
@@ -106,15 +101,14 @@ static int fit_part(const cli_job_machine *jm, const rig_desc *d, const char *wh
                          jm->ndevices, d->ndevices),
            CLI_EXIT_USAGE;
   for (size_t i = 0; i < jm->ndevices; i++) {
-    const char *family = family_of(jm->devices[i]);
-    char arch[72];
-    if (!family)
+    int family = rig_family_of_device_name(jm->devices[i]);
+    char arch[72], forms[128];
+    if (family < 0)
       return rig_error_set(err, RIG_EINVAL,
-                           "%s.devices: element %zu: \"%.64s\" is not a device's name (host, "
-                           "cpu:N, cuda:N)",
-                           where, i, jm->devices[i]),
+                           "%s.devices: element %zu: \"%.64s\" is not a device's name (%s)", where,
+                           i, jm->devices[i], name_forms(forms, sizeof forms)),
              CLI_EXIT_USAGE;
-    if (!family_fits(family, d->devices[i]))
+    if (arch_family(d->devices[i]) != family)
       return rig_error_set(err, RIG_EINVAL,
                            "%s.devices: element %zu: \"%s\" cannot stand for device %zu, of "
                            "arch \"%s\"",

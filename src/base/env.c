@@ -1,86 +1,182 @@
-/* The environment: every RIG_* variable librig reads, parsed once, each
- * bounded; an invalid value is an error naming the variable, never
- * ignored. */
+/* The environment: every RIG_* variable librig reads, in one table (name,
+ * kind, default, bounds, meaning) from which come the parsing, the
+ * refusals and docs/environment.md's table (rig_env_markdown; the test
+ * `base` compares the two). An invalid value is an error naming the
+ * variable, never ignored. */
 #include "env.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static rig_env env = {
-    .workers = 0, .cpu_devices = 2, .job_silence = 10.0, .trace = false, .job_express = true};
+typedef enum var_kind {
+  VAR_COUNT,   /* an unsigned field, in [lo, hi] */
+  VAR_SECONDS, /* a double field, in [lo, hi] */
+  VAR_FLAG,    /* a bool field: 0 or 1 */
+  VAR_LIBRARY, /* a char[RIG_ENV_PATH_MAX] field: a name dlopen takes */
+} var_kind;
+
+typedef struct var {
+  const char *name;
+  var_kind kind;
+  size_t at; /* the field's offset in rig_env */
+  double fallback;
+  const char *fallback_text; /* the default as the doc says it, when not a number */
+  double lo, hi;
+  const char *lo_why; /* why the floor, when it is not obvious */
+  const char *what;   /* the doc's meaning */
+} var;
+
+#define AT(field) offsetof(rig_env, field)
+
+static const var vars[] = {
+    {"RIG_WORKERS", VAR_COUNT, AT(workers), 0,
+     "the cores of the process's cpuset, within its cgroup CPU quota", 1, 4096, NULL,
+     "threads that run a host launch's groups (the worker pool and the caller)"},
+    {"RIG_CPU_DEVICES", VAR_COUNT, AT(cpu_devices), 2, NULL, 0, 256, NULL,
+     "how many `cpu:N` devices a machine has"},
+    {"RIG_JOB_SILENCE", VAR_SECONDS, AT(job_silence), 10, NULL, RIG_JOB_SILENCE_MIN_S, 86400,
+     "three of the job's 1 s beats",
+     "seconds a rank may be silent before the job fails (`run 7: machine 3: silent for 10 s`); "
+     "every rank of `progrun` then ends, with exit status 1, within this bound and a few "
+     "seconds, even while the controller's own devices are busy (docs/jobs.md, \"Failure\"). It "
+     "also bounds the job's start (a machine that never joins fails `rig_job_start`: `the job's "
+     "start: MPI_Igather not done after 10 s: a machine did not join (stopped, or gone)`) and how "
+     "long a rail's release waits for its peer's (docs/rails.md)"},
+    {"RIG_JOB_EXPRESS", VAR_FLAG, AT(job_express), 1, NULL, 0, 1, NULL,
+     "runs, copies and done reports between machines of one host by shared memory "
+     "(docs/jobs.md, \"Runs by shared memory\"); `0` sends them all as frames of the control "
+     "protocol"},
+    {"RIG_TRACE", VAR_FLAG, AT(trace), 0, NULL, 0, 1, NULL,
+     "logs every control frame but beats on stderr, for debugging a job"},
+    {"RIG_CUDA_LIBRARY", VAR_LIBRARY, AT(cuda_library), 0, "`libcuda.so.1`", 0, 0, NULL,
+     "the CUDA driver library the `cuda` backend opens (docs/cuda.md, \"Loading the driver\"); "
+     "the tests name their driver double with it"},
+};
+
+#define NVARS (sizeof vars / sizeof *vars)
+
+static void set_default(const var *v, rig_env *env) {
+  void *field = (char *)env + v->at;
+  switch (v->kind) {
+    case VAR_COUNT:
+      *(unsigned *)field = (unsigned)v->fallback;
+      break;
+    case VAR_SECONDS:
+      *(double *)field = v->fallback;
+      break;
+    case VAR_FLAG:
+      *(bool *)field = v->fallback != 0;
+      break;
+    case VAR_LIBRARY:
+      *(char *)field = '\0'; /* empty: the backend's own default */
+      break;
+  }
+}
+
+/* Parses s into v's field of env, or says why not ("not a count"). */
+static bool parse(const var *v, const char *s, rig_env *env, char *why, size_t size) {
+  void *field = (char *)env + v->at;
+  char *end;
+  errno = 0;
+  switch (v->kind) {
+    case VAR_COUNT: {
+      long long n = strtoll(s, &end, 10);
+      if (!*s || *end || errno || n < 0) return snprintf(why, size, "not a count"), false;
+      if (n < v->lo || n > v->hi)
+        return snprintf(why, size, "outside %.0f..%.0f", v->lo, v->hi), false;
+      *(unsigned *)field = (unsigned)n;
+      return true;
+    }
+    case VAR_SECONDS: {
+      double x = strtod(s, &end);
+      if (!*s || *end || errno || !isfinite(x))
+        return snprintf(why, size, "not a number of seconds"), false;
+      if (x < v->lo) return snprintf(why, size, "below %g s, %s", v->lo, v->lo_why), false;
+      if (x > v->hi) return snprintf(why, size, "above %g s", v->hi), false;
+      *(double *)field = x;
+      return true;
+    }
+    case VAR_FLAG:
+      if (!((s[0] == '0' || s[0] == '1') && !s[1]))
+        return snprintf(why, size, "neither 0 nor 1"), false;
+      *(bool *)field = s[0] == '1';
+      return true;
+    case VAR_LIBRARY:
+      if (strlen(s) >= RIG_ENV_PATH_MAX)
+        return snprintf(why, size, "longer than %d bytes", RIG_ENV_PATH_MAX - 1), false;
+      memcpy(field, s, strlen(s) + 1);
+      return true;
+  }
+  return false;
+}
+
+rig_status rig_env_read(const char *(*lookup)(const char *name), rig_env *env, rig_error *err) {
+  rig_status st = RIG_OK;
+  for (size_t i = 0; i < NVARS; i++) {
+    const var *v = &vars[i];
+    set_default(v, env);
+    const char *s = lookup(v->name);
+    char why[96];
+    if (!s || parse(v, s, env, why, sizeof why)) continue;
+    /* Keeps the first invalid variable's message: "RIG_WORKERS=abc: not a count". */
+    if (st == RIG_OK) st = rig_error_set(err, RIG_EINVAL, "%s=%.200s: %s", v->name, s, why);
+    set_default(v, env);
+  }
+  return st;
+}
+
+/* The values a variable may take, as the doc's table says them. */
+static void valid_text(const var *v, char *out, size_t size) {
+  switch (v->kind) {
+    case VAR_COUNT:
+      snprintf(out, size, "a count, %.0f to %.0f", v->lo, v->hi);
+      break;
+    case VAR_SECONDS:
+      snprintf(out, size, "a number of seconds, at least %g (%s), at most %g", v->lo, v->lo_why,
+               v->hi);
+      break;
+    case VAR_FLAG:
+      snprintf(out, size, "`0` or `1`");
+      break;
+    case VAR_LIBRARY:
+      snprintf(out, size,
+               "a library's file name or path, as `dlopen` takes it, at most %d bytes; empty: "
+               "the default",
+               RIG_ENV_PATH_MAX - 1);
+      break;
+  }
+}
+
+void rig_env_markdown(FILE *f) {
+  fputs("| variable | what | default | valid values |\n|---|---|---|---|\n", f);
+  for (size_t i = 0; i < NVARS; i++) {
+    const var *v = &vars[i];
+    char valid[160];
+    valid_text(v, valid, sizeof valid);
+    fprintf(f, "| `%s` | %s | ", v->name, v->what);
+    if (v->fallback_text)
+      fputs(v->fallback_text, f);
+    else
+      fprintf(f, "%g", v->fallback);
+    fprintf(f, " | %s |\n", valid);
+  }
+}
+
+static rig_env env;
 static rig_error first; /* the first invalid variable; code RIG_OK if none */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Keeps the first invalid variable's message: "RIG_WORKERS=abc: not a count". */
-static void invalid(const char *name, const char *value, const char *why) {
-  if (first.code == RIG_OK) rig_error_set(&first, RIG_EINVAL, "%s=%s: %s", name, value, why);
-}
-
-/* A count in [lo, hi]. */
-static void read_count(const char *name, unsigned lo, unsigned hi, unsigned *out) {
-  const char *s = getenv(name);
-  if (!s) return;
-  char *end;
-  errno = 0;
-  long long n = strtoll(s, &end, 10);
-  if (!*s || *end || errno || n < 0) {
-    invalid(name, s, "not a count");
-    return;
-  }
-  if (n < lo || n > hi) {
-    char why[64];
-    snprintf(why, sizeof why, "outside %u..%u", lo, hi);
-    {
-      invalid(name, s, why);
-      return;
-    }
-  }
-  *out = (unsigned)n;
-}
-
-static void read_silence(void) {
-  const char *s = getenv("RIG_JOB_SILENCE");
-  if (!s) return;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !isfinite(v)) {
-    invalid("RIG_JOB_SILENCE", s, "not a number of seconds");
-    return;
-  }
-  if (v < RIG_JOB_BEAT_S) {
-    invalid("RIG_JOB_SILENCE", s, "below the beat of 1 s");
-    return;
-  }
-  if (v == RIG_JOB_BEAT_S) {
-    invalid("RIG_JOB_SILENCE", s, "not above the beat of 1 s");
-    return;
-  }
-  if (v > 86400) {
-    invalid("RIG_JOB_SILENCE", s, "more than a day");
-    return;
-  }
-  env.job_silence = v;
-}
-
-static void read_flag(const char *name, bool *out) {
-  const char *s = getenv(name);
-  if (!s) return;
-  if ((s[0] == '0' || s[0] == '1') && !s[1])
-    *out = s[0] == '1';
-  else
-    invalid(name, s, "neither 0 nor 1");
+static const char *from_environ(const char *name) {
+  return getenv(name);
 }
 
 static void read_all(void) {
-  read_count("RIG_WORKERS", 1, 4096, &env.workers);
-  read_count("RIG_CPU_DEVICES", 0, 256, &env.cpu_devices);
-  read_silence();
-  read_flag("RIG_TRACE", &env.trace);
-  read_flag("RIG_JOB_EXPRESS", &env.job_express);
+  rig_env_read(from_environ, &env, &first);
 }
 
 const rig_env *rig_env_get(void) {

@@ -9,13 +9,18 @@
 
 #include "rig/rig_driver.h"
 
-#define RIG_MAX_DEVICES 65536
+/* The device table's places, and the indices a process gives (a place
+ * and a generation above it, rig_device_index). */
+#define RIG_DEVICE_PLACES  65536u
+#define RIG_DEVICE_INDICES (1u << RIG_POINT_DEVICE_BITS)
+_Static_assert(RIG_POINT_DEVICE_BITS + RIG_POINT_VALUE_BITS == 64, "a point is 64 bits");
+_Static_assert(RIG_DEVICE_INDICES > RIG_DEVICE_PLACES, "a place has generations");
 /* A submission names at most this many slots (their addresses live on the
  * stack of a hand-over, so that it allocates nothing). */
 #define RIG_MAX_SLOTS 1024
 
 struct rig_device {
-  uint16_t index;
+  uint32_t index; /* rig_device_index: its place and generation */
   /* The registration's reference, and one per memory, image and
    * submission of the device: the last one frees it. */
   _Atomic int refs;
@@ -61,7 +66,7 @@ void rig_stamps_init(rig_stamps *s);
 void rig_stamps_fini(rig_stamps *s);
 /* Records a use by device `dev` at `value`. Returns false only when out of
  * memory for a new entry (more than RIG_STAMPS_INLINE devices). */
-bool rig_stamps_raise(rig_stamps *s, uint16_t dev, rig_use use, uint64_t value);
+bool rig_stamps_raise(rig_stamps *s, uint32_t dev, rig_use use, uint64_t value);
 /* Whether every use recorded is reached (a lost device's count as reached:
  * its work never runs again). */
 bool rig_stamps_reached(const rig_stamps *s);
@@ -78,9 +83,9 @@ typedef struct rig_waitset {
  * and unordered uses; a write, all their uses; an unordered use, their
  * reads and writes. Reached points are dropped. A full set waits for a point
  * on the host instead (which can fail with RIG_ELOST). */
-rig_status rig_stamps_follow(const rig_stamps *s, uint16_t dev, rig_use use, rig_waitset *ws,
+rig_status rig_stamps_follow(const rig_stamps *s, uint32_t dev, rig_use use, rig_waitset *ws,
                              rig_error *err);
-rig_status rig_waitset_add(rig_waitset *ws, uint16_t dev, rig_point p, rig_error *err);
+rig_status rig_waitset_add(rig_waitset *ws, uint32_t dev, rig_point p, rig_error *err);
 
 /* ---- memory and buffers --------------------------------------------------- */
 

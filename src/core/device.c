@@ -6,13 +6,19 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "base/assert.h"
 #include "core_internal.h"
 #include "provider.h"
 
-static rig_device *_Atomic table[RIG_MAX_DEVICES];
-static _Atomic uint32_t ndevices;
+/* The table: a device's place is its index's low bits; the bits above are
+ * its generation. Indices are given in increasing order, each once, taking
+ * the next whose place is free: a gone device's index never names another. */
+static rig_device *_Atomic table[RIG_DEVICE_PLACES];
+static _Atomic uint32_t places_used; /* places below this have been used */
 /* Registration and opening by name; never taken on a hand-over. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t next_index; /* the least index not given yet */
+static uint32_t live;       /* devices in the table */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
@@ -36,6 +42,27 @@ const char *rig_host_isa(void) {
   return isa;
 }
 
+/* Gives d the least index not given yet whose place is free, and that
+ * place. Under table_lock. */
+static rig_status take_index(rig_device *d, const char *name, rig_error *err) {
+  if (live == RIG_DEVICE_PLACES)
+    return rig_error_set(err, RIG_EREFUSED, "%s: more than %u devices at once", name,
+                         RIG_DEVICE_PLACES);
+  uint32_t index = next_index;
+  while (index < RIG_DEVICE_INDICES && atomic_load(&table[index % RIG_DEVICE_PLACES])) index++;
+  if (index == RIG_DEVICE_INDICES)
+    return rig_error_set(err, RIG_EREFUSED, "%s: this process has registered %u devices, its most",
+                         name, RIG_DEVICE_INDICES);
+  uint32_t place = index % RIG_DEVICE_PLACES;
+  rig_assert(index >= next_index && !atomic_load(&table[place]));
+  d->index = index;
+  next_index = index + 1;
+  live++;
+  atomic_store_explicit(&table[place], d, memory_order_release);
+  if (place >= atomic_load(&places_used)) atomic_store(&places_used, place + 1);
+  return RIG_OK;
+}
+
 rig_status rig_device_register(const rig_driver *drv, void *st, const rig_device_facts *facts,
                                _Atomic uint64_t *word, rig_device **out, rig_error *err) {
   rig_device *d = calloc(1, sizeof *d);
@@ -45,26 +72,24 @@ rig_status rig_device_register(const rig_driver *drv, void *st, const rig_device
   d->facts = *facts;
   d->word = word;
   atomic_init(&d->refs, 1); /* the registration's */
+  atomic_init(&d->next, atomic_load(word));
   pthread_mutex_init(&d->handover, NULL);
   pthread_mutex_lock(&table_lock);
-  uint32_t n = atomic_load(&ndevices);
-  if (n >= RIG_MAX_DEVICES) {
-    pthread_mutex_unlock(&table_lock);
-    free(d);
-    return rig_error_set(err, RIG_EREFUSED, "%s: more than %d devices", facts->name,
-                         RIG_MAX_DEVICES);
-  }
-  d->index = (uint16_t)n;
-  atomic_store(&d->next, atomic_load(word));
-  atomic_store(&table[n], d);
-  atomic_store(&ndevices, n + 1);
+  rig_status taken = take_index(d, facts->name, err);
   pthread_mutex_unlock(&table_lock);
+  if (taken != RIG_OK) {
+    pthread_mutex_destroy(&d->handover);
+    free(d);
+    return taken;
+  }
   *out = d;
   return RIG_OK;
 }
 
 void rig_device_ref(rig_device *dev) {
-  atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
+  int old = atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
+  rig_assert(old > 0); /* a device gone is never taken again */
+  (void)old;
 }
 
 /* Devices gone from the table, freed (and their drivers stopped) only after
@@ -76,12 +101,17 @@ static rig_device *retired[RETIRED];
 static size_t nretired;
 
 void rig_device_unref(rig_device *dev) {
-  if (atomic_fetch_sub_explicit(&dev->refs, 1, memory_order_acq_rel) != 1) return;
-  /* Its index is never given again: a stale point or stamp of it must not
-   * name a newer device. A slot that is NULL reads as a device whose work
-   * is over. */
+  int refs = atomic_fetch_sub_explicit(&dev->refs, 1, memory_order_acq_rel);
+  rig_assert(refs > 0);
+  if (refs != 1) return;
+  /* Its index is never given again (its place is, with a later
+   * generation): a stale point or stamp of it must not name a newer device.
+   * An index that names no device reads as a device whose work is over. */
   pthread_mutex_lock(&table_lock);
-  atomic_store_explicit(&table[dev->index], NULL, memory_order_release);
+  uint32_t place = dev->index % RIG_DEVICE_PLACES;
+  rig_assert(atomic_load(&table[place]) == dev && live > 0);
+  atomic_store_explicit(&table[place], NULL, memory_order_release);
+  live--;
   rig_device *old = retired[nretired % RETIRED];
   retired[nretired++ % RETIRED] = dev;
   pthread_mutex_unlock(&table_lock);
@@ -98,10 +128,19 @@ void rig_device_unregister(rig_device *dev) {
   rig_device_unref(dev);
 }
 
-rig_device *rig_device_at(uint16_t index) {
+rig_device *rig_device_at(uint32_t index) {
   rig_core_init();
-  if (index >= atomic_load_explicit(&ndevices, memory_order_acquire)) return NULL;
-  return atomic_load_explicit(&table[index], memory_order_acquire);
+  if (index >= RIG_DEVICE_INDICES) return NULL;
+  /* A device just gone from its place is still whole (retired): its index
+   * tells it from a newer one there. */
+  rig_device *d = atomic_load_explicit(&table[index % RIG_DEVICE_PLACES], memory_order_acquire);
+  return d && d->index == index ? d : NULL;
+}
+
+rig_device *rig_device_in_place(size_t place) {
+  rig_core_init();
+  if (place >= RIG_DEVICE_PLACES) return NULL;
+  return atomic_load_explicit(&table[place], memory_order_acquire);
 }
 
 rig_device *rig_host(void) {
@@ -110,22 +149,24 @@ rig_device *rig_host(void) {
 
 size_t rig_device_count(void) {
   rig_core_init();
-  return atomic_load(&ndevices);
+  return atomic_load(&places_used);
 }
 
 rig_device *rig_machine_host(int machine) {
   if (machine == 0) return rig_host();
-  /* The newest that is not lost: an earlier job's proxies are. */
-  for (size_t i = rig_device_count(); i-- > 1;) {
+  /* The newest (highest index) that is not lost: an earlier job's proxies are. */
+  rig_device *best = NULL;
+  for (size_t i = 1; i < rig_device_count(); i++) {
     rig_device *d = atomic_load(&table[i]);
-    if (d && d->facts.machine == machine && d->facts.machine_host && !rig_device_lost_now(d))
-      return d;
+    if (d && d->facts.machine == machine && d->facts.machine_host && !rig_device_lost_now(d) &&
+        (!best || d->index > best->index))
+      best = d;
   }
-  return NULL;
+  return best;
 }
 
 static rig_device *find_open(const char *name) {
-  uint32_t n = atomic_load(&ndevices);
+  uint32_t n = atomic_load(&places_used);
   for (uint32_t i = 0; i < n; i++) {
     rig_device *d = atomic_load(&table[i]);
     if (d && strcmp(d->facts.name, name) == 0) return d;
@@ -161,7 +202,7 @@ const char *rig_device_name(const rig_device *dev) {
 const char *rig_device_arch(const rig_device *dev) {
   return dev->facts.arch;
 }
-uint16_t rig_device_index(const rig_device *dev) {
+uint32_t rig_device_index(const rig_device *dev) {
   return dev->index;
 }
 
@@ -224,8 +265,8 @@ rig_status rig_device_handover(rig_device *dev, rig_work *w, rig_error *err) {
   uint64_t v = atomic_load_explicit(&dev->next, memory_order_relaxed) + 1;
   if (v > RIG_POINT_VALUE_MASK) {
     pthread_mutex_unlock(&dev->handover);
-    return rig_error_set(err, RIG_EREFUSED, "%s: its timeline is past 2^48 values",
-                         dev->facts.name);
+    return rig_error_set(err, RIG_EREFUSED, "%s: its timeline is past 2^%d values", dev->facts.name,
+                         RIG_POINT_VALUE_BITS);
   }
   w->value = v;
   rig_status st = dev->drv->submit(dev->st, w, err);

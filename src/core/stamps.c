@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/assert.h"
 #include "core_internal.h"
 
 void rig_stamps_init(rig_stamps *s) {
@@ -62,8 +63,9 @@ static void raise_to(_Atomic uint64_t *a, uint64_t v) {
   }
 }
 
-bool rig_stamps_raise(rig_stamps *s, uint16_t dev, rig_use use, uint64_t value) {
-  uint32_t dev1 = (uint32_t)dev + 1;
+bool rig_stamps_raise(rig_stamps *s, uint32_t dev, rig_use use, uint64_t value) {
+  rig_assert(dev < RIG_DEVICE_INDICES);
+  uint32_t dev1 = dev + 1; /* 0 marks a free entry */
   rig_stamp *e = find(s, dev1);
   if (!e) e = claim(s, dev1);
   if (!e) return false;
@@ -86,17 +88,16 @@ bool rig_stamps_reached(const rig_stamps *s) {
       if (k == 0) return true;
       const rig_stamp *e = &c->e[i];
       uint64_t v = max3(atomic_load(&e->read), atomic_load(&e->write), atomic_load(&e->unordered));
-      rig_device *d = rig_device_at((uint16_t)(k - 1));
-      if (v && !rig_point_reached(rig_point_make((uint16_t)(k - 1), v)) && d &&
-          !rig_device_lost_now(d))
+      rig_device *d = rig_device_at(k - 1);
+      if (v && !rig_point_reached(rig_point_make(k - 1, v)) && d && !rig_device_lost_now(d))
         return false;
     }
   return true;
 }
 
-rig_status rig_waitset_add(rig_waitset *ws, uint16_t dev, rig_point p, rig_error *err) {
+rig_status rig_waitset_add(rig_waitset *ws, uint32_t dev, rig_point p, rig_error *err) {
   if (p == RIG_POINT_REACHED) return RIG_OK;
-  uint16_t pd = rig_point_device(p);
+  uint32_t pd = rig_point_device(p);
   if (pd == dev) return RIG_OK; /* the device's own order covers it */
   for (size_t i = 0; i < ws->n; i++)
     if (rig_point_device(ws->p[i]) == pd) {
@@ -109,7 +110,7 @@ rig_status rig_waitset_add(rig_waitset *ws, uint16_t dev, rig_point p, rig_error
   return RIG_OK;
 }
 
-rig_status rig_stamps_follow(const rig_stamps *s, uint16_t dev, rig_use use, rig_waitset *ws,
+rig_status rig_stamps_follow(const rig_stamps *s, uint32_t dev, rig_use use, rig_waitset *ws,
                              rig_error *err) {
   for (const rig_stamp_chunk *c = &s->first; c;
        c = atomic_load_explicit(&c->next, memory_order_acquire))
@@ -126,8 +127,8 @@ rig_status rig_stamps_follow(const rig_stamps *s, uint16_t dev, rig_use use, rig
                                           : (r > w ? r : w);
       /* A device gone from the table (a closed job's proxy) has no work
        * left to follow. */
-      if (v && rig_device_at((uint16_t)(k - 1))) {
-        rig_status st = rig_waitset_add(ws, dev, rig_point_make((uint16_t)(k - 1), v), err);
+      if (v && rig_device_at(k - 1)) {
+        rig_status st = rig_waitset_add(ws, dev, rig_point_make(k - 1, v), err);
         if (st != RIG_OK) return st;
       }
     }

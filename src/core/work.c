@@ -3,6 +3,7 @@
  * works a thread runs now (rig_working). */
 #include <string.h>
 
+#include "base/assert.h"
 #include "core_internal.h"
 
 /* One word per thread, read once per program run and set twice per work
@@ -23,8 +24,37 @@ const void *rig_work_part_block(const rig_work *w, size_t part) {
   return (const unsigned char *)w->block + w->sub->parts[part].block_at;
 }
 
-uint64_t rig_work_fixed_address(const rig_work *w, size_t fixed) {
-  return w->sub->fixed_addr[fixed];
+size_t rig_work_params(const rig_work *w, size_t part, void *params) {
+  rig_assert(part < w->sub->nparts);
+  const rig_part *p = &w->sub->parts[part].p;
+  rig_assert(p->kind == RIG_WORK_FILL || p->kind == RIG_WORK_LAUNCH);
+  bool fill = p->kind == RIG_WORK_FILL;
+  size_t n = fill ? p->u.fill.params_bytes : p->u.launch.params_bytes;
+  const rig_ref *refs = fill ? p->u.fill.refs : p->u.launch.refs;
+  size_t nrefs = fill ? p->u.fill.nrefs : p->u.launch.nrefs;
+  unsigned char *bytes = params;
+  memcpy(bytes, rig_work_part_block(w, part), n);
+  for (size_t r = 0; r < nrefs; r++) {
+    uint64_t at;
+    memcpy(&at, bytes + refs[r].at, 8);
+    at += w->slot_addr[refs[r].slot];
+    memcpy(bytes + refs[r].at, &at, 8);
+  }
+  return n;
+}
+
+uint64_t rig_work_side_address(const rig_work *w, rig_side side) {
+  rig_assert(side.slot >= 0 ? (size_t)side.slot < w->sub->nslots
+                            : side.fixed >= 0 && (size_t)side.fixed < w->sub->nfixed);
+  return side.slot >= 0 ? w->slot_addr[side.slot] : w->sub->fixed_addr[side.fixed];
+}
+
+void rig_work_copy_ends(const rig_work *w, size_t part, uint64_t *src, uint64_t *dst) {
+  const rig_part *p = &w->sub->parts[part].p;
+  rig_assert(p->kind == RIG_WORK_COPY);
+  const uint64_t *offsets = rig_work_part_block(w, part);
+  *src = rig_work_side_address(w, p->u.copy.src) + offsets[0];
+  *dst = rig_work_side_address(w, p->u.copy.dst) + offsets[1];
 }
 
 static size_t up8(size_t n) {

@@ -385,41 +385,38 @@ static rig_status check_slot_index(checker *c, int64_t k, size_t nslots) {
   return in_range(k, nslots) ? RIG_OK : fail(c, "slot %" PRId64 ": no such slot", k);
 }
 
-static rig_status check_submit(checker *c, int64_t s, const rig_desc_submit *sub) {
-  TRY(check_device_index(c, sub->device));
-  for (size_t i = 0; i < sub->nparts; i++) {
-    const rig_desc_part *p = &sub->parts[i];
-    switch (p->tag) {
-      case RIG_PART_WORDS:
-        TRY(check_view(c, &p->u.words));
-        break;
-      case RIG_PART_FILL: {
-        rig_desc_leaf_tag t = p->u.fill.fill.tag;
-        if (t == RIG_LEAF_ADDRESS || t == RIG_LEAF_HANDLE)
-          return fail(c, "a fill's leaf is %s, not an Entry or a Ready",
-                      t == RIG_LEAF_ADDRESS ? "an Address" : "a Handle");
-        TRY(check_leaf(c, &p->u.fill.fill, c->d->nimages));
-        TRY(check_params(c, s, &p->u.fill.params, "a fill's "));
-        break;
-      }
-      case RIG_PART_LAUNCH: {
-        int64_t k = p->u.launch.image;
-        if (!in_range(k, c->d->nimages)) return fail(c, "image %" PRId64 ": no such image", k);
-        char what[48];
-        snprintf(what, sizeof what, "image %" PRId64 ": ", k);
-        TRY(check_params(c, s, &p->u.launch.params, what));
-        for (int g = 0; g < 3; g++) TRY(check_value(c, &p->u.launch.groups[g]));
-        for (int g = 0; g < 3; g++) TRY(check_value(c, &p->u.launch.threads[g]));
-        TRY(check_value(c, &p->u.launch.shared));
-        break;
-      }
-      case RIG_PART_COPY:
-        break; /* after the slots, below */
+/* A part's own rules (a Copy part's come with its slots, check_copies). */
+static rig_status check_part(checker *c, int64_t s, const rig_desc_part *p) {
+  switch (p->tag) {
+    case RIG_PART_WORDS:
+      return check_view(c, &p->u.words);
+    case RIG_PART_FILL: {
+      rig_desc_leaf_tag t = p->u.fill.fill.tag;
+      if (t == RIG_LEAF_ADDRESS || t == RIG_LEAF_HANDLE)
+        return fail(c, "a fill's leaf is %s, not an Entry or a Ready",
+                    t == RIG_LEAF_ADDRESS ? "an Address" : "a Handle");
+      TRY(check_leaf(c, &p->u.fill.fill, c->d->nimages));
+      return check_params(c, s, &p->u.fill.params, "a fill's ");
     }
+    case RIG_PART_LAUNCH: {
+      int64_t k = p->u.launch.image;
+      if (!in_range(k, c->d->nimages)) return fail(c, "image %" PRId64 ": no such image", k);
+      char what[48];
+      snprintf(what, sizeof what, "image %" PRId64 ": ", k);
+      TRY(check_params(c, s, &p->u.launch.params, what));
+      for (int g = 0; g < 3; g++) TRY(check_value(c, &p->u.launch.groups[g]));
+      for (int g = 0; g < 3; g++) TRY(check_value(c, &p->u.launch.threads[g]));
+      return check_value(c, &p->u.launch.shared);
+    }
+    case RIG_PART_COPY:
+      break;
   }
-  for (size_t i = 0; i < sub->nslots; i++) TRY(check_slot(c, &sub->slots[i]));
-  for (size_t i = 0; i < sub->nfixed; i++) TRY(check_view(c, &sub->fixed[i].view));
+  return RIG_OK;
+}
 
+/* Every slot is named by a ref or a copy, and not both by an Unordered ref
+ * and by anything else. */
+static rig_status check_slot_uses(checker *c, const rig_desc_submit *sub) {
   if (sub->nslots > c->slot_room) {
     unsigned char *room = realloc(c->slot_use, sub->nslots);
     if (!room) return fail_nomem(c);
@@ -450,6 +447,11 @@ static rig_status check_submit(checker *c, int64_t s, const rig_desc_submit *sub
     if (c->slot_use[k] == (USE_RW | USE_UNORDERED))
       return fail(c, "slot %zu is named by an Unordered ref and by a Read or Write ref or a copy",
                   k);
+  return RIG_OK;
+}
+
+/* Each ref is 8 aligned bytes inside its parameters. */
+static rig_status check_ref_places(checker *c, const rig_desc_submit *sub) {
   for (size_t i = 0; i < sub->nparts; i++) {
     const rig_desc_ref *refs;
     const rig_desc_data *params;
@@ -464,6 +466,11 @@ static rig_status check_submit(checker *c, int64_t s, const rig_desc_submit *sub
       if (at % 8 != 0) return fail(c, "a ref at %" PRId64 ", not a multiple of 8", at);
     }
   }
+  return RIG_OK;
+}
+
+/* Each Copy part's ranges fit its slots. */
+static rig_status check_copies(checker *c, const rig_desc_submit *sub) {
   for (size_t i = 0; i < sub->nparts; i++) {
     const rig_desc_part *p = &sub->parts[i];
     if (p->tag != RIG_PART_COPY) continue;
@@ -471,6 +478,16 @@ static rig_status check_submit(checker *c, int64_t s, const rig_desc_submit *sub
                    &sub->slots[p->u.copy.dst], &p->u.copy.dst_offset, p->u.copy.length));
   }
   return RIG_OK;
+}
+
+static rig_status check_submit(checker *c, int64_t s, const rig_desc_submit *sub) {
+  TRY(check_device_index(c, sub->device));
+  for (size_t i = 0; i < sub->nparts; i++) TRY(check_part(c, s, &sub->parts[i]));
+  for (size_t i = 0; i < sub->nslots; i++) TRY(check_slot(c, &sub->slots[i]));
+  for (size_t i = 0; i < sub->nfixed; i++) TRY(check_view(c, &sub->fixed[i].view));
+  TRY(check_slot_uses(c, sub));
+  TRY(check_ref_places(c, sub));
+  return check_copies(c, sub);
 }
 
 static rig_status check_steps(checker *c, const rig_desc_steps *steps, int depth);

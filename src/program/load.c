@@ -492,7 +492,7 @@ static void free_local(plocal *l, const rig_desc *d, size_t ndevices) {
     }
     free(s->holes);
     free(s->geoms);
-    free(s->copies);
+    free(s->run_offsets);
   }
   for (size_t i = 0; l->in_borrow && l->in_borrow_of && i < d->ninputs * ndevices; i++) {
     rig_buffer_release(l->in_borrow[i]);

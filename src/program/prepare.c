@@ -1,13 +1,14 @@
-/* Preparing a Submit step at load: a core submission per copy the step
- * needs (two when it names memory of two copies, passes the ints, or holds
- * a leaf of such memory), with its slots' views borrowed on the step's
- * device, its parameters with every hole known at load filled, and the
- * lists of what each run fills: holes, geometry and copy offsets that read
- * an Int. */
+/* Preparing a Submit step at load: a core submission per copy of memory
+ * the step needs (two when it names memory of two copies, passes the ints,
+ * or holds a leaf of such memory), with its slots' views borrowed on the
+ * step's device, its parameters with every hole known at load filled, and
+ * the lists of what each run fills: holes, geometry and the offsets of
+ * Copy parts that read an Int. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/assert.h"
 #include "program_internal.h"
 
 static bool leaf_of_two(const plocal *l, const rig_desc_value *v) {
@@ -156,6 +157,8 @@ static rig_status fill_part(rig_program *p, pstep *s, size_t i, const rig_desc_p
   return RIG_OK;
 }
 
+/* A Copy part; its offsets, when they read an Int, come with each run
+ * (the step's run_offsets). */
 static void copy_part(pstep *s, size_t i, const rig_desc_part *dp, int k, rig_part *part) {
   part->kind = RIG_WORK_COPY;
   part->u.copy.src = (rig_side){(int32_t)dp->u.copy.src, -1};
@@ -164,7 +167,7 @@ static void copy_part(pstep *s, size_t i, const rig_desc_part *dp, int k, rig_pa
   bool runs = rig_program_terms_read_int(&dp->u.copy.src_offset) ||
               rig_program_terms_read_int(&dp->u.copy.dst_offset);
   if (runs) {
-    if (k == 0) s->copies[s->ncopies++] = i;
+    if (k == 0) s->run_offsets[s->nrun_offsets++] = i;
     return; /* offsets come with each run */
   }
   /* Constant offsets: the checker computed them exactly already. */
@@ -180,108 +183,149 @@ static void copy_part(pstep *s, size_t i, const rig_desc_part *dp, int k, rig_pa
   part->u.copy.dst_offset = off[1];
 }
 
-static rig_status prepare_copy(rig_program *p, pstep *s, int k, rig_error *err) {
-  const rig_desc_submit *sub = &s->d->u.submit;
-  size_t dev = s->device, nwords = 0;
+/* What rig_submission_make takes for one preparation, made here and given
+ * back once the submission is made (it keeps its own). */
+typedef struct making {
+  size_t nparts;
+  rig_part *parts;
+  unsigned char **params; /* each part's parameter bytes */
+  rig_fixed *fixed;       /* the step's fixed views, then each Words part's */
+  size_t nfixed;
+} making;
+
+static rig_status out_of_memory(rig_error *err) {
+  return rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
+}
+
+static rig_status making_start(making *m, const rig_desc_submit *sub, pprep *pp, rig_error *err) {
+  size_t nwords = 0;
   for (size_t i = 0; i < sub->nparts; i++) nwords += sub->parts[i].tag == RIG_PART_WORDS;
-  size_t nfixed = sub->nfixed + nwords;
-  pprep *pp = &s->prep[k];
-  rig_part *parts = calloc(sub->nparts ? sub->nparts : 1, sizeof *parts);
-  unsigned char **params = calloc(sub->nparts ? sub->nparts : 1, sizeof *params);
-  rig_fixed *fixed = calloc(nfixed ? nfixed : 1, sizeof *fixed);
+  m->nparts = sub->nparts;
+  m->nfixed = sub->nfixed + nwords;
+  m->parts = calloc(sub->nparts ? sub->nparts : 1, sizeof *m->parts);
+  m->params = calloc(sub->nparts ? sub->nparts : 1, sizeof *m->params);
+  m->fixed = calloc(m->nfixed ? m->nfixed : 1, sizeof *m->fixed);
   pp->slots = calloc(sub->nslots ? sub->nslots : 1, sizeof *pp->slots);
+  return m->parts && m->params && m->fixed && pp->slots ? RIG_OK : out_of_memory(err);
+}
+
+static void making_end(making *m) {
+  for (size_t i = 0; m->fixed && i < m->nfixed; i++) rig_buffer_release(m->fixed[i].buffer);
+  for (size_t i = 0; m->parts && m->params && i < m->nparts; i++) {
+    free(m->params[i]);
+    if (m->parts[i].kind == RIG_WORK_FILL) free((void *)m->parts[i].u.fill.refs);
+    if (m->parts[i].kind == RIG_WORK_LAUNCH) free((void *)m->parts[i].u.launch.refs);
+  }
+  free(m->parts);
+  free(m->params);
+  free(m->fixed);
+}
+
+/* The step's fixed memory and Memory and Ints slots, as views of memory
+ * copy k borrowed on the step's device. */
+static rig_status views(rig_program *p, const pstep *s, int k, making *m, pprep *pp,
+                        rig_error *err) {
+  const rig_desc_submit *sub = &s->d->u.submit;
   rig_status st = RIG_OK;
-  if (!parts || !params || !fixed || !pp->slots)
-    st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
   for (size_t i = 0; st == RIG_OK && i < sub->nfixed; i++) {
-    fixed[i].access = sub->fixed[i].access;
-    st = view_on(p, &sub->fixed[i].view, k, dev, &fixed[i].buffer, err);
+    m->fixed[i].access = sub->fixed[i].access;
+    st = view_on(p, &sub->fixed[i].view, k, s->device, &m->fixed[i].buffer, err);
   }
   for (size_t i = 0; st == RIG_OK && i < sub->nslots; i++) {
     const rig_desc_slot *slot = &sub->slots[i];
     if (slot->tag == RIG_SLOT_MEMORY)
-      st = view_on(p, &slot->u.memory, k, dev, &pp->slots[i], err);
+      st = view_on(p, &slot->u.memory, k, s->device, &pp->slots[i], err);
     else if (slot->tag == RIG_SLOT_INTS)
-      st = rig_program_borrow(p, (int64_t)p->local->nmem, k, dev, &pp->slots[i], err);
+      st = rig_program_borrow(p, (int64_t)p->local->nmem, k, s->device, &pp->slots[i], err);
   }
-  size_t words = sub->nfixed;
-  for (size_t i = 0; st == RIG_OK && i < sub->nparts; i++) {
-    const rig_desc_part *dp = &sub->parts[i];
-    const rig_desc_data *dparams = rig_program_part_params(dp);
-    size_t plen = dparams ? dparams->bytes.len : 0;
-    params[i] = malloc(plen ? plen : 1);
-    if (!params[i]) {
-      st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
+  return st;
+}
+
+/* A fill's or launch's refs: the description's are the core's, field for
+ * field. */
+static rig_status part_refs(const rig_desc_part *dp, rig_part *part, rig_error *err) {
+  size_t nrefs;
+  const rig_desc_ref *refs = rig_program_part_refs(dp, &nrefs);
+  rig_ref *cr = malloc((nrefs ? nrefs : 1) * sizeof *cr);
+  if (!cr) return out_of_memory(err);
+  for (size_t r = 0; r < nrefs; r++)
+    cr[r] = (rig_ref){(uint32_t)refs[r].slot, (uint32_t)refs[r].at, refs[r].use};
+  if (dp->tag == RIG_PART_FILL) {
+    part->u.fill.refs = cr;
+    part->u.fill.nrefs = nrefs;
+  } else {
+    part->u.launch.refs = cr;
+    part->u.launch.nrefs = nrefs;
+  }
+  return RIG_OK;
+}
+
+/* Part i for memory copy k; a Words part's memory is fixed memory
+ * (*words: the next place for it). */
+static rig_status one_part(rig_program *p, pstep *s, size_t i, int k, making *m, size_t *words,
+                           rig_error *err) {
+  const rig_desc_part *dp = &s->d->u.submit.parts[i];
+  const rig_desc_data *dparams = rig_program_part_params(dp);
+  size_t plen = dparams ? dparams->bytes.len : 0;
+  if (!(m->params[i] = malloc(plen ? plen : 1))) return out_of_memory(err);
+  rig_part *part = &m->parts[i];
+  rig_status st = RIG_OK;
+  switch (dp->tag) {
+    case RIG_PART_WORDS:
+      rig_assert(*words < m->nfixed);
+      part->kind = RIG_WORK_WORDS;
+      part->u.words.side = (rig_side){-1, (int32_t)*words};
+      part->u.words.length = (uint64_t)dp->u.words.length;
+      m->fixed[*words].access = RIG_ACCESS_READ;
+      st = view_on(p, &dp->u.words, k, s->device, &m->fixed[(*words)++].buffer, err);
       break;
-    }
-    switch (dp->tag) {
-      case RIG_PART_WORDS:
-        parts[i].kind = RIG_WORK_WORDS;
-        parts[i].u.words.side = (rig_side){-1, (int32_t)words};
-        parts[i].u.words.length = (uint64_t)dp->u.words.length;
-        fixed[words].access = RIG_ACCESS_READ;
-        st = view_on(p, &dp->u.words, k, dev, &fixed[words++].buffer, err);
-        break;
-      case RIG_PART_FILL:
-        st = fill_part(p, s, i, dp, k, &parts[i], params[i], err);
-        break;
-      case RIG_PART_COPY:
-        copy_part(s, i, dp, k, &parts[i]);
-        break;
-      case RIG_PART_LAUNCH:
-        st = launch_part(p, s, i, dp, k, &parts[i], params[i], err);
-        break;
-    }
-    if (dparams) {
-      /* The description's refs are the core's, field for field. */
-      size_t nrefs;
-      const rig_desc_ref *refs = rig_program_part_refs(dp, &nrefs);
-      rig_ref *cr = malloc((nrefs ? nrefs : 1) * sizeof *cr);
-      if (!cr) {
-        st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
-        break;
-      }
-      for (size_t r = 0; r < nrefs; r++)
-        cr[r] = (rig_ref){(uint32_t)refs[r].slot, (uint32_t)refs[r].at, refs[r].use};
-      if (dp->tag == RIG_PART_FILL) {
-        parts[i].u.fill.refs = cr;
-        parts[i].u.fill.nrefs = nrefs;
-      } else {
-        parts[i].u.launch.refs = cr;
-        parts[i].u.launch.nrefs = nrefs;
-      }
-    }
+    case RIG_PART_FILL:
+      st = fill_part(p, s, i, dp, k, part, m->params[i], err);
+      break;
+    case RIG_PART_COPY:
+      copy_part(s, i, dp, k, part);
+      break;
+    case RIG_PART_LAUNCH:
+      st = launch_part(p, s, i, dp, k, part, m->params[i], err);
+      break;
   }
-  if (st == RIG_OK) {
-    st = rig_submission_make(p->devices[dev], parts, sub->nparts, sub->nslots, fixed, nfixed,
-                             &pp->sub, err);
-    if (st != RIG_OK && st != RIG_ENOMEM && st != RIG_ELOST) {
-      /* A submission the device will not make is its refusal, whatever
-       * code the core gave. */
-      rig_error_prefix(err, "step %lld", (long long)s->number);
-      st = rig_program_refused(err);
-    }
+  if (st == RIG_OK && dparams) st = part_refs(dp, part, err);
+  return st;
+}
+
+/* The core submission of what is made, and its blocks. */
+static rig_status submission(rig_program *p, const pstep *s, making *m, pprep *pp, rig_error *err) {
+  const rig_desc_submit *sub = &s->d->u.submit;
+  rig_status st = rig_submission_make(p->devices[s->device], m->parts, m->nparts, sub->nslots,
+                                      m->fixed, m->nfixed, &pp->sub, err);
+  if (st != RIG_OK && st != RIG_ENOMEM && st != RIG_ELOST) {
+    /* A submission the device will not make is its refusal, whatever
+     * code the core gave. */
+    rig_error_prefix(err, "step %lld", (long long)s->number);
+    return rig_program_refused(err);
   }
-  if (st == RIG_OK) {
-    size_t n = rig_submission_block_bytes(pp->sub);
-    pp->base = malloc(n ? n : 8);
-    pp->block = malloc(n ? n : 8);
-    if (!pp->base || !pp->block) {
-      st = rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
-    } else {
-      rig_submission_block_init(pp->sub, pp->base);
-      memcpy(pp->block, pp->base, n);
-    }
-  }
-  for (size_t i = 0; fixed && i < nfixed; i++) rig_buffer_release(fixed[i].buffer);
-  for (size_t i = 0; parts && params && i < sub->nparts; i++) {
-    free(params[i]);
-    if (parts[i].kind == RIG_WORK_FILL) free((void *)parts[i].u.fill.refs);
-    if (parts[i].kind == RIG_WORK_LAUNCH) free((void *)parts[i].u.launch.refs);
-  }
-  free(parts);
-  free(params);
-  free(fixed);
+  if (st != RIG_OK) return st;
+  size_t n = rig_submission_block_bytes(pp->sub);
+  pp->base = malloc(n ? n : 8);
+  pp->block = malloc(n ? n : 8);
+  if (!pp->base || !pp->block) return out_of_memory(err);
+  rig_submission_block_init(pp->sub, pp->base);
+  memcpy(pp->block, pp->base, n);
+  return RIG_OK;
+}
+
+/* The step's preparation for memory copy k (s->prep[k]). */
+static rig_status prepare_for_copy(rig_program *p, pstep *s, int k, rig_error *err) {
+  const rig_desc_submit *sub = &s->d->u.submit;
+  pprep *pp = &s->prep[k];
+  making m = {0};
+  rig_status st = making_start(&m, sub, pp, err);
+  if (st == RIG_OK) st = views(p, s, k, &m, pp, err);
+  size_t words = sub->nfixed;
+  for (size_t i = 0; st == RIG_OK && i < sub->nparts; i++)
+    st = one_part(p, s, i, k, &m, &words, err);
+  if (st == RIG_OK) st = submission(p, s, &m, pp, err);
+  making_end(&m);
   return st;
 }
 
@@ -292,8 +336,8 @@ rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err) {
   size_t nparts = sub->nparts ? sub->nparts : 1;
   s->holes = calloc(count_holes(sub) + 1, sizeof *s->holes);
   s->geoms = calloc(7 * nparts, sizeof *s->geoms);
-  s->copies = calloc(nparts, sizeof *s->copies);
-  if (!s->holes || !s->geoms || !s->copies)
+  s->run_offsets = calloc(nparts, sizeof *s->run_offsets);
+  if (!s->holes || !s->geoms || !s->run_offsets)
     return rig_error_set(err, RIG_ENOMEM, "out of memory preparing a step");
   for (size_t j = 0; j < sub->nparts; j++) {
     const rig_desc_part *dp = &sub->parts[j];
@@ -305,9 +349,9 @@ rig_status rig_program_prepare(rig_program *p, size_t i, rig_error *err) {
   int n = needs_two(l, sub) ? 2 : 1;
   for (int k = 0; k < n; k++) {
     s->nprep = k + 1; /* so that a failure releases what was made */
-    rig_status st = prepare_copy(p, s, k, err);
+    rig_status st = prepare_for_copy(p, s, k, err);
     if (st != RIG_OK) return st;
   }
-  s->reads_ints = s->nholes || s->ngeoms || s->ncopies;
+  s->reads_ints = s->nholes || s->ngeoms || s->nrun_offsets;
   return RIG_OK;
 }

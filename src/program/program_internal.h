@@ -56,8 +56,8 @@ typedef struct pstep {
   size_t nholes;
   pgeom *geoms;
   size_t ngeoms;
-  size_t *copies; /* Copy parts whose offsets read an Int */
-  size_t ncopies;
+  size_t *run_offsets; /* Copy parts whose offsets read an Int: set each run */
+  size_t nrun_offsets;
   bool reads_ints;
 } pstep;
 

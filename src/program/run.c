@@ -163,9 +163,9 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
   for (size_t i = 0; i < sub->nslots; i++)
     if (sub->slots[i].tag == RIG_SLOT_INPUT)
       pp->slots[i] = l->in_borrow[(size_t)sub->slots[i].u.input * p->ndevices + s->device];
-  for (size_t c = 0; c < s->ncopies; c++) {
-    const rig_desc_part *dp = &sub->parts[s->copies[c]];
-    uint64_t *o = rig_block_offsets(pp->sub, pp->block, s->copies[c]);
+  for (size_t c = 0; c < s->nrun_offsets; c++) {
+    const rig_desc_part *dp = &sub->parts[s->run_offsets[c]];
+    uint64_t *o = rig_block_offsets(pp->sub, pp->block, s->run_offsets[c]);
     uint64_t slen = rig_buffer_length(pp->slots[dp->u.copy.src]);
     uint64_t dlen = rig_buffer_length(pp->slots[dp->u.copy.dst]);
     if ((st = run_offset(r, s, &dp->u.copy.src_offset, dp->u.copy.length, slen, "a copy", "source",

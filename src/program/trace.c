@@ -226,7 +226,7 @@ bool rig_trace_settle(rig_trace *t, unsigned timeout_ms) {
 
 /* The track of dev, made at its first step; RIG_TRACE_TRACKS when full. */
 static size_t track_of(rig_trace *t, const rig_device *dev) {
-  uint16_t index = rig_device_index(dev);
+  uint32_t index = rig_device_index(dev);
   for (size_t i = 0; i < t->ntracks; i++)
     if (t->tracks[i].index == index) return i;
   if (t->ntracks == RIG_TRACE_TRACKS) return RIG_TRACE_TRACKS;

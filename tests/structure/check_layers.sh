@@ -4,12 +4,18 @@
 #  1. Headers: a layer compiles against build/layers/<layer>/ alone, so an
 #     include of a higher layer's public header must not compile there, and
 #     each of its own must.
-#  2. Symbols: every rig_ function a layer's objects call is defined by the
-#     layer itself or by the layers it is declared to stand on.
-#  3. Sources: no file includes another folder's files by a relative path.
+#  2. Symbols: every global symbol a layer's objects need that some layer
+#     defines (rig_ functions, a backend's cuda_ functions, any other) is
+#     defined by the layer itself or by the layers it is declared to stand
+#     on; a rig_ symbol no layer defines is missing.
+#  3. Order inside a layer: where ORDER below lists a layer's files in
+#     tiers, no file needs a symbol of a file in a tier above its own.
+#  4. Sources: no file of any folder includes another folder's files by a
+#     relative path.
 # Usage: check_layers.sh SOURCE_DIR BINARY_DIR CC "CFLAGS" LAYER=DEP,DEP... ...
 # (CFLAGS: where the system's headers the public ones name are, e.g. MPI's.)
 set -euo pipefail
+export LC_ALL=C # sort and join agree on the order of names
 src="$1" bin="$2" cc="$3"
 read -r -a cflags <<<"$4"
 shift 4
@@ -17,7 +23,58 @@ fail=0
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
+# The order of a layer's files, top first: tiers separated by ">", the
+# files of a tier (their names less .c) by spaces. A file may need symbols
+# of its own tier and those below it; every file of the layer is listed.
+# The job layer's is today's (the lead restructures it: job > bootstrap,
+# agent, proxy, rails, trace > request > express > failure > control).
+declare -A ORDER=(
+  [rig_job]="trace rail_connect > job agent control proxy express rails > machine"
+)
+
 objects() { find "$bin" -path "*/CMakeFiles/$1.dir/*" -name '*.o' | sort; }
+# "symbol object" for each global symbol the objects define (U excluded).
+defines() { for o in "$@"; do nm --defined-only "$o" | awk -v o="$o" 'NF == 3 && $2 ~ /^[A-TV-Z]$/ {print $3, o}'; done; }
+# "symbol object" for each symbol the objects need.
+needs() { for o in "$@"; do nm -u "$o" | awk -v o="$o" '{print $NF, o}'; done; }
+# Each object's file name less .c.o.
+stem() { local b="${1##*/}"; echo "${b%.c.o}"; }
+
+# Which layer defines each global symbol of any layer: "symbol layer".
+: >"$tmp/owners"
+for spec in "$@"; do
+  layer="${spec%%=*}"
+  mapfile -t objs < <(objects "$layer")
+  ((${#objs[@]})) && defines "${objs[@]}" | awk -v l="$layer" '{print $1, l}' >>"$tmp/owners"
+done
+sort -u -o "$tmp/owners" "$tmp/owners"
+
+check_order() { # layer objects...
+  local layer="$1" tier=0 file
+  shift
+  declare -A rank=()
+  for file in ${ORDER[$layer]}; do
+    if [[ "$file" == ">" ]]; then tier=$((tier + 1)); else rank[$file]=$tier; fi
+  done
+  for o in "$@"; do
+    file="$(stem "$o")"
+    if [[ -z "${rank[$file]:-}" ]]; then
+      echo "$layer: $file.c is in no tier of its ORDER (tests/structure/check_layers.sh)" >&2
+      fail=1
+    fi
+  done
+  defines "$@" | sort >"$tmp/file_defs"
+  needs "$@" | sort >"$tmp/file_needs"
+  while read -r sym needer definer; do
+    local from to
+    from="$(stem "$needer")" to="$(stem "$definer")"
+    [[ -n "${rank[$from]:-}" && -n "${rank[$to]:-}" ]] || continue
+    if ((rank[$to] < rank[$from])); then
+      echo "$layer: $from.c calls $sym of $to.c, a file above it (ORDER)" >&2
+      fail=1
+    fi
+  done < <(join "$tmp/file_needs" "$tmp/file_defs")
+}
 
 for spec in "$@"; do
   layer="${spec%%=*}" deps="${spec#*=}"
@@ -44,25 +101,39 @@ for spec in "$@"; do
     fail=1
     continue
   fi
-  nm --defined-only "${objs[@]}" | awk 'NF == 3 {print $3}' >"$tmp/defined"
-  for dep in ${deps//,/ }; do
-    mapfile -t dobjs < <(objects "$dep")
-    ((${#dobjs[@]})) && nm --defined-only "${dobjs[@]}" | awk 'NF == 3 {print $3}' >>"$tmp/defined"
-  done
-  sort -u -o "$tmp/defined" "$tmp/defined"
-  nm -u "${objs[@]}" | awk '{print $NF}' | grep '^rig_' | sort -u >"$tmp/needed" || true
-  missing="$(comm -23 "$tmp/needed" "$tmp/defined")"
+  allowed=" $layer ${deps//,/ } "
+  needs "${objs[@]}" | awk '{print $1}' | sort -u >"$tmp/needed"
+  # Needed symbols some layer defines, with that layer.
+  join "$tmp/needed" "$tmp/owners" >"$tmp/owned"
+  bad="$(awk -v ok="$allowed" 'index(ok, " " $2 " ") == 0 {print $1 " (" $2 ")"}' "$tmp/owned")"
+  if [[ -n "$bad" ]]; then
+    echo "$layer calls what only layers it does not stand on (${deps:-none}) define:" $bad >&2
+    fail=1
+  fi
+  missing="$(grep '^rig_' "$tmp/needed" | join -v 1 - <(awk '{print $1}' "$tmp/owners" | sort -u) || true)"
   if [[ -n "$missing" ]]; then
-    echo "$layer calls functions of no layer below it (${deps:-none}):" $missing >&2
+    echo "$layer calls rig_ functions no layer defines:" $missing >&2
+    fail=1
+  fi
+  # 3. order inside the layer
+  if [[ -n "${ORDER[$layer]:-}" ]]; then check_order "$layer" "${objs[@]}"; fi
+done
+
+for layer in "${!ORDER[@]}"; do
+  if ! printf '%s\n' "$@" | grep -q "^$layer="; then
+    echo "ORDER names $layer, which is no layer" >&2
     fail=1
   fi
 done
 
-# 3. sources
-if grep -rnE '#include "\.\./' "$src/src" "$src/backends" "$src/launcher" >&2; then
+# 4. sources, in every folder but the build's and git's
+if find "$src" \( -path "$src/build" -o -path "$src/.git" \) -prune -o -type f \
+  \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.in' \) -print0 |
+  xargs -0 grep -nE '#include "\.\./' >&2; then
   echo "the includes above reach into another folder by a relative path" >&2
   fail=1
 fi
 
 if ((fail)); then exit 1; fi
-echo "check_layers: $# layers, each reaching only the layers below it"
+echo "check_layers: $# layers, each reaching only the layers below it; every folder's includes" \
+  "its own"

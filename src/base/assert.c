@@ -1,0 +1,11 @@
+/* The failure of a rig_assert (assert.h): an invariant of librig broken,
+ * a bug, so the process ends where it is seen. */
+#include "assert.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void rig_assert_fail(const char *what, const char *file, int line, const char *function) {
+  fprintf(stderr, "librig: %s:%d: %s: assertion `%s` failed\n", file, line, function, what);
+  abort();
+}
