@@ -48,7 +48,7 @@ static size_t open_devices(rig_device **devs, size_t room) {
   /* And what else this process registered as its own (a test's driver). */
   size_t count = rig_device_count();
   for (size_t i = 0; i < count && n < room; i++) {
-    rig_device *d = rig_device_at((uint16_t)i);
+    rig_device *d = rig_device_in_place(i);
     if (!d) continue;
     bool known = rig_device_facts_of(d)->machine != 0;
     for (size_t j = 0; j < n && !known; j++) known = devs[j] == d;

@@ -155,9 +155,7 @@ rig_status rig_proxy_submit(void *st, const rig_work *w, rig_error *err) {
   if (rig_submission_nparts(w->sub) != 1 || p->kind != RIG_WORK_WORDS)
     return rig_error_set(err, RIG_EREFUSED, "%s: a submission of other than one words part",
                          rig_device_name(px->dev));
-  uint64_t base = p->u.words.side.slot >= 0
-                      ? w->slot_addr[p->u.words.side.slot]
-                      : rig_submission_address(w->sub, (size_t)p->u.words.side.fixed);
+  uint64_t base = rig_work_side_address(w, p->u.words.side);
   if (rig_proxy_is_remote(base))
     return rig_error_set(err, RIG_EREFUSED, "%s: words in memory of another machine",
                          rig_device_name(px->dev));

@@ -71,7 +71,7 @@ static void test_bootstrap_gathers_every_machine(void) {
 static void test_a_closed_job_leaves_no_proxy_in_the_device_table(void) {
   rig_job *job = rig_test_job_start_ok();
   enum { MAX = 256 };
-  uint16_t index[MAX];
+  uint32_t index[MAX];
   size_t n = 0;
   for (size_t m = 1; m < rig_job_machines(job); m++)
     for (size_t i = 0; n < MAX && rig_job_device(job, m, i); i++)
@@ -85,7 +85,7 @@ static void test_a_closed_job_leaves_no_proxy_in_the_device_table(void) {
     bool is_kept = index[k] == rig_device_index(kept);
     CU_ASSERT_PTR_EQUAL(rig_device_at(index[k]), is_kept ? kept : NULL);
   }
-  uint16_t kept_index = rig_device_index(kept);
+  uint32_t kept_index = rig_device_index(kept);
   rig_buffer_release(held);
   rig_reclaim();
   CU_ASSERT_PTR_NULL(rig_device_at(kept_index));

@@ -26,10 +26,11 @@ trap 'rm -rf "$tmp"' EXIT
 # The order of a layer's files, top first: tiers separated by ">", the
 # files of a tier (their names less .c) by spaces. A file may need symbols
 # of its own tier and those below it; every file of the layer is listed.
-# The job layer's is today's (the lead restructures it: job > bootstrap,
-# agent, proxy, rails, trace > request > express > failure > control).
+# The job layer's files call one way (docs/internals.md "The job layer").
 declare -A ORDER=(
-  [rig_job]="trace rail_connect > job agent control proxy express rails > machine"
+  [rig_job]="job > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
+             > proxy > proxy_submit > rails > rail_table > request > remote > far > express
+             > failure > control > queue > machine"
 )
 
 objects() { find "$bin" -path "*/CMakeFiles/$1.dir/*" -name '*.o' | sort; }
