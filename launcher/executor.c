@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/assert.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/sync.h"
@@ -39,6 +40,7 @@ struct executor {
   uint64_t popped;         /* and taken */
   double ahead_since;      /* the queue's head is past expect since */
   uint64_t missing;        /* a value that never came (the job fails) */
+  uint64_t reported;       /* the last value reported done: they grow */
   _Atomic bool stopping;
   handover from_ring; /* the hand-over being run, when it came by the ring */
   rig_point ring_ends[RUN_ENDS];
@@ -227,6 +229,10 @@ static bool all_reached(const handover *h) {
  * is waited for (or the job's failure). */
 static void report(executor *e, const handover *h) {
   uint64_t v = h->f.h.value;
+  /* Reports go in value order (the runner takes them so, the completer
+   * keeps it). */
+  rig_assert(v > e->reported);
+  e->reported = v;
   rig_error err;
   if (!e->timeline && e->job->express && e->job->express->to_controller) {
     if (rig_remote_report(e->job->express, e->device, v, &err) != RIG_OK)
@@ -300,6 +306,8 @@ static handover *peek_next(executor *e) {
   const ex_slot *s = rig_express_peek(e->ring, e->expect);
   if (!s) return NULL;
   handover *h = &e->from_ring;
+  /* The ring gives the next value only (rig_express_peek). */
+  rig_assert(atomic_load_explicit(&s->value, memory_order_relaxed) == e->expect);
   h->f =
       (frame){.h = {.kind = s->kind, .device = e->device, .value = e->expect, .payload = s->len}};
   h->payload = (unsigned char *)s->bytes;
