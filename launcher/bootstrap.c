@@ -211,6 +211,39 @@ rig_status rig_bootstrap_gather(rig_job *job, bool described, rig_error *err) {
   return st;
 }
 
+/* Broadcasts n bytes from the controller, within the start's bound. */
+static rig_status bcast(rig_job *job, void *buf, int n, MPI_Datatype type, rig_error *err) {
+  MPI_Request req;
+  rig_status st = rig_mpi_status(MPI_Ibcast(buf, n, type, 0, job->c.comm, &req), "MPI_Ibcast", err);
+  return st == RIG_OK ? rig_bootstrap_wait(&req, "MPI_Ibcast", &job->start_pending, err) : st;
+}
+
+rig_status rig_bootstrap_labels(rig_job *job, bool ok, rig_error *err) {
+  size_t n = (size_t)job->size;
+  enum { HOST = sizeof job->machines->host };
+  char(*hosts)[HOST] = calloc(n, HOST);
+  job->labels = calloc(n, sizeof *job->labels);
+  if (!hosts || !job->labels) {
+    free(hosts);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  }
+  for (size_t m = 0; ok && job->rank == 0 && m < n; m++)
+    memcpy(hosts[m], job->machines[m].host, HOST);
+  rig_status st = n > 1 ? bcast(job, hosts, (int)(n * HOST), MPI_BYTE, err) : RIG_OK;
+  bool one_host = true;
+  for (size_t m = 0; m < n; m++) {
+    hosts[m][HOST - 1] = '\0';
+    one_host &= strcmp(hosts[m], hosts[0]) == 0;
+  }
+  for (size_t m = 0; m < n; m++)
+    if (one_host || !hosts[m][0])
+      snprintf(job->labels[m], sizeof job->labels[m], "machine %zu", m);
+    else
+      snprintf(job->labels[m], sizeof job->labels[m], "machine %zu (%s)", m, hosts[m]);
+  if (!job->start_pending) free(hosts);
+  return st;
+}
+
 /* Frees the job's communicator, keeping st if it already failed. */
 rig_status rig_bootstrap_free_comm(rig_job *job, rig_status st, rig_error *err) {
   rig_error e;
@@ -223,13 +256,6 @@ rig_status rig_bootstrap_free_comm(rig_job *job, rig_status st, rig_error *err) 
 /* What the controller broadcasts first: its timelines' address length, the
  * stride, its process and where its probe word is (for far copies). */
 enum { HEAD_LEN, HEAD_STRIDE, HEAD_PID, HEAD_PROBE, HEAD_N };
-
-/* Broadcasts n bytes from the controller, within the start's bound. */
-static rig_status bcast(rig_job *job, void *buf, int n, MPI_Datatype type, rig_error *err) {
-  MPI_Request req;
-  rig_status st = rig_mpi_status(MPI_Ibcast(buf, n, type, 0, job->c.comm, &req), "MPI_Ibcast", err);
-  return st == RIG_OK ? rig_bootstrap_wait(&req, "MPI_Ibcast", &job->start_pending, err) : st;
-}
 
 /* The controller's timelines to every agent, which maps them. */
 static rig_status share_timelines(rig_job *job, express *ex, uint64_t *head, const void *mine,

@@ -34,6 +34,10 @@ rig_status rig_bootstrap_comm(rig_job *job, MPI_Comm comm, bool *pending, rig_er
 /* This machine described, and every machine's description gathered at the
  * controller (described false: this rank has none to give). */
 rig_status rig_bootstrap_gather(rig_job *job, bool described, rig_error *err);
+/* After the gather: every machine's name in messages (job->labels,
+ * control.h), which names hosts when the job spans several (ok false:
+ * the controller has no machines to name). */
+rig_status rig_bootstrap_labels(rig_job *job, bool ok, rig_error *err);
 /* After the gather, before the proxies: each agent makes its rings and
  * the controller its words, each sends the other its area's address, each
  * maps the other's where it can. Fails only as MPI fails; UCX failing

@@ -55,9 +55,9 @@ rig_status rig_ctl_send(ctl *c, int dest, const frame *f, const void *payload, s
                         rig_error *err) {
   /* One MPI message a frame, its length an int. */
   if (n > (size_t)INT_MAX - sizeof *f) {
-    char cause[128];
-    snprintf(cause, sizeof cause, "machine %d: a frame of %zu bytes, more than a message carries",
-             c->rank, n);
+    char cause[RIG_JOB_LABEL + 96];
+    snprintf(cause, sizeof cause, "%s: a frame of %zu bytes, more than a message carries",
+             c->labels[c->rank], n);
     return fail(c, true, cause, err);
   }
   outmsg *m = malloc(sizeof *m);
@@ -93,8 +93,8 @@ rig_status rig_ctl_send(ctl *c, int dest, const frame *f, const void *payload, s
 static rig_status mpi_check(ctl *c, int rc, const char *call) {
   rig_error err;
   if (rig_mpi_status(rc, call, &err) == RIG_OK) return RIG_OK;
-  char cause[RIG_ERROR_MESSAGE_MAX + 32];
-  snprintf(cause, sizeof cause, "machine %d: %s", c->rank, err.message);
+  char cause[RIG_ERROR_MESSAGE_MAX + RIG_JOB_LABEL];
+  snprintf(cause, sizeof cause, "%s: %s", c->labels[c->rank], err.message);
   fail(c, false, cause, NULL);
   return RIG_EJOB;
 }
@@ -242,8 +242,8 @@ static void watch(ctl *c, double now) {
     }
     double silence_bound = rig_env_get()->job_silence;
     if (!atomic_load(c->failed) && now - c->heard[r] > silence_bound) {
-      char cause[128];
-      snprintf(cause, sizeof cause, "machine %d: silent for %g s", r, silence_bound);
+      char cause[RIG_JOB_LABEL + 96];
+      snprintf(cause, sizeof cause, "%s: silent for %g s", c->labels[r], silence_bound);
       fail(c, true, cause, NULL);
     }
   }

@@ -17,6 +17,10 @@
 
 typedef struct rig_job rig_job;
 
+/* How the job names a machine in messages: "machine 2", or "machine 2
+ * (node3)" when the job spans more than one host. */
+#define RIG_JOB_LABEL 96
+
 typedef struct ctl_hooks {
   rig_job *job; /* every hook's first argument */
   /* A frame of this job from rank src (neither a beat nor a goodbye), on
@@ -34,7 +38,8 @@ typedef struct ctl {
   MPI_Comm comm;
   uint64_t job_id;
   int rank, size;
-  const _Atomic bool *failed; /* the job's: no beat or silence counts then */
+  const _Atomic bool *failed;          /* the job's: no beat or silence counts then */
+  const char (*labels)[RIG_JOB_LABEL]; /* the job's names of its machines */
   ctl_hooks hooks;
   pthread_t thread;
   bool started;

@@ -52,9 +52,13 @@ rig_status rig_job_fail_hook(rig_job *job, bool tell, const char *cause, rig_err
   return rig_job_error(job, err);
 }
 
+const char *rig_job_label(const rig_job *job, int m) {
+  return job->labels && m >= 0 && m < job->size ? job->labels[m] : "a machine";
+}
+
 void rig_job_fail_here(rig_job *job, const rig_error *why) {
-  char cause[RIG_ERROR_MESSAGE_MAX + 32];
-  snprintf(cause, sizeof cause, "machine %d: %s", job->rank, why->message);
+  char cause[RIG_ERROR_MESSAGE_MAX + RIG_JOB_LABEL];
+  snprintf(cause, sizeof cause, "%s: %s", rig_job_label(job, job->rank), why->message);
   rig_job_fail_with(job, true, cause);
 }
 

@@ -52,6 +52,7 @@ static void free_job(rig_job *job) {
   rig_proxies_free(job);
   rig_requests_free(job);
   for (int r = 0; job->machines && r < job->size; r++) free(job->machines[r].devices);
+  free(job->labels);
   for (int r = 0; job->devices && r < job->size; r++) free(job->devices[r]);
   for (int r = 0; job->proxies && r < job->size; r++) free(job->proxies[r]);
   free(job->machines);
@@ -95,6 +96,8 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
     st = rig_machine_describe(&job->machines[job->rank], job->rank, &job->devices[job->rank], err);
   rig_error e;
   st = rig_first_failure(st, rig_bootstrap_gather(job, st == RIG_OK, &e), &e, err);
+  if (!job->start_pending)
+    st = rig_first_failure(st, rig_bootstrap_labels(job, st == RIG_OK, &e), &e, err);
   /* Like the gather, with every rank whatever failed (then by frames). */
   if (!job->start_pending)
     st = rig_first_failure(st, rig_bootstrap_express(job, st == RIG_OK, &e), &e, err);
@@ -102,6 +105,7 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);
   if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
+  job->c.labels = (const char(*)[RIG_JOB_LABEL])job->labels;
   if (st == RIG_OK) st = rig_ctl_start(&job->c, err);
   return st;
 }

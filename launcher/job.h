@@ -14,7 +14,8 @@
 struct rig_job {
   ctl c;
   int rank, size;
-  rig_machine *machines; /* the controller: all; an agent: its own at [rank] */
+  rig_machine *machines;         /* the controller: all; an agent: its own at [rank] */
+  char (*labels)[RIG_JOB_LABEL]; /* every machine's name in messages (control.h) */
   /* Devices per machine: local ones on machine `rank`, proxies elsewhere. */
   rig_device ***devices;
   struct proxy ***proxies;

@@ -83,8 +83,8 @@ void rig_rail_table_failed(void *ctx, rig_rail *r, const char *why) {
   job_rail *jr = ctx;
   rig_job *job = jr->job;
   int peer = jr->ends[0] == job->rank ? jr->ends[1] : jr->ends[0];
-  char cause[RIG_ERROR_MESSAGE_MAX + 32];
-  snprintf(cause, sizeof cause, "machine %d: %s", peer, why);
+  char cause[RIG_ERROR_MESSAGE_MAX + RIG_JOB_LABEL];
+  snprintf(cause, sizeof cause, "%s: %s", rig_job_label(job, peer), why);
   rig_job_fail_with(job, true, cause);
 }
 

@@ -109,7 +109,7 @@ static rig_status make_ends(job_rail *jr, int here, const rig_rail_transfer *sen
     rig_status st = rig_request(jr->job, jr->ends[e], &f, payload, n, &made[e], err);
     free(payload);
     if (st != RIG_OK) {
-      rig_error_prefix(err, "machine %d", jr->ends[e]);
+      rig_error_prefix(err, "%s", rig_job_label(jr->job, jr->ends[e]));
       return st;
     }
     address[e] = made[e]->payload;
@@ -132,7 +132,7 @@ static rig_status attach_ends(job_rail *jr, int here, const void **address, cons
     request *reply = NULL;
     st = rig_request(jr->job, jr->ends[e], &f, address[1 - e], len[1 - e], &reply, err);
     if (st != RIG_OK) {
-      rig_error_prefix(err, "machine %d", jr->ends[e]);
+      rig_error_prefix(err, "%s", rig_job_label(jr->job, jr->ends[e]));
       return st;
     }
     rig_request_free(reply);

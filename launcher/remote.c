@@ -50,8 +50,8 @@ static express *find(uint64_t job) {
 
 /* The job of ex fails with "machine m: why" (m: where it was found). */
 static void fail(express *ex, int m, const char *why) {
-  char cause[RIG_ERROR_MESSAGE_MAX + 32];
-  snprintf(cause, sizeof cause, "machine %d: %s", m, why);
+  char cause[RIG_ERROR_MESSAGE_MAX + RIG_JOB_LABEL];
+  snprintf(cause, sizeof cause, "%s: %s", rig_job_label(ex->job, m), why);
   rig_job_fail_with(ex->job, true, cause);
 }
 

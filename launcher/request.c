@@ -67,8 +67,8 @@ uint64_t rig_request_answer(rig_job *job, int src, const frame *f, const unsigne
       memcpy(r->into, payload, h->payload);
       moved = h->value; /* the copy's value: its bytes are here */
     } else
-      snprintf(cause, sizeof cause, "machine %d: a copy out answered with %u bytes of %zu", src,
-               h->payload, r->into_len);
+      snprintf(cause, sizeof cause, "%s: a copy out answered with %u bytes of %zu",
+               rig_job_label(job, src), h->payload, r->into_len);
     *p = r->next;
     free(r);
   } else if (r) {

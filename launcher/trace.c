@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failure.h"
 #include "job.h"
 #include "proxy.h"
 
@@ -25,13 +26,13 @@ static rig_status ping(rig_job *job, int m, uint64_t *rtt, int64_t *offset, rig_
   request *r;
   uint64_t t0 = rig_trace_now();
   rig_status st = rig_request(job, m, &f, NULL, 0, &r, err);
-  if (st != RIG_OK) return rig_error_prefix(err, "machine %d: its clock", m);
+  if (st != RIG_OK) return rig_error_prefix(err, "%s: its clock", rig_job_label(job, m));
   uint64_t t[2];
   if (r->len != sizeof t) {
     size_t len = r->len;
     rig_request_free(r);
-    return rig_error_set(err, RIG_EJOB, "machine %d: a clock answer of %zu bytes, not %zu", m, len,
-                         sizeof t);
+    return rig_error_set(err, RIG_EJOB, "%s: a clock answer of %zu bytes, not %zu",
+                         rig_job_label(job, m), len, sizeof t);
   }
   memcpy(t, r->payload, sizeof t);
   uint64_t t3 = r->arrived_ns;
@@ -58,7 +59,7 @@ rig_status rig_job_trace_start(rig_job *job, size_t capacity, unsigned pings, ri
     frame f = {.h = {.kind = F_TRACE_START, .value = capacity}};
     request *r;
     if ((st = rig_request(job, m, &f, NULL, 0, &r, err)) != RIG_OK)
-      return rig_error_prefix(err, "machine %d: its trace", m);
+      return rig_error_prefix(err, "%s: its trace", rig_job_label(job, m));
     rig_request_free(r);
     uint64_t best = UINT64_MAX;
     for (unsigned i = 0; i < pings; i++) {
@@ -86,8 +87,8 @@ rig_status rig_job_trace_gather(rig_job *job, int m, rig_trace **out, rig_error 
   frame f = {.h = {.kind = F_TRACE}};
   request *r;
   if ((st = rig_request(job, m, &f, NULL, 0, &r, err)) != RIG_OK)
-    return rig_error_prefix(err, "machine %d: its trace", m);
+    return rig_error_prefix(err, "%s: its trace", rig_job_label(job, m));
   st = rig_trace_decode(r->payload, r->len, capacity_of(job), out, err);
   rig_request_free(r);
-  return st == RIG_OK ? RIG_OK : rig_error_prefix(err, "machine %d", m);
+  return st == RIG_OK ? RIG_OK : rig_error_prefix(err, "%s", rig_job_label(job, m));
 }
