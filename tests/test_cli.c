@@ -20,6 +20,7 @@
 
 #include "cli.h" /* cli_format_ns (launcher/progrun/cli_units.c) */
 #include "desc_gen.h"
+#include "proc.h"
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
 #include "rig_test.h"
@@ -161,6 +162,16 @@ static proc run_io(const char *cwd, const char *in, const char *const *args) {
 static void show(const char *what, const proc *p) {
   fprintf(stderr, "\n%s: exit %d\n--- stdout\n%s--- stderr\n%s---\n", what, p->code, p->out.p,
           p->err.p);
+}
+
+/* Whether stderr is a usage error as progrun says one: a line "progrun:
+ * <what>", then one pointing to the help of `cmd` (NULL: progrun's own),
+ * and nothing more. */
+static bool usage_said(const char *err, const char *cmd) {
+  char see[64];
+  snprintf(see, sizeof see, "see 'progrun %s%s--help'\n", cmd ? cmd : "", cmd ? " " : "");
+  const char *nl = strchr(err, '\n');
+  return strncmp(err, "progrun: ", 9) == 0 && nl && strcmp(nl + 1, see) == 0;
 }
 
 /* ---- files ---------------------------------------------------------------- */
@@ -776,7 +787,7 @@ static void test_run_ints_take_run_and_rank(void) {
     p = RUN("run", path, "--ints", bad[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT(strncmp(p.err.p, "progrun: run: --ints: '", 23) == 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
+    CU_ASSERT(usage_said(p.err.p, "run"));
     proc_free(&p);
   }
 }
@@ -957,9 +968,10 @@ static void test_run_refuses_bad_usage(void) {
     proc p = run_io(NULL, NULL, cases[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
-    CU_ASSERT(strncmp(p.err.p, "progrun: ", 9) == 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
-    if (p.code != 2 || !strstr(p.err.p, "usage:")) show(cases[i][2] ? cases[i][2] : "run", &p);
+    /* progrun --runs 3: an option of no command. */
+    const char *cmd = strcmp(cases[i][0], "run") == 0 ? "run" : NULL;
+    CU_ASSERT(usage_said(p.err.p, cmd));
+    if (p.code != 2 || !usage_said(p.err.p, cmd)) show(cases[i][2] ? cases[i][2] : "run", &p);
     proc_free(&p);
   }
   proc p = RUN("run", ex, "--input", "0=/dev/null", "--input", "0=/dev/null");
@@ -1639,7 +1651,7 @@ static void test_a_long_path_keeps_the_reason(void) {
 }
 
 /* An option of one value given twice, or a word after --version, is bad
- * usage (exit 2, the usage on stderr) rather than silently one of them:
+ * usage (exit 2, the pointer to the help on stderr) rather than silently one of them:
  * pack -o a -o b writes neither. */
 static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
   char ex[4096], a[4096], b[4096];
@@ -1672,7 +1684,7 @@ static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
     proc p = run_io(NULL, NULL, cases[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
+    CU_ASSERT(usage_said(p.err.p, cases[i][0][0] == '-' ? NULL : cases[i][0]));
     if (said[i]) CU_ASSERT(strncmp(p.err.p, said[i], strlen(said[i])) == 0);
     if (p.code != 2) show(cases[i][0], &p);
     proc_free(&p);
@@ -2034,33 +2046,103 @@ static void test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_r
 
 /* ---- usage ---------------------------------------------------------------- */
 
+/* progrun --help (-h, help) prints every command's usage on stdout. */
 static void test_help_prints_usage_on_stdout(void) {
   static const char *const forms[] = {"--help", "-h", "help"};
   for (size_t i = 0; i < 3; i++) {
     proc p = RUN(forms[i]);
     CU_ASSERT_EQUAL(p.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "usage:"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun check FILE"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun dump FILE [--json]"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun pack FILE -o OUT"));
+    CU_ASSERT(strncmp(p.out.p, "usage:\n", 7) == 0);
+    static const char *const commands[] = {
+        "[run] FILE",       "info [--json]",    "check FILE",    "dump FILE [--json]",
+        "dot FILE [--all]", "pack FILE -o OUT", "help [COMMAND]"};
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+      char line[64];
+      snprintf(line, sizeof line, "\n  progrun %s ", commands[c]);
+      CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, line));
+    }
     CU_ASSERT_STRING_EQUAL(p.err.p, "");
     proc_free(&p);
   }
-  proc p = RUN("pack", "--help");
+}
+
+/* Each command has a help of its own, the same from `progrun CMD --help`,
+ * `progrun CMD -h` and `progrun help CMD`: its synopsis first, each of its
+ * options, and not the other commands'. */
+static void test_each_command_has_its_own_help(void) {
+  static const struct {
+    const char *cmd, *synopsis, *option, *foreign;
+  } cases[] = {
+      {"run", "usage: progrun run FILE [options]\n       progrun FILE [options]\n", "--warmup N",
+       "progrun pack"},
+      {"info", "usage: progrun info [--json]\n", "--json", "--runs"},
+      {"check", "usage: progrun check FILE\n", "-h, --help", "--json"},
+      {"dump", "usage: progrun dump FILE [--json]\n", "--json", "--runs"},
+      {"dot", "usage: progrun dot FILE [--all]\n", "--all", "--runs"},
+      {"pack", "usage: progrun pack FILE -o OUT\n", "-o OUT", "--runs"},
+      {"help", "usage: progrun help [COMMAND]\n", "-h, --help", "--runs"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    proc p = RUN(cases[i].cmd, "--help");
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    CU_ASSERT(strncmp(p.out.p, cases[i].synopsis, strlen(cases[i].synopsis)) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, cases[i].option));
+    CU_ASSERT_PTR_NULL(strstr(p.out.p, cases[i].foreign));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\nExit status: 0 success"));
+    if (strncmp(p.out.p, cases[i].synopsis, strlen(cases[i].synopsis)) != 0) show(cases[i].cmd, &p);
+    proc q = RUN("help", cases[i].cmd);
+    CU_ASSERT_EQUAL(q.code, 0);
+    CU_ASSERT_STRING_EQUAL(q.out.p, p.out.p);
+    proc_free(&q);
+    q = RUN(cases[i].cmd, "-h");
+    CU_ASSERT_STRING_EQUAL(q.out.p, p.out.p);
+    proc_free(&q);
+    proc_free(&p);
+  }
+  /* progrun FILE --help is run's. */
+  char ex[4096];
+  proc p = RUN(example_path(0, ex, sizeof ex), "--help");
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "usage:"));
+  CU_ASSERT(strncmp(p.out.p, "usage: progrun run FILE", 23) == 0);
   proc_free(&p);
+  p = RUN("help", "frob");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "progrun: help: no command 'frob'\nsee 'progrun help --help'\n");
+  proc_free(&p);
+}
+
+/* No help line is wider than a terminal's 80 columns. */
+static void test_help_fits_80_columns(void) {
+  static const char *const cmds[] = {"run", "info", "check", "dump", "dot", "pack", "help", NULL};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    proc p = cmds[i] ? RUN("help", cmds[i]) : RUN("help");
+    size_t widest = 0;
+    for (const char *line = p.out.p; *line;) {
+      size_t n = strcspn(line, "\n");
+      if (n > widest) widest = n;
+      line += n + (line[n] != '\0');
+    }
+    CU_ASSERT(widest <= 80);
+    if (widest > 80) show(cmds[i] ? cmds[i] : "help", &p);
+    proc_free(&p);
+  }
 }
 
 static void test_version_is_the_library_version(void) {
-  proc p = RUN("--version");
-  CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_STRING_EQUAL(p.out.p, "progrun " RIG_VERSION_STRING "\n");
-  CU_ASSERT_STRING_EQUAL(p.err.p, "");
-  proc_free(&p);
+  static const char *const forms[] = {"--version", "-V"};
+  for (size_t i = 0; i < 2; i++) {
+    proc p = RUN(forms[i]);
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "progrun " RIG_VERSION_STRING "\n");
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    proc_free(&p);
+  }
 }
 
-static void test_bad_usage_exits_2_with_usage_on_stderr(void) {
+/* A usage error is one line of what is wrong and one pointing to the
+ * command's help (progrun's own before a command), on stderr: exit 2. */
+static void test_bad_usage_is_one_line_and_where_the_help_is(void) {
   char ex[4096];
   const char *e = example_path(0, ex, sizeof ex);
   const char *const cases[][5] = {
@@ -2075,16 +2157,115 @@ static void test_bad_usage_exits_2_with_usage_on_stderr(void) {
       {"dump", "--yaml", e, NULL},
       {"pack", e, NULL},
       {"pack", e, "-o", NULL},
+      {"info", "--yaml", NULL},
+      {"dot", e, "--some", NULL},
+      {"help", "run", "dot", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     proc p = run_io(NULL, NULL, cases[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
-    CU_ASSERT(strncmp(p.err.p, "progrun: ", 9) == 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
-    if (p.code != 2) show(cases[i][0] ? cases[i][0] : "(no argument)", &p);
+    /* frobnicate: no command yet. */
+    const char *cmd = cases[i][0] && cases[i][0][0] != '-' && i != 1 ? cases[i][0] : NULL;
+    CU_ASSERT(usage_said(p.err.p, cmd));
+    if (p.code != 2 || !usage_said(p.err.p, cmd))
+      show(cases[i][0] ? cases[i][0] : "(no argument)", &p);
     proc_free(&p);
   }
+  proc p = RUN("dump");
+  CU_ASSERT_STRING_EQUAL(p.err.p, "progrun: dump: no FILE given\nsee 'progrun dump --help'\n");
+  proc_free(&p);
+}
+
+/* Runs `script` under bash; its stdout. */
+static char *bash_out(const char *script) {
+  char *argv[] = {"/bin/bash", "-c", (char *)script, NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 30);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) fprintf(stderr, "\nbash: exit %d\n%s\n%s\n", p.code, p.out, p.err);
+  char *out = p.out;
+  p.out = NULL;
+  rig_proc_free(&p);
+  return out;
+}
+
+/* The man page, made from the help at build time, renders without a
+ * warning and holds every command's synopsis and every option. */
+static void test_the_man_page_holds_every_command_and_option(void) {
+  char man[4096], script[8400];
+  rig_test_binary_path("progrun.1", man, sizeof man);
+  snprintf(script, sizeof script, "groff -man -Tascii -ww -P-cbou '%s' 2>&1", man);
+  char *text = bash_out(script);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_PTR_NULL(strstr(text, "warning"));
+  static const char *const wants[] = {"progrun run FILE [options]",
+                                      "progrun info [--json]",
+                                      "progrun check FILE",
+                                      "progrun dump FILE [--json]",
+                                      "progrun dot FILE [--all]",
+                                      "progrun pack FILE -o OUT",
+                                      "--runs N",
+                                      "--warmup N",
+                                      "--ints LIST",
+                                      "--input I=PATH",
+                                      "--output I=PATH",
+                                      "--devices LIST",
+                                      "--json PATH",
+                                      "--trace PATH",
+                                      "--no-progress",
+                                      "-q, --quiet",
+                                      "-V, --version",
+                                      "EXIT STATUS"};
+  for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, wants[i]));
+    if (!strstr(text, wants[i])) fprintf(stderr, "\nthe man page lacks '%s'\n", wants[i]);
+  }
+  free(text);
+}
+
+/* The bash completion, made from the help: commands, each command's
+ * options, commands after help, nothing after an option taking a number,
+ * files after one taking a path. */
+static void test_bash_completion_offers_commands_options_and_files(void) {
+  char completion[4096], script[16384];
+  rig_test_binary_path("progrun.bash-completion", completion, sizeof completion);
+  snprintf(script, sizeof script,
+           "source '%s'\n"
+           "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); _progrun; "
+           "echo \"${COMPREPLY[*]}\"; }\n"
+           "mkdir -p '%s/complete' && cd '%s/complete' && : > pick.json\n"
+           "t progrun ru; t progrun run --ru; t progrun dot --a; t progrun help d; "
+           "t progrun run pick.json --runs ''; t progrun pick.json --q; "
+           "t progrun run pick.json --json pi; t progrun -V\n",
+           completion, tmp_dir, tmp_dir);
+  char *out = bash_out(script);
+  CU_ASSERT_STRING_EQUAL(out, "run\n--runs\n--all\ndump dot\n\n--quiet\npick.json\n-V\n");
+  free(out);
+}
+
+/* docs/cli.md shows progrun --help and progrun dot --help as progrun
+ * prints them, after their command line. */
+static void test_cli_md_shows_the_help_as_printed(void) {
+  char path[4096];
+  size_t len = 0;
+  char *doc = rig_test_read_file(rig_test_source_path("docs/cli.md", path, sizeof path), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  char *text = realloc(doc, len + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  text[len] = '\0';
+  static const char *const lines[] = {"$ progrun --help\n", "$ progrun dot --help\n"};
+  for (size_t i = 0; i < 2; i++) {
+    proc p = i == 0 ? RUN("--help") : RUN("dot", "--help");
+    size_t n = strlen(lines[i]) + strlen(p.out.p) + 1;
+    char *want = malloc(n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    snprintf(want, n, "%s%s", lines[i], p.out.p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    if (!strstr(text, want)) show(lines[i], &p);
+    free(want);
+    proc_free(&p);
+  }
+  free(text);
 }
 
 /* A file that cannot be read: its path and the system's reason, exit 2. */
@@ -2132,8 +2313,16 @@ void rig_test_register(void) {
       CU_TEST_INFO_NULL};
   static CU_TestInfo usage[] = {
       {"help prints usage on stdout", test_help_prints_usage_on_stdout},
+      {"each command has its own help", test_each_command_has_its_own_help},
+      {"help fits 80 columns", test_help_fits_80_columns},
       {"version is the library version", test_version_is_the_library_version},
-      {"bad usage exits 2 with usage on stderr", test_bad_usage_exits_2_with_usage_on_stderr},
+      {"bad usage is one line and where the help is",
+       test_bad_usage_is_one_line_and_where_the_help_is},
+      {"the man page holds every command and option",
+       test_the_man_page_holds_every_command_and_option},
+      {"bash completion offers commands, options and files",
+       test_bash_completion_offers_commands_options_and_files},
+      {"cli.md shows the help as printed", test_cli_md_shows_the_help_as_printed},
       {"unreadable file names its path", test_unreadable_file_names_its_path},
       {"a repeated option or extra word is bad usage",
        test_a_repeated_option_or_extra_word_is_bad_usage},

@@ -24,11 +24,12 @@ enum {
  * process's exit code. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 
-/* The usage of every command, on f. */
+/* The help of the command being run (`progrun run --help`; cli_help.c),
+ * or before one is known every command's usage, on f. */
 void cli_print_usage(FILE *f);
 
-/* Prints "progrun: <message>" and the usage on stderr; returns
- * CLI_EXIT_USAGE. */
+/* Prints "progrun: <message>" on stderr and, on a line of its own, where
+ * the help is (`see 'progrun run --help'`); returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "progrun: <message>" on stderr; returns `code`. */

@@ -90,6 +90,21 @@ if ldd "$prefix/bin/progrun" | grep -q 'not found'; then
   ldd "$prefix/bin/progrun" >&2
   fail "the installed progrun does not find its libraries"
 fi
+[[ "$("$prefix/bin/progrun" -V)" == "progrun $(cache CMAKE_PROJECT_VERSION)" ]] ||
+  fail "the installed progrun -V does not say progrun $(cache CMAKE_PROJECT_VERSION)"
+echo "ok"
+
+echo "-- progrun's man page and bash completion"
+man="$prefix/share/man/man1/progrun.1"
+[[ -s "$man" ]] || fail "no $man"
+if groff -man -Tascii -ww -P-cbou "$man" 2>&1 >/dev/null | grep .; then
+  fail "the installed man page renders with the warnings above"
+fi
+completion="$prefix/share/bash-completion/completions/progrun"
+[[ -s "$completion" ]] || fail "no $completion"
+got="$(bash -c 'source "$1"; COMP_WORDS=(progrun ch); COMP_CWORD=1; _progrun; echo "${COMPREPLY[*]}"' \
+  _ "$completion")"
+[[ "$got" == check ]] || fail "the installed completion of 'progrun ch' gave '$got', not check"
 echo "ok"
 
 echo "-- examples under share/rig/examples"
