@@ -164,6 +164,18 @@ static void show(const char *what, const proc *p) {
           p->err.p);
 }
 
+/* Runs `script` under bash; its stdout. */
+static char *bash_out(const char *script) {
+  char *argv[] = {"/bin/bash", "-c", (char *)script, NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 30);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) fprintf(stderr, "\nbash: exit %d\n%s\n%s\n", p.code, p.out, p.err);
+  char *out = p.out;
+  p.out = NULL;
+  rig_proc_free(&p);
+  return out;
+}
+
 /* Whether stderr is a usage error as progrun says one: a line "progrun:
  * <what>", then one pointing to the help of `cmd` (NULL: progrun's own),
  * and nothing more. */
@@ -1935,14 +1947,15 @@ static void test_dump_of_a_job_file_names_the_program_it_cannot_read(void) {
 
 /* ---- dot ------------------------------------------------------------------ */
 
-/* The lines of a graph that are edges, in order, joined. */
+/* The lines of a graph that are edges drawn (not the invisible ones that
+ * only place nodes), in order, joined. */
 static void edges_of(const char *graph, char *out, size_t size) {
   out[0] = '\0';
   size_t used = 0;
   for (const char *line = graph; *line;) {
     const char *end = strchr(line, '\n');
     size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
-    if (memmem(line, n, " -> ", 4) && used + n < size) {
+    if (memmem(line, n, " -> ", 4) && !memmem(line, n, "style=invis", 11) && used + n < size) {
       memcpy(out + used, line, n);
       used += n;
       out[used] = '\0';
@@ -1962,12 +1975,11 @@ static void write_launch(rig_desc *d, int64_t device, int64_t image, const int64
   }
 }
 
-/* dot draws an edge from each step (each part of a Submit) to the earlier
- * ones it follows: another device's conflicting use of the same memory,
- * named with the two uses, or the same device's earlier work ("device
- * order"); a read after a read, or two Unordered uses, draw none. */
-static void test_dot_draws_what_each_step_follows_and_why(void) {
-  char path[4096], got[8192];
+/* A description of four steps: 0 on cpu writes memory 0; 1 on the host
+ * reads it and writes memory 1 (part 0), then reads memory 1 (part 1,
+ * Words); 2 moves memory 1 into input 0; 3 on cpu uses memory 0
+ * Unordered. */
+static const char *dot_sample(char *path, size_t size) {
   rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, "x86_64");
   rig_desc_add_device(d, "cpu-x86_64");
@@ -1976,33 +1988,39 @@ static void test_dot_draws_what_each_step_follows_and_why(void) {
   rig_desc_add_image(d, 0, "\177ELF", 4);
   rig_desc_add_image(d, 1, "\177ELF", 4);
   rig_desc_add_input(d, 0, 64);
-  /* step 0 on cpu writes memory 0; step 1 on the host reads it, writes
-   * memory 1 and then reads it (Words); the Move reads memory 1; step 3 on
-   * cpu uses memory 0 Unordered. */
   write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_WRITE}, 1);
   write_launch(d, 0, 0, (int64_t[]){0, 1}, (rig_desc_use[]){RIG_USE_READ, RIG_USE_WRITE}, 2);
   rig_desc_submit_add_words(d, &d->steps.items[1].u.submit, rig_desc_view_of(1, 0, 8));
   rig_desc_add_move(d, NULL, rig_desc_slot_memory(1, 0, 64), rig_desc_slot_input(0), 64);
   write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_UNORDERED}, 1);
-  write_desc(d, "dot-a.bin", path, sizeof path);
+  write_desc(d, "dot-a.bin", path, size);
   rig_desc_free(d);
-  proc p = RUN("dot", path);
+  return path;
+}
+
+/* With --all, dot draws an edge to each step (each part of a Submit)
+ * from every earlier one it follows, time flowing down: another device's
+ * conflicting use of the same memory, named with the two uses, or the
+ * same device's earlier work ("device order"); a read after a read, or
+ * two Unordered uses, draw none. */
+static void test_dot_all_draws_what_each_step_follows_and_why(void) {
+  char path[4096], got[8192];
+  proc p = RUN("dot", "--all", dot_sample(path, sizeof path));
   CU_ASSERT_EQUAL(p.code, 0);
   CU_ASSERT(strncmp(p.out.p, "digraph program {\n", 18) == 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s1 {"));
   edges_of(p.out.p, got, sizeof got);
-  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0p0 [label=\"memory 0: Read after Write\"];\n"
-                              "  s1p1 -> s1p0 [label=\"device order\"];\n"
-                              "  s2 -> s1p0 [label=\"memory 1: Read after Write\"];\n"
-                              "  s3p0 -> s0p0 [label=\"device order\"];\n"
-                              "  s3p0 -> s1p0 [label=\"memory 0: Unordered after Read\"];\n");
+  CU_ASSERT_STRING_EQUAL(got, "  s0p0 -> s1p0 [label=\"memory 0: Read after Write\"];\n"
+                              "  s0p0 -> s3p0 [label=\"device order\"];\n"
+                              "  s1p0 -> s1p1 [label=\"device order\"];\n"
+                              "  s1p0 -> s2 [label=\"memory 1: Read after Write\"];\n"
+                              "  s1p0 -> s3p0 [label=\"memory 0: Unordered after Read\"];\n");
   if (p.code != 0) show("dot", &p);
   proc_free(&p);
 
   /* A loop is a cluster; its head reads the flag, which each body step's
    * Unordered use follows; the two Unordered uses do not follow each
    * other. */
-  d = rig_desc_create();
+  rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, "x86_64");
   rig_desc_add_device(d, "cpu-x86_64");
   rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
@@ -2019,29 +2037,144 @@ static void test_dot_draws_what_each_step_follows_and_why(void) {
   }
   write_desc(d, "dot-b.bin", path, sizeof path);
   rig_desc_free(d);
-  p = RUN("dot", path);
+  p = RUN("dot", "--all", path);
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s0 {"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_s0 {\n"
+                                         "    s0 [label=\"step 0: Loop\\n4 trips\\nuntil byte 0 "
+                                         "of memory 0 is 0\", shape=ellipse];\n"));
   edges_of(p.out.p, got, sizeof got);
-  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n"
-                              "  s2p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n");
+  CU_ASSERT_STRING_EQUAL(got, "  s0 -> s1p0 [label=\"memory 0: Unordered after Read\"];\n"
+                              "  s0 -> s2p0 [label=\"memory 0: Unordered after Read\"];\n");
+  proc_free(&p);
+}
+
+/* Without --all, an edge that a path through others implies is left out
+ * (s0p0 -> s3p0: s3p0 follows s1p0, which follows s0p0); edges between
+ * one pair of nodes are one, naming every reason. */
+static void test_dot_leaves_out_edges_others_imply(void) {
+  char path[4096], got[8192];
+  proc p = RUN("dot", dot_sample(path, sizeof path));
+  CU_ASSERT_EQUAL(p.code, 0);
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s0p0 -> s1p0 [label=\"memory 0: Read after Write\"];\n"
+                              "  s1p0 -> s1p1 [label=\"device order\"];\n"
+                              "  s1p0 -> s2 [label=\"memory 1: Read after Write\"];\n"
+                              "  s1p0 -> s3p0 [label=\"memory 0: Unordered after Read\"];\n");
+  proc_free(&p);
+
+  /* Two steps on one device, the second reading what the first wrote. */
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_device(d, "cpu-x86_64");
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_add_move(d, NULL, rig_desc_slot_ints(), rig_desc_slot_memory(0, 0, 8), 8);
+  write_launch(d, 0, 0, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_WRITE}, 1);
+  write_launch(d, 0, 0, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_READ}, 1);
+  write_desc(d, "dot-c.bin", path, sizeof path);
+  rig_desc_free(d);
+  p = RUN("dot", path);
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s0 -> s1p0 [label=\"memory 0: Write after Write\"];\n"
+                              "  s1p0 -> s2p0 [label=\"device order\"];\n");
+  proc_free(&p);
+}
+
+/* Nodes say what they are: a Submit of one part is a node naming its
+ * device (number and arch) and its kernel; of more, a cluster of its
+ * parts under a title node; a Move names its source and destination. */
+static void test_dot_names_kernels_devices_and_both_ends_of_a_move(void) {
+  char path[4096];
+  proc p = RUN("dot", dot_sample(path, sizeof path));
+  CU_ASSERT_EQUAL(p.code, 0);
+  static const char *const wants[] = {
+      "  s0p0 [label=\"step 0: Submit on device 1, cpu-x86_64\\nLaunch k\"];\n",
+      "  subgraph cluster_s1 {\n"
+      "    s1 [label=\"step 1: Submit on device 0, x86_64\", shape=plaintext];\n"
+      "    s1p0 [label=\"0: Launch k\"];\n"
+      "    s1p1 [label=\"1: Words memory 1\"];\n",
+      "  s2 [label=\"step 2: Move\\nmemory 1 → input 0\\n64 bytes\", style=rounded];\n",
+  };
+  for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, wants[i]));
+    if (!strstr(p.out.p, wants[i])) show(wants[i], &p);
+  }
   proc_free(&p);
 }
 
 /* dot of a job file: a cluster per machine, each step's node named after
- * its machine, and an edge per rail labelled with its id. */
-static void test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail(void) {
+ * its machine and its devices after the job's names for them, and each
+ * direction of a rail from the node that sends on it to the node that
+ * receives; an edge back to an earlier machine places nothing. */
+static void test_dot_of_a_job_file_draws_each_rails_two_directions(void) {
   char path[4096];
   proc p = RUN("dot", rig_test_binary_path("examples/pipeline.json", path, sizeof path));
   CU_ASSERT_EQUAL(p.code, 0);
   CU_ASSERT(strncmp(p.out.p, "digraph job {\n", 14) == 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m0 {\n"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m1 {\n"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "m1_s0p0 [label="));
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  m0 -> m1 [label=\"rail 1\", ltail=cluster_m0, "
-                                         "lhead=cluster_m1, style=dashed];\n"));
-  if (p.code != 0) show("dot job", &p);
+  static const char *const wants[] = {
+      "  subgraph cluster_m0 {\n", "  subgraph cluster_m1 {\n",
+      "    m1_s0p0 [label=\"step 0: Submit on device 0, ",
+      "  m0_s0p0 -> m1_s0p0 [label=\"rail 1 send: 4096 bytes\", style=dashed, color=blue, "
+      "fontcolor=blue];\n",
+      "  m1_s0p0 -> m0_s0p0 [label=\"rail 1 receive: 8 bytes\", style=dashed, color=blue, "
+      "fontcolor=blue, constraint=false];\n"};
+  for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, wants[i]));
+    if (!strstr(p.out.p, wants[i])) show(wants[i], &p);
+  }
   proc_free(&p);
+
+  /* The job's device names; a rail no node uses joins the clusters. */
+  char ex[4096], job[4096], text[8400];
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"devices\": [\"host\", \"cpu:1\"]}], "
+           "\"every\": {\"program\": \"%s\"}, \"rails\": [{\"id\": 3, \"between\": [0, 1], "
+           "\"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]}",
+           example_path(0, ex, sizeof ex), ex);
+  write_text(tmp_path("dot-job.json", job, sizeof job), text);
+  p = RUN("dot", job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  static const char *const more[] = {
+      "    m0_s3p0 [label=\"step 3: Submit on cpu:1 (device 1)\\nLaunch saxpy\"];\n",
+      "    every_s3p0 [label=\"step 3: Submit on device 1, cpu-",
+      "  m0 -> every [label=\"rail 3 send: 8 bytes\", style=dashed, color=blue, "
+      "fontcolor=blue, ltail=cluster_m0, lhead=cluster_every];\n"};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, more[i]));
+    if (!strstr(p.out.p, more[i])) show(more[i], &p);
+  }
+  proc_free(&p);
+}
+
+/* Graphviz draws the graph of every example, description or job file,
+ * without a warning. */
+static void test_graphviz_renders_every_example(void) {
+  const char *dot = getenv("RIG_TEST_DOT");
+  if (!dot || !*dot) {
+    rig_test_skip(__func__, "no Graphviz dot (install graphviz: scripts/lib/packages.sh)");
+    return;
+  }
+  char dir[4096];
+  rig_test_binary_path("examples", dir, sizeof dir);
+  DIR *dp = opendir(dir);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dp);
+  size_t drawn = 0;
+  for (struct dirent *e; (e = readdir(dp));) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
+    char script[16384];
+    snprintf(script, sizeof script,
+             "set -o pipefail; '%s' dot '%s/%s' | '%s' -Tsvg -o /dev/null 2>&1; "
+             "echo \"exit $?\"",
+             progrun_path(), dir, e->d_name, dot);
+    char *out = bash_out(script);
+    CU_ASSERT_STRING_EQUAL(out, "exit 0\n");
+    if (strcmp(out, "exit 0\n") != 0) fprintf(stderr, "\n%s: %s\n", e->d_name, out);
+    free(out);
+    drawn++;
+  }
+  closedir(dp);
+  CU_ASSERT(drawn >= 8);
 }
 
 /* ---- usage ---------------------------------------------------------------- */
@@ -2175,18 +2308,6 @@ static void test_bad_usage_is_one_line_and_where_the_help_is(void) {
   proc p = RUN("dump");
   CU_ASSERT_STRING_EQUAL(p.err.p, "progrun: dump: no FILE given\nsee 'progrun dump --help'\n");
   proc_free(&p);
-}
-
-/* Runs `script` under bash; its stdout. */
-static char *bash_out(const char *script) {
-  char *argv[] = {"/bin/bash", "-c", (char *)script, NULL};
-  rig_proc p = rig_proc_run(argv, NULL, 30);
-  CU_ASSERT_EQUAL(p.code, 0);
-  if (p.code != 0) fprintf(stderr, "\nbash: exit %d\n%s\n%s\n", p.code, p.out, p.err);
-  char *out = p.out;
-  p.out = NULL;
-  rig_proc_free(&p);
-  return out;
 }
 
 /* The man page, made from the help at build time, renders without a
@@ -2391,9 +2512,14 @@ void rig_test_register(void) {
   rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
   static CU_TestInfo dot[] = {
-      {"dot draws what each step follows and why", test_dot_draws_what_each_step_follows_and_why},
-      {"dot of a job file draws a cluster per machine and an edge per rail",
-       test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail},
+      {"dot --all draws what each step follows and why",
+       test_dot_all_draws_what_each_step_follows_and_why},
+      {"dot leaves out edges others imply", test_dot_leaves_out_edges_others_imply},
+      {"dot names kernels, devices and both ends of a move",
+       test_dot_names_kernels_devices_and_both_ends_of_a_move},
+      {"dot of a job file draws each rail's two directions",
+       test_dot_of_a_job_file_draws_each_rails_two_directions},
+      {"Graphviz renders every example", test_graphviz_renders_every_example},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: job files", jobs);
   rig_test_add_suite("cli: dot", dot);

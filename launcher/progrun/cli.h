@@ -267,12 +267,10 @@ void cli_progress_end(cli_progress *p);
  * stable layout. */
 void cli_dump_desc(FILE *f, const rig_desc *d);
 
-/* `progrun dot FILE` (cli_desc.c) and the graph of d (dot.c, docs/cli.md,
- * "dot"): its nodes and clusters on f, two spaces a level from `depth`,
- * each name after `prefix`; its edges on `edges`. cli_dot_print gives the
- * whole digraph. CLI_EXIT_FAIL out of memory. */
+/* `progrun dot FILE [--all]` (cli_desc.c) and the graph of d (dot.c,
+ * docs/cli.md, "dot"): every edge with `all`, else those no other path
+ * implies. CLI_EXIT_FAIL out of memory. */
 int cli_dot(int argc, char **argv);
-int cli_dot_desc(FILE *f, FILE *edges, const rig_desc *d, const char *prefix, int depth);
-int cli_dot_print(FILE *out, const rig_desc *d);
+int cli_dot_print(FILE *out, const rig_desc *d, bool all);
 
 #endif

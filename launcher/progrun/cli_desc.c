@@ -19,12 +19,13 @@
 typedef struct cli_args {
   const char *file;
   bool json;       /* --json (dump) */
+  bool all;        /* --all (dot) */
   const char *out; /* -o OUT (pack) */
   bool help;
 } cli_args;
 
 /* Which options a subcommand takes. */
-enum { TAKES_JSON = 1, TAKES_OUT = 2 };
+enum { TAKES_JSON = 1, TAKES_OUT = 2, TAKES_ALL = 4 };
 
 /* One FILE and the options `takes` allows, in any order; "--" ends the
  * options so that a FILE may start with '-'. */
@@ -41,6 +42,9 @@ static int parse_args(int argc, char **argv, int takes, cli_args *a) {
     } else if (options && (takes & TAKES_JSON) && strcmp(s, "--json") == 0) {
       if (a->json) return cli_usage_error("%s: --json given twice", cmd);
       a->json = true;
+    } else if (options && (takes & TAKES_ALL) && strcmp(s, "--all") == 0) {
+      if (a->all) return cli_usage_error("%s: --all given twice", cmd);
+      a->all = true;
     } else if (options && (takes & TAKES_OUT) && strcmp(s, "-o") == 0) {
       if (i + 1 >= argc) return cli_usage_error("%s: -o needs a path", cmd);
       /* The last one winning would write a file the user may not expect. */
@@ -182,16 +186,16 @@ int cli_dump(int argc, char **argv) {
 /* Draws even a description that breaks a rule, as dump lists it. */
 int cli_dot(int argc, char **argv) {
   cli_args a;
-  int rc = parse_args(argc, argv, 0, &a);
+  int rc = parse_args(argc, argv, TAKES_ALL, &a);
   if (rc != CLI_EXIT_OK || a.help) {
     if (a.help) cli_print_usage(stdout);
     return rc;
   }
-  if (cli_is_jobfile(a.file)) return flush_stdout(cli_dot_jobfile(a.file));
+  if (cli_is_jobfile(a.file)) return flush_stdout(cli_dot_jobfile(a.file, a.all));
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
-  rc = cli_dot_print(stdout, d);
+  rc = cli_dot_print(stdout, d, a.all);
   rig_desc_free(d);
   if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
   return flush_stdout(CLI_EXIT_OK);

@@ -106,11 +106,13 @@ const cli_help cli_helps[] = {
     {"dot",
      {"dot FILE [--all]", NULL, NULL},
      "the program as a Graphviz graph: its steps in order and what each follows",
-     "FILE's program as a Graphviz digraph, time flowing down: a node per Move, per part of "
-     "a Submit (the Submit a cluster, naming its device) and per Loop, and an edge from each "
-     "step to the later ones that follow it, labelled with why (a use of memory, or the "
-     "device's order). An edge that others imply is left out unless --all is given. A job "
-     "file draws a cluster per machine and each rail's two directions between them.\n\n"
+     "FILE's program as a Graphviz digraph, time flowing down: a node per Move (naming what "
+     "it moves where), per part of a Submit (naming its kernel and device; a Submit of more "
+     "parts a cluster) and per Loop, and an edge to each step from the earlier ones it "
+     "follows, labelled with why (a use of memory, or the device's order). An edge that "
+     "others imply is left out unless --all is given. A job file draws a cluster per "
+     "machine, and each rail's two directions from the step that sends on it to the one "
+     "that receives.\n\n"
      "progrun dot FILE | dot -Tsvg > FILE.svg",
      1,
      dot_options},
