@@ -912,12 +912,60 @@ static void test_info_json_gives_one_machine_here(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"rank\": 0,"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"cpuset\": "));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"name\": \"cpu:0\""));
+  /* The two counts of memory, apart: the NUMA nodes' and the system's. */
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"numa_bytes\": "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"memory_bytes\": "));
   CU_ASSERT_STRING_EQUAL(p.err.p, "");
   proc_free(&p);
   p = RUN("info", "--yaml");
   CU_ASSERT_EQUAL(p.code, 2);
   CU_ASSERT(strncmp(p.err.p, "progrun: info: takes only --json, not '--yaml'\n", 47) == 0);
   proc_free(&p);
+}
+
+/* What a line of info's block is about: its words up to its first ':'
+ * (the first word when it has none); device lines (two spaces in), which
+ * differ from machine to machine, are left out. Joined by '|'. */
+static void info_keys(const char *text, size_t n, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (const char *line = text; line < text + n;) {
+    size_t len = strcspn(line, "\n");
+    if (len > 0 && line[0] != ' ') {
+      const char *colon = memchr(line, ':', len);
+      const char *space = memchr(line, ' ', len);
+      size_t k = colon ? (size_t)(colon - line) : space ? (size_t)(space - line) : len;
+      if (used + k + 2 < size)
+        used += (size_t)snprintf(out + used, size - used, "%.*s|", (int)k, line);
+    }
+    line += len + 1;
+  }
+}
+
+/* docs/cli.md's example of progrun info has the lines progrun info
+ * prints, in order (their values are that machine's). */
+static void test_cli_md_shows_the_info_block_as_printed(void) {
+  char path[4096], want[1024], got[1024];
+  size_t len = 0;
+  char *doc = rig_test_read_file(rig_test_source_path("docs/cli.md", path, sizeof path), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  char *text = realloc(doc, len + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  text[len] = '\0';
+  const char *block = strstr(text, "$ progrun info\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(block);
+  block += strlen("$ progrun info\n");
+  const char *end = strstr(block, "```");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+  info_keys(block, (size_t)(end - block), want, sizeof want);
+  proc p = RUN("info");
+  CU_ASSERT_EQUAL(p.code, 0);
+  info_keys(p.out.p, strlen(p.out.p), got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, want);
+  CU_ASSERT_STRING_EQUAL(got, "progrun|host|topology|memory|workers|devices, each with the memory "
+                              "it may allocate|MPI|UCX|");
+  proc_free(&p);
+  free(text);
 }
 
 static void test_run_checks_input_and_output_files(void) {
@@ -2456,6 +2504,7 @@ void rig_test_register(void) {
       {"run refuses devices the machine lacks", test_run_refuses_devices_the_machine_lacks},
       {"run checks input and output files", test_run_checks_input_and_output_files},
       {"info --json gives one machine here", test_info_json_gives_one_machine_here},
+      {"cli.md shows the info block as printed", test_cli_md_shows_the_info_block_as_printed},
       {"an invalid environment variable is refused by name",
        test_an_invalid_environment_variable_is_refused_by_name},
       {"run refuses bad usage", test_run_refuses_bad_usage},
