@@ -20,6 +20,7 @@
 
 #include "cli.h" /* cli_format_ns (launcher/progrun/cli_units.c) */
 #include "desc_gen.h"
+#include "describe.h" /* examples/embed: saxpy built in C */
 #include "proc.h"
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
@@ -1993,6 +1994,41 @@ static void test_dump_of_a_job_file_names_the_program_it_cannot_read(void) {
   proc_free(&p);
 }
 
+/* ---- the builder, as docs/embedding.md shows it ------------------------------- */
+
+/* examples/embed/describe.c builds saxpy.json's description in C: the two
+ * give the same bytes (and check passes both). */
+static void test_the_description_built_in_c_is_saxpy_json(void) {
+  char json[4096], so[4096], dir[4096];
+  size_t tlen = 0;
+  char *text = rig_test_read_file(example_path(0, json, sizeof json), &tlen);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  rig_desc *want = NULL;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(
+      rig_desc_of_json(text, tlen, rig_test_binary_path("examples", dir, sizeof dir), &want, &err),
+      RIG_OK);
+  free(text);
+  size_t len = 0;
+  void *kernels =
+      rig_test_read_file(rig_test_binary_path("examples/kernels/saxpy.so", so, sizeof so), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(kernels);
+  rig_desc *got = saxpy_description(kernels, len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+  uint8_t *a = NULL, *b = NULL;
+  size_t alen = 0, blen = 0;
+  CU_ASSERT_EQUAL(rig_desc_to_bytes(want, &a, &alen, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_desc_to_bytes(got, &b, &blen, &err), RIG_OK);
+  CU_ASSERT_EQUAL(alen, blen);
+  CU_ASSERT(a && b && alen == blen && memcmp(a, b, alen) == 0);
+  CU_ASSERT_EQUAL(rig_desc_check(got, &err), RIG_OK);
+  free(a);
+  free(b);
+  free(kernels);
+  rig_desc_free(got);
+  rig_desc_free(want);
+}
+
 /* ---- dot ------------------------------------------------------------------ */
 
 /* The lines of a graph that are edges drawn (not the invisible ones that
@@ -2572,4 +2608,8 @@ void rig_test_register(void) {
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: job files", jobs);
   rig_test_add_suite("cli: dot", dot);
+  static CU_TestInfo builder[] = {
+      {"the description built in C is saxpy.json", test_the_description_built_in_c_is_saxpy_json},
+      CU_TEST_INFO_NULL};
+  rig_test_add_suite("cli: builder", builder);
 }
