@@ -2,6 +2,7 @@
  * version, run as a child process whose stdout, stderr and exit status are
  * compared. */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1666,19 +1667,62 @@ static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void
   }
 }
 
-/* An image the device refuses is named: `image <i>: <device>: <why>`. */
+/* An image the device refuses is named: `image <i>: <device>: <why>`;
+ * bytes that are no ELF shared object say so, and why, rather than what
+ * the loader makes of them ("file too short"). */
 static void test_an_image_a_device_refuses_is_named(void) {
-  char path[4096], want[8400];
-  rig_desc *d = rig_desc_create();
-  rig_desc_add_device(d, rig_host_isa());
-  rig_desc_add_image(d, 0, "AB", 2);
-  write_desc(d, "short-image.bin", path, sizeof path);
-  rig_desc_free(d);
-  proc p = RUN("run", path);
-  CU_ASSERT_EQUAL(p.code, 1);
-  snprintf(want, sizeof want, "progrun: %s: host: image 0: ", path);
-  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
-  if (strncmp(p.err.p, want, strlen(want)) != 0) show("short image", &p);
+  Elf64_Ehdr rel = {.e_type = ET_REL};
+  memcpy(rel.e_ident, ELFMAG, SELFMAG);
+  static const struct {
+    size_t len;
+    const char *why;
+  } cases[] = {{2, "2 bytes: no ELF magic"},
+               {40, "40 bytes: shorter than an ELF header"},
+               {sizeof rel, "64 bytes: an ELF file of another type: link it with -shared"}};
+  uint8_t bytes[sizeof rel];
+  memcpy(bytes, &rel, sizeof rel);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char path[4096], want[8400];
+    rig_desc *d = rig_desc_create();
+    rig_desc_add_device(d, rig_host_isa());
+    rig_desc_add_image(d, 0, i == 0 ? (const void *)"AB" : bytes, cases[i].len);
+    write_desc(d, "short-image.bin", path, sizeof path);
+    rig_desc_free(d);
+    proc p = RUN("run", path);
+    CU_ASSERT_EQUAL(p.code, 1);
+    snprintf(want, sizeof want, "progrun: %s: host: image 0: not an ELF shared object (%s)\n", path,
+             cases[i].why);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (strcmp(p.err.p, want) != 0) show("short image", &p);
+    proc_free(&p);
+  }
+}
+
+/* The source tree's examples/saxpy.json names kernels only the build
+ * makes: the message says where the build's copy is, beside them. A
+ * description with no such copy gets no such hint. */
+static void test_a_source_example_points_to_the_builds_copy(void) {
+  char src[4096], built[4096], abs[PATH_MAX], want[8400];
+  rig_test_source_path("examples/saxpy.json", src, sizeof src);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(
+      realpath(rig_test_binary_path("examples/saxpy.json", built, sizeof built), abs));
+  proc p = RUN("check", src);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "; the build's copy has its kernels beside it: %s\n", abs);
+  size_t n = strlen(p.err.p), m = strlen(want);
+  CU_ASSERT(n > m && strcmp(p.err.p + n - m, want) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "kernels/saxpy.so\": No such file or directory; "));
+  if (n <= m || strcmp(p.err.p + n - m, want) != 0) show(src, &p);
+  proc_free(&p);
+
+  char lone[4096];
+  write_text(tmp_path("lone.json", lone, sizeof lone),
+             "{\"format\": 4, \"devices\": [\"x86_64\"], \"images\": [{\"device\": 0, \"binary\": "
+             "{\"bytes\": {\"file\": \"missing.so\"}}}], \"inputs\": [], \"steps\": []}");
+  p = RUN("check", lone);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_PTR_NULL(strstr(p.err.p, "build's copy"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "No such file or directory\n"));
   proc_free(&p);
 }
 
@@ -2555,6 +2599,8 @@ void rig_test_register(void) {
       {"reading stops at the bound", test_reading_stops_at_the_bound},
       {"run takes up to 2^62 runs", test_run_takes_up_to_2_to_the_62_runs},
       {"an image a device refuses is named", test_an_image_a_device_refuses_is_named},
+      {"a source example points to the build's copy",
+       test_a_source_example_points_to_the_builds_copy},
       {"a long path keeps the reason", test_a_long_path_keeps_the_reason},
       {"units fit the time", test_units_fit_the_time},
       {"warmup runs are left out of the figures", test_warmup_runs_are_left_out_of_the_figures},

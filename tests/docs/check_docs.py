@@ -24,7 +24,9 @@ error, so that a marker never silently stops applying.
 The folder holds a link to every entry of the source tree's root and
 build/default linking to the build tree given, so `build/default/...`
 paths resolve whichever preset built; what the commands write stays in the
-folder, which is removed after. mpirun's permission to run as root is
+folder, which is removed after. A file a block leaves there must be one
+the source tree's .gitignore ignores: a user running the same commands in
+the repository would otherwise find it untracked. mpirun's permission to run as root is
 taken away (a block must source scripts/env.sh for it, as a user must);
 the loopback variables stay, so that no block sends traffic elsewhere.
 
@@ -108,6 +110,22 @@ def slurm_env():
     return envf if os.path.isfile(envf) and shutil.which("sbatch") else None
 
 
+def unignored(src, root):
+    """The files a block left in the root that the source tree's .gitignore
+    does not ignore: what a user following the docs would find untracked
+    (none when the source tree is no git repository)."""
+    if not os.path.isdir(os.path.join(src, ".git")) and not os.path.isfile(os.path.join(src, ".git")):
+        return []
+    left = [n for n in sorted(os.listdir(root)) if not os.path.islink(os.path.join(root, n))
+            and n != "build"]
+    if not left:
+        return []
+    r = subprocess.run(["git", "-C", src, "check-ignore", "--no-index", "--stdin"],
+                       input="\n".join(left) + "\n", capture_output=True, text=True)
+    ignored = set(r.stdout.split("\n"))
+    return [n for n in left if n not in ignored]
+
+
 def root_of(src, build, tmp):
     root = os.path.join(tmp, "root")
     os.mkdir(root)
@@ -172,6 +190,9 @@ def main():
                 rc, out = r.returncode, r.stdout.decode(errors="replace")
             except subprocess.TimeoutExpired as e:
                 rc, out = "timeout", (e.stdout or b"").decode(errors="replace")
+            stray = unignored(src, root)
+        if rc == 0 and stray:
+            rc = "0, but it left files .gitignore does not ignore: " + ", ".join(stray)
         ran += 1
         if rc == 0:
             print(f"ok   {where}")
