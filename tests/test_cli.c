@@ -2272,6 +2272,22 @@ static void test_dot_of_a_job_file_draws_each_rails_two_directions(void) {
     if (!strstr(p.out.p, more[i])) show(more[i], &p);
   }
   proc_free(&p);
+
+  /* A rail to a machine no part draws (which check refuses; dot draws
+   * what it is given): a node saying so. */
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\"}], \"rails\": [{\"id\": 4, \"between\": [0, 2], "
+           "\"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]}",
+           ex);
+  write_text(job, text);
+  p = RUN("dot", job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  m2 [label=\"machine 2: no part of the job\", "
+                                         "shape=plaintext];\n"
+                                         "  m0 -> m2 [label=\"rail 4 send: 8 bytes\", "
+                                         "style=dashed, color=blue, fontcolor=blue, "
+                                         "ltail=cluster_m0];\n"));
+  proc_free(&p);
 }
 
 /* Graphviz draws the graph of every example, description or job file,

@@ -72,9 +72,17 @@ static void rail_edge(FILE *f, const cli_jobfile *j, dot_graph *graphs, const cl
     int64_t m = r->between[k == 0 ? dir : 1 - dir];
     size_t part = part_of(j, m);
     char anchor[24];
-    anchor_of(j, part == SIZE_MAX ? (size_t)m : part, anchor, sizeof anchor);
-    size_t node = part == SIZE_MAX ? SIZE_MAX : dot_graph_rail_end(&graphs[part], r->id, k == 0);
     clip[k][0] = '\0';
+    if (part == SIZE_MAX) {
+      /* A machine no part draws (a file that check refuses): a node of
+       * its own saying so. */
+      snprintf(ends[k], sizeof ends[k], "m%" PRId64, m);
+      fprintf(f, "  %s [label=\"machine %" PRId64 ": no part of the job\", shape=plaintext];\n",
+              ends[k], m);
+      continue;
+    }
+    anchor_of(j, part, anchor, sizeof anchor);
+    size_t node = dot_graph_rail_end(&graphs[part], r->id, k == 0);
     if (node == SIZE_MAX) {
       snprintf(ends[k], sizeof ends[k], "%s", anchor);
       snprintf(clip[k], sizeof clip[k], ", %s=cluster_%s", k == 0 ? "ltail" : "lhead", anchor);
