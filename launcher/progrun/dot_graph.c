@@ -119,7 +119,7 @@ static int reduce(size_t nnodes, dot_pair *pairs, size_t n) {
 
 /* The edges grouped by their pair of nodes, sorted. */
 static dot_pair *pairs_of(dot_graph *g, size_t *npairs) {
-  qsort(g->edges, g->nedges, sizeof *g->edges, by_nodes);
+  if (g->nedges > 0) qsort(g->edges, g->nedges, sizeof *g->edges, by_nodes);
   dot_pair *pairs = malloc((g->nedges + 1) * sizeof *pairs);
   if (!pairs) return NULL;
   size_t n = 0;
