@@ -1,5 +1,6 @@
-# cmake --install: the library, its headers, progrun, rig.pc and the CMake
-# package config that find_package(rig) reads. Everything installed is
+# cmake --install: the library, its headers, progrun, rig.pc, rig-kernel.pc
+# and the CMake package config that find_package(rig) reads (with
+# rig_add_kernel). Everything installed is
 # relocatable (cmake --install --prefix anywhere) and names no build path:
 # rigTargets.cmake finds the prefix from its own place, rig.pc from
 # ${pcfiledir}, progrun its library through $ORIGIN.
@@ -18,7 +19,17 @@ install(TARGETS rig EXPORT rigTargets
 install(TARGETS progrun RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/rig DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
+# rig::kernel: the headers a host kernel includes (rig/rig_host_abi.h),
+# with nothing to link; rig_add_kernel builds a kernel with it.
+add_library(rig_kernel INTERFACE)
+add_library(rig::kernel ALIAS rig_kernel)
+target_include_directories(rig_kernel INTERFACE $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                                                $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(rig_kernel PROPERTIES EXPORT_NAME kernel)
+install(TARGETS rig_kernel EXPORT rigTargets)
+
 install(EXPORT rigTargets NAMESPACE rig:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rig)
+install(FILES cmake/RigKernel.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rig)
 configure_package_config_file(cmake/rigConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/rigConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rig)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/rigConfigVersion.cmake
@@ -79,4 +90,8 @@ rig_pc_libs(RIG_PC_MPI_LIBS ${rig_pc_mpi_link_flags} ${MPI_C_LIBRARIES})
 rig_pc_libs(RIG_PC_LIBS_PRIVATE ${JANSSON_LDFLAGS} ${HWLOC_LDFLAGS} ${UCX_LDFLAGS}
             ${CMAKE_THREAD_LIBS_INIT} ${CMAKE_DL_LIBS})
 configure_file(cmake/rig.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rig.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rig.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# rig-kernel.pc: a host kernel's flags, the headers alone: no MPI, no
+# library (pkg-config --cflags rig-kernel).
+configure_file(cmake/rig-kernel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rig-kernel.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rig.pc ${CMAKE_CURRENT_BINARY_DIR}/rig-kernel.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

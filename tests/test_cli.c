@@ -2,6 +2,7 @@
  * version, run as a child process whose stdout, stderr and exit status are
  * compared. */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -20,6 +21,8 @@
 
 #include "cli.h" /* cli_format_ns (launcher/progrun/cli_units.c) */
 #include "desc_gen.h"
+#include "describe.h" /* examples/embed: saxpy built in C */
+#include "proc.h"
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
 #include "rig_test.h"
@@ -161,6 +164,28 @@ static proc run_io(const char *cwd, const char *in, const char *const *args) {
 static void show(const char *what, const proc *p) {
   fprintf(stderr, "\n%s: exit %d\n--- stdout\n%s--- stderr\n%s---\n", what, p->code, p->out.p,
           p->err.p);
+}
+
+/* Runs `script` under bash; its stdout. */
+static char *bash_out(const char *script) {
+  char *argv[] = {"/bin/bash", "-c", (char *)script, NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 30);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) fprintf(stderr, "\nbash: exit %d\n%s\n%s\n", p.code, p.out, p.err);
+  char *out = p.out;
+  p.out = NULL;
+  rig_proc_free(&p);
+  return out;
+}
+
+/* Whether stderr is a usage error as progrun says one: a line "progrun:
+ * <what>", then one pointing to the help of `cmd` (NULL: progrun's own),
+ * and nothing more. */
+static bool usage_said(const char *err, const char *cmd) {
+  char see[64];
+  snprintf(see, sizeof see, "see 'progrun %s%s--help'\n", cmd ? cmd : "", cmd ? " " : "");
+  const char *nl = strchr(err, '\n');
+  return strncmp(err, "progrun: ", 9) == 0 && nl && strcmp(nl + 1, see) == 0;
 }
 
 /* ---- files ---------------------------------------------------------------- */
@@ -776,7 +801,7 @@ static void test_run_ints_take_run_and_rank(void) {
     p = RUN("run", path, "--ints", bad[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT(strncmp(p.err.p, "progrun: run: --ints: '", 23) == 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
+    CU_ASSERT(usage_said(p.err.p, "run"));
     proc_free(&p);
   }
 }
@@ -894,12 +919,60 @@ static void test_info_json_gives_one_machine_here(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"rank\": 0,"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"cpuset\": "));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"name\": \"cpu:0\""));
+  /* The two counts of memory, apart: the NUMA nodes' and the system's. */
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"numa_bytes\": "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"memory_bytes\": "));
   CU_ASSERT_STRING_EQUAL(p.err.p, "");
   proc_free(&p);
   p = RUN("info", "--yaml");
   CU_ASSERT_EQUAL(p.code, 2);
   CU_ASSERT(strncmp(p.err.p, "progrun: info: takes only --json, not '--yaml'\n", 47) == 0);
   proc_free(&p);
+}
+
+/* What a line of info's block is about: its words up to its first ':'
+ * (the first word when it has none); device lines (two spaces in), which
+ * differ from machine to machine, are left out. Joined by '|'. */
+static void info_keys(const char *text, size_t n, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (const char *line = text; line < text + n;) {
+    size_t len = strcspn(line, "\n");
+    if (len > 0 && line[0] != ' ') {
+      const char *colon = memchr(line, ':', len);
+      const char *space = memchr(line, ' ', len);
+      size_t k = colon ? (size_t)(colon - line) : space ? (size_t)(space - line) : len;
+      if (used + k + 2 < size)
+        used += (size_t)snprintf(out + used, size - used, "%.*s|", (int)k, line);
+    }
+    line += len + 1;
+  }
+}
+
+/* docs/cli.md's example of progrun info has the lines progrun info
+ * prints, in order (their values are that machine's). */
+static void test_cli_md_shows_the_info_block_as_printed(void) {
+  char path[4096], want[1024], got[1024];
+  size_t len = 0;
+  char *doc = rig_test_read_file(rig_test_source_path("docs/cli.md", path, sizeof path), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  char *text = realloc(doc, len + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  text[len] = '\0';
+  const char *block = strstr(text, "$ progrun info\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(block);
+  block += strlen("$ progrun info\n");
+  const char *end = strstr(block, "```");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+  info_keys(block, (size_t)(end - block), want, sizeof want);
+  proc p = RUN("info");
+  CU_ASSERT_EQUAL(p.code, 0);
+  info_keys(p.out.p, strlen(p.out.p), got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, want);
+  CU_ASSERT_STRING_EQUAL(got, "progrun|host|topology|memory|workers|devices, each with the memory "
+                              "it may allocate|MPI|UCX|");
+  proc_free(&p);
+  free(text);
 }
 
 static void test_run_checks_input_and_output_files(void) {
@@ -962,9 +1035,10 @@ static void test_run_refuses_bad_usage(void) {
     proc p = run_io(NULL, NULL, cases[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
-    CU_ASSERT(strncmp(p.err.p, "progrun: ", 9) == 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
-    if (p.code != 2 || !strstr(p.err.p, "usage:")) show(cases[i][2] ? cases[i][2] : "run", &p);
+    /* progrun --runs 3: an option of no command. */
+    const char *cmd = strcmp(cases[i][0], "run") == 0 ? "run" : NULL;
+    CU_ASSERT(usage_said(p.err.p, cmd));
+    if (p.code != 2 || !usage_said(p.err.p, cmd)) show(cases[i][2] ? cases[i][2] : "run", &p);
     proc_free(&p);
   }
   proc p = RUN("run", ex, "--input", "0=/dev/null", "--input", "0=/dev/null");
@@ -1598,19 +1672,62 @@ static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void
   }
 }
 
-/* An image the device refuses is named: `image <i>: <device>: <why>`. */
+/* An image the device refuses is named: `image <i>: <device>: <why>`;
+ * bytes that are no ELF shared object say so, and why, rather than what
+ * the loader makes of them ("file too short"). */
 static void test_an_image_a_device_refuses_is_named(void) {
-  char path[4096], want[8400];
-  rig_desc *d = rig_desc_create();
-  rig_desc_add_device(d, rig_host_isa());
-  rig_desc_add_image(d, 0, "AB", 2);
-  write_desc(d, "short-image.bin", path, sizeof path);
-  rig_desc_free(d);
-  proc p = RUN("run", path);
-  CU_ASSERT_EQUAL(p.code, 1);
-  snprintf(want, sizeof want, "progrun: %s: host: image 0: ", path);
-  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
-  if (strncmp(p.err.p, want, strlen(want)) != 0) show("short image", &p);
+  Elf64_Ehdr rel = {.e_type = ET_REL};
+  memcpy(rel.e_ident, ELFMAG, SELFMAG);
+  static const struct {
+    size_t len;
+    const char *why;
+  } cases[] = {{2, "2 bytes: no ELF magic"},
+               {40, "40 bytes: shorter than an ELF header"},
+               {sizeof rel, "64 bytes: an ELF file of another type: link it with -shared"}};
+  uint8_t bytes[sizeof rel];
+  memcpy(bytes, &rel, sizeof rel);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char path[4096], want[8400];
+    rig_desc *d = rig_desc_create();
+    rig_desc_add_device(d, rig_host_isa());
+    rig_desc_add_image(d, 0, i == 0 ? (const void *)"AB" : bytes, cases[i].len);
+    write_desc(d, "short-image.bin", path, sizeof path);
+    rig_desc_free(d);
+    proc p = RUN("run", path);
+    CU_ASSERT_EQUAL(p.code, 1);
+    snprintf(want, sizeof want, "progrun: %s: host: image 0: not an ELF shared object (%s)\n", path,
+             cases[i].why);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (strcmp(p.err.p, want) != 0) show("short image", &p);
+    proc_free(&p);
+  }
+}
+
+/* The source tree's examples/saxpy.json names kernels only the build
+ * makes: the message says where the build's copy is, beside them. A
+ * description with no such copy gets no such hint. */
+static void test_a_source_example_points_to_the_builds_copy(void) {
+  char src[4096], built[4096], abs[PATH_MAX], want[8400];
+  rig_test_source_path("examples/saxpy.json", src, sizeof src);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(
+      realpath(rig_test_binary_path("examples/saxpy.json", built, sizeof built), abs));
+  proc p = RUN("check", src);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "; the build's copy has its kernels beside it: %s\n", abs);
+  size_t n = strlen(p.err.p), m = strlen(want);
+  CU_ASSERT(n > m && strcmp(p.err.p + n - m, want) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "kernels/saxpy.so\": No such file or directory; "));
+  if (n <= m || strcmp(p.err.p + n - m, want) != 0) show(src, &p);
+  proc_free(&p);
+
+  char lone[4096];
+  write_text(tmp_path("lone.json", lone, sizeof lone),
+             "{\"format\": 4, \"devices\": [\"x86_64\"], \"images\": [{\"device\": 0, \"binary\": "
+             "{\"bytes\": {\"file\": \"missing.so\"}}}], \"inputs\": [], \"steps\": []}");
+  p = RUN("check", lone);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_PTR_NULL(strstr(p.err.p, "build's copy"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "No such file or directory\n"));
   proc_free(&p);
 }
 
@@ -1644,7 +1761,7 @@ static void test_a_long_path_keeps_the_reason(void) {
 }
 
 /* An option of one value given twice, or a word after --version, is bad
- * usage (exit 2, the usage on stderr) rather than silently one of them:
+ * usage (exit 2, the pointer to the help on stderr) rather than silently one of them:
  * pack -o a -o b writes neither. */
 static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
   char ex[4096], a[4096], b[4096];
@@ -1677,7 +1794,7 @@ static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
     proc p = run_io(NULL, NULL, cases[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
+    CU_ASSERT(usage_said(p.err.p, cases[i][0][0] == '-' ? NULL : cases[i][0]));
     if (said[i]) CU_ASSERT(strncmp(p.err.p, said[i], strlen(said[i])) == 0);
     if (p.code != 2) show(cases[i][0], &p);
     proc_free(&p);
@@ -1926,16 +2043,52 @@ static void test_dump_of_a_job_file_names_the_program_it_cannot_read(void) {
   proc_free(&p);
 }
 
+/* ---- the builder, as docs/embedding.md shows it ------------------------------- */
+
+/* examples/embed/describe.c builds saxpy.json's description in C: the two
+ * give the same bytes (and check passes both). */
+static void test_the_description_built_in_c_is_saxpy_json(void) {
+  char json[4096], so[4096], dir[4096];
+  size_t tlen = 0;
+  char *text = rig_test_read_file(example_path(0, json, sizeof json), &tlen);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  rig_desc *want = NULL;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(
+      rig_desc_of_json(text, tlen, rig_test_binary_path("examples", dir, sizeof dir), &want, &err),
+      RIG_OK);
+  free(text);
+  size_t len = 0;
+  void *kernels =
+      rig_test_read_file(rig_test_binary_path("examples/kernels/saxpy.so", so, sizeof so), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(kernels);
+  rig_desc *got = saxpy_description(kernels, len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+  uint8_t *a = NULL, *b = NULL;
+  size_t alen = 0, blen = 0;
+  CU_ASSERT_EQUAL(rig_desc_to_bytes(want, &a, &alen, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_desc_to_bytes(got, &b, &blen, &err), RIG_OK);
+  CU_ASSERT_EQUAL(alen, blen);
+  CU_ASSERT(a && b && alen == blen && memcmp(a, b, alen) == 0);
+  CU_ASSERT_EQUAL(rig_desc_check(got, &err), RIG_OK);
+  free(a);
+  free(b);
+  free(kernels);
+  rig_desc_free(got);
+  rig_desc_free(want);
+}
+
 /* ---- dot ------------------------------------------------------------------ */
 
-/* The lines of a graph that are edges, in order, joined. */
+/* The lines of a graph that are edges drawn (not the invisible ones that
+ * only place nodes), in order, joined. */
 static void edges_of(const char *graph, char *out, size_t size) {
   out[0] = '\0';
   size_t used = 0;
   for (const char *line = graph; *line;) {
     const char *end = strchr(line, '\n');
     size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
-    if (memmem(line, n, " -> ", 4) && used + n < size) {
+    if (memmem(line, n, " -> ", 4) && !memmem(line, n, "style=invis", 11) && used + n < size) {
       memcpy(out + used, line, n);
       used += n;
       out[used] = '\0';
@@ -1955,12 +2108,11 @@ static void write_launch(rig_desc *d, int64_t device, int64_t image, const int64
   }
 }
 
-/* dot draws an edge from each step (each part of a Submit) to the earlier
- * ones it follows: another device's conflicting use of the same memory,
- * named with the two uses, or the same device's earlier work ("device
- * order"); a read after a read, or two Unordered uses, draw none. */
-static void test_dot_draws_what_each_step_follows_and_why(void) {
-  char path[4096], got[8192];
+/* A description of four steps: 0 on cpu writes memory 0; 1 on the host
+ * reads it and writes memory 1 (part 0), then reads memory 1 (part 1,
+ * Words); 2 moves memory 1 into input 0; 3 on cpu uses memory 0
+ * Unordered. */
+static const char *dot_sample(char *path, size_t size) {
   rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, "x86_64");
   rig_desc_add_device(d, "cpu-x86_64");
@@ -1969,33 +2121,39 @@ static void test_dot_draws_what_each_step_follows_and_why(void) {
   rig_desc_add_image(d, 0, "\177ELF", 4);
   rig_desc_add_image(d, 1, "\177ELF", 4);
   rig_desc_add_input(d, 0, 64);
-  /* step 0 on cpu writes memory 0; step 1 on the host reads it, writes
-   * memory 1 and then reads it (Words); the Move reads memory 1; step 3 on
-   * cpu uses memory 0 Unordered. */
   write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_WRITE}, 1);
   write_launch(d, 0, 0, (int64_t[]){0, 1}, (rig_desc_use[]){RIG_USE_READ, RIG_USE_WRITE}, 2);
   rig_desc_submit_add_words(d, &d->steps.items[1].u.submit, rig_desc_view_of(1, 0, 8));
   rig_desc_add_move(d, NULL, rig_desc_slot_memory(1, 0, 64), rig_desc_slot_input(0), 64);
   write_launch(d, 1, 1, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_UNORDERED}, 1);
-  write_desc(d, "dot-a.bin", path, sizeof path);
+  write_desc(d, "dot-a.bin", path, size);
   rig_desc_free(d);
-  proc p = RUN("dot", path);
+  return path;
+}
+
+/* With --all, dot draws an edge to each step (each part of a Submit)
+ * from every earlier one it follows, time flowing down: another device's
+ * conflicting use of the same memory, named with the two uses, or the
+ * same device's earlier work ("device order"); a read after a read, or
+ * two Unordered uses, draw none. */
+static void test_dot_all_draws_what_each_step_follows_and_why(void) {
+  char path[4096], got[8192];
+  proc p = RUN("dot", "--all", dot_sample(path, sizeof path));
   CU_ASSERT_EQUAL(p.code, 0);
   CU_ASSERT(strncmp(p.out.p, "digraph program {\n", 18) == 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s1 {"));
   edges_of(p.out.p, got, sizeof got);
-  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0p0 [label=\"memory 0: Read after Write\"];\n"
-                              "  s1p1 -> s1p0 [label=\"device order\"];\n"
-                              "  s2 -> s1p0 [label=\"memory 1: Read after Write\"];\n"
-                              "  s3p0 -> s0p0 [label=\"device order\"];\n"
-                              "  s3p0 -> s1p0 [label=\"memory 0: Unordered after Read\"];\n");
+  CU_ASSERT_STRING_EQUAL(got, "  s0p0 -> s1p0 [label=\"memory 0: Read after Write\"];\n"
+                              "  s0p0 -> s3p0 [label=\"device order\"];\n"
+                              "  s1p0 -> s1p1 [label=\"device order\"];\n"
+                              "  s1p0 -> s2 [label=\"memory 1: Read after Write\"];\n"
+                              "  s1p0 -> s3p0 [label=\"memory 0: Unordered after Read\"];\n");
   if (p.code != 0) show("dot", &p);
   proc_free(&p);
 
   /* A loop is a cluster; its head reads the flag, which each body step's
    * Unordered use follows; the two Unordered uses do not follow each
    * other. */
-  d = rig_desc_create();
+  rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, "x86_64");
   rig_desc_add_device(d, "cpu-x86_64");
   rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
@@ -2012,60 +2170,261 @@ static void test_dot_draws_what_each_step_follows_and_why(void) {
   }
   write_desc(d, "dot-b.bin", path, sizeof path);
   rig_desc_free(d);
-  p = RUN("dot", path);
+  p = RUN("dot", "--all", path);
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "subgraph cluster_s0 {"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_s0 {\n"
+                                         "    s0 [label=\"step 0: Loop\\n4 trips\\nuntil byte 0 "
+                                         "of memory 0 is 0\", shape=ellipse];\n"));
   edges_of(p.out.p, got, sizeof got);
-  CU_ASSERT_STRING_EQUAL(got, "  s1p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n"
-                              "  s2p0 -> s0 [label=\"memory 0: Unordered after Read\"];\n");
+  CU_ASSERT_STRING_EQUAL(got, "  s0 -> s1p0 [label=\"memory 0: Unordered after Read\"];\n"
+                              "  s0 -> s2p0 [label=\"memory 0: Unordered after Read\"];\n");
+  proc_free(&p);
+}
+
+/* Without --all, an edge that a path through others implies is left out
+ * (s0p0 -> s3p0: s3p0 follows s1p0, which follows s0p0); edges between
+ * one pair of nodes are one, naming every reason. */
+static void test_dot_leaves_out_edges_others_imply(void) {
+  char path[4096], got[8192];
+  proc p = RUN("dot", dot_sample(path, sizeof path));
+  CU_ASSERT_EQUAL(p.code, 0);
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s0p0 -> s1p0 [label=\"memory 0: Read after Write\"];\n"
+                              "  s1p0 -> s1p1 [label=\"device order\"];\n"
+                              "  s1p0 -> s2 [label=\"memory 1: Read after Write\"];\n"
+                              "  s1p0 -> s3p0 [label=\"memory 0: Unordered after Read\"];\n");
+  proc_free(&p);
+
+  /* Two steps on one device, the second reading what the first wrote. */
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, "x86_64");
+  rig_desc_add_device(d, "cpu-x86_64");
+  rig_desc_add_alloc(d, 0, RIG_KIND_PINNED, 64, RIG_COPIES_ONE);
+  rig_desc_add_image(d, 0, "\177ELF", 4);
+  rig_desc_add_move(d, NULL, rig_desc_slot_ints(), rig_desc_slot_memory(0, 0, 8), 8);
+  write_launch(d, 0, 0, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_WRITE}, 1);
+  write_launch(d, 0, 0, (int64_t[]){0}, (rig_desc_use[]){RIG_USE_READ}, 1);
+  write_desc(d, "dot-c.bin", path, sizeof path);
+  rig_desc_free(d);
+  p = RUN("dot", path);
+  edges_of(p.out.p, got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "  s0 -> s1p0 [label=\"memory 0: Write after Write\"];\n"
+                              "  s1p0 -> s2p0 [label=\"device order\"];\n");
+  proc_free(&p);
+}
+
+/* Nodes say what they are: a Submit of one part is a node naming its
+ * device (number and arch) and its kernel; of more, a cluster of its
+ * parts under a title node; a Move names its source and destination. */
+static void test_dot_names_kernels_devices_and_both_ends_of_a_move(void) {
+  char path[4096];
+  proc p = RUN("dot", dot_sample(path, sizeof path));
+  CU_ASSERT_EQUAL(p.code, 0);
+  static const char *const wants[] = {
+      "  s0p0 [label=\"step 0: Submit on device 1, cpu-x86_64\\nLaunch k\"];\n",
+      "  subgraph cluster_s1 {\n"
+      "    s1 [label=\"step 1: Submit on device 0, x86_64\", shape=plaintext];\n"
+      "    s1p0 [label=\"0: Launch k\"];\n"
+      "    s1p1 [label=\"1: Words memory 1\"];\n",
+      "  s2 [label=\"step 2: Move\\nmemory 1 → input 0\\n64 bytes\", style=rounded];\n",
+  };
+  for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, wants[i]));
+    if (!strstr(p.out.p, wants[i])) show(wants[i], &p);
+  }
   proc_free(&p);
 }
 
 /* dot of a job file: a cluster per machine, each step's node named after
- * its machine, and an edge per rail labelled with its id. */
-static void test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail(void) {
+ * its machine and its devices after the job's names for them, and each
+ * direction of a rail from the node that sends on it to the node that
+ * receives; an edge back to an earlier machine places nothing. */
+static void test_dot_of_a_job_file_draws_each_rails_two_directions(void) {
   char path[4096];
   proc p = RUN("dot", rig_test_binary_path("examples/pipeline.json", path, sizeof path));
   CU_ASSERT_EQUAL(p.code, 0);
   CU_ASSERT(strncmp(p.out.p, "digraph job {\n", 14) == 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m0 {\n"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  subgraph cluster_m1 {\n"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "m1_s0p0 [label="));
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  m0 -> m1 [label=\"rail 1\", ltail=cluster_m0, "
-                                         "lhead=cluster_m1, style=dashed];\n"));
-  if (p.code != 0) show("dot job", &p);
+  static const char *const wants[] = {
+      "  subgraph cluster_m0 {\n", "  subgraph cluster_m1 {\n",
+      "    m1_s0p0 [label=\"step 0: Submit on device 0, ",
+      "  m0_s0p0 -> m1_s0p0 [label=\"rail 1 send: 4096 bytes\", style=dashed, color=blue, "
+      "fontcolor=blue];\n",
+      "  m1_s0p0 -> m0_s0p0 [label=\"rail 1 receive: 8 bytes\", style=dashed, color=blue, "
+      "fontcolor=blue, constraint=false];\n"};
+  for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, wants[i]));
+    if (!strstr(p.out.p, wants[i])) show(wants[i], &p);
+  }
   proc_free(&p);
+
+  /* The job's device names; a rail no node uses joins the clusters. */
+  char ex[4096], job[4096], text[8400];
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"devices\": [\"host\", \"cpu:1\"]}], "
+           "\"every\": {\"program\": \"%s\"}, \"rails\": [{\"id\": 3, \"between\": [0, 1], "
+           "\"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]}",
+           example_path(0, ex, sizeof ex), ex);
+  write_text(tmp_path("dot-job.json", job, sizeof job), text);
+  p = RUN("dot", job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  static const char *const more[] = {
+      "    m0_s3p0 [label=\"step 3: Submit on cpu:1 (device 1)\\nLaunch saxpy\"];\n",
+      "    every_s3p0 [label=\"step 3: Submit on device 1, cpu-",
+      "  m0 -> every [label=\"rail 3 send: 8 bytes\", style=dashed, color=blue, "
+      "fontcolor=blue, ltail=cluster_m0, lhead=cluster_every];\n"};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, more[i]));
+    if (!strstr(p.out.p, more[i])) show(more[i], &p);
+  }
+  proc_free(&p);
+
+  /* A rail to a machine no part draws (which check refuses; dot draws
+   * what it is given): a node saying so. */
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\"}], \"rails\": [{\"id\": 4, \"between\": [0, 2], "
+           "\"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]}",
+           ex);
+  write_text(job, text);
+  p = RUN("dot", job);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "  m2 [label=\"machine 2: no part of the job\", "
+                                         "shape=plaintext];\n"
+                                         "  m0 -> m2 [label=\"rail 4 send: 8 bytes\", "
+                                         "style=dashed, color=blue, fontcolor=blue, "
+                                         "ltail=cluster_m0];\n"));
+  proc_free(&p);
+}
+
+/* Graphviz draws the graph of every example, description or job file,
+ * without a warning. */
+static void test_graphviz_renders_every_example(void) {
+  const char *dot = getenv("RIG_TEST_DOT");
+  if (!dot || !*dot) {
+    rig_test_skip(__func__, "no Graphviz dot (install graphviz: scripts/lib/packages.sh)");
+    return;
+  }
+  char dir[4096];
+  rig_test_binary_path("examples", dir, sizeof dir);
+  DIR *dp = opendir(dir);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dp);
+  size_t drawn = 0;
+  for (struct dirent *e; (e = readdir(dp));) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
+    char script[16384];
+    snprintf(script, sizeof script,
+             "set -o pipefail; '%s' dot '%s/%s' | '%s' -Tsvg -o /dev/null 2>&1; "
+             "echo \"exit $?\"",
+             progrun_path(), dir, e->d_name, dot);
+    char *out = bash_out(script);
+    CU_ASSERT_STRING_EQUAL(out, "exit 0\n");
+    if (strcmp(out, "exit 0\n") != 0) fprintf(stderr, "\n%s: %s\n", e->d_name, out);
+    free(out);
+    drawn++;
+  }
+  closedir(dp);
+  CU_ASSERT(drawn >= 8);
 }
 
 /* ---- usage ---------------------------------------------------------------- */
 
+/* progrun --help (-h, help) prints every command's usage on stdout. */
 static void test_help_prints_usage_on_stdout(void) {
   static const char *const forms[] = {"--help", "-h", "help"};
   for (size_t i = 0; i < 3; i++) {
     proc p = RUN(forms[i]);
     CU_ASSERT_EQUAL(p.code, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "usage:"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun check FILE"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun dump FILE [--json]"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "progrun pack FILE -o OUT"));
+    CU_ASSERT(strncmp(p.out.p, "usage:\n", 7) == 0);
+    static const char *const commands[] = {
+        "[run] FILE",       "info [--json]",    "check FILE",    "dump FILE [--json]",
+        "dot FILE [--all]", "pack FILE -o OUT", "help [COMMAND]"};
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+      char line[64];
+      snprintf(line, sizeof line, "\n  progrun %s ", commands[c]);
+      CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, line));
+    }
     CU_ASSERT_STRING_EQUAL(p.err.p, "");
     proc_free(&p);
   }
-  proc p = RUN("pack", "--help");
+}
+
+/* Each command has a help of its own, the same from `progrun CMD --help`,
+ * `progrun CMD -h` and `progrun help CMD`: its synopsis first, each of its
+ * options, and not the other commands'. */
+static void test_each_command_has_its_own_help(void) {
+  static const struct {
+    const char *cmd, *synopsis, *option, *foreign;
+  } cases[] = {
+      {"run", "usage: progrun run FILE [options]\n       progrun FILE [options]\n", "--warmup N",
+       "progrun pack"},
+      {"info", "usage: progrun info [--json]\n", "--json", "--runs"},
+      {"check", "usage: progrun check FILE\n", "-h, --help", "--json"},
+      {"dump", "usage: progrun dump FILE [--json]\n", "--json", "--runs"},
+      {"dot", "usage: progrun dot FILE [--all]\n", "--all", "--runs"},
+      {"pack", "usage: progrun pack FILE -o OUT\n", "-o OUT", "--runs"},
+      {"help", "usage: progrun help [COMMAND]\n", "-h, --help", "--runs"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    proc p = RUN(cases[i].cmd, "--help");
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    CU_ASSERT(strncmp(p.out.p, cases[i].synopsis, strlen(cases[i].synopsis)) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, cases[i].option));
+    CU_ASSERT_PTR_NULL(strstr(p.out.p, cases[i].foreign));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\nExit status: 0 success"));
+    if (strncmp(p.out.p, cases[i].synopsis, strlen(cases[i].synopsis)) != 0) show(cases[i].cmd, &p);
+    proc q = RUN("help", cases[i].cmd);
+    CU_ASSERT_EQUAL(q.code, 0);
+    CU_ASSERT_STRING_EQUAL(q.out.p, p.out.p);
+    proc_free(&q);
+    q = RUN(cases[i].cmd, "-h");
+    CU_ASSERT_STRING_EQUAL(q.out.p, p.out.p);
+    proc_free(&q);
+    proc_free(&p);
+  }
+  /* progrun FILE --help is run's. */
+  char ex[4096];
+  proc p = RUN(example_path(0, ex, sizeof ex), "--help");
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "usage:"));
+  CU_ASSERT(strncmp(p.out.p, "usage: progrun run FILE", 23) == 0);
   proc_free(&p);
+  p = RUN("help", "frob");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.err.p, "progrun: help: no command 'frob'\nsee 'progrun help --help'\n");
+  proc_free(&p);
+}
+
+/* No help line is wider than a terminal's 80 columns. */
+static void test_help_fits_80_columns(void) {
+  static const char *const cmds[] = {"run", "info", "check", "dump", "dot", "pack", "help", NULL};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    proc p = cmds[i] ? RUN("help", cmds[i]) : RUN("help");
+    size_t widest = 0;
+    for (const char *line = p.out.p; *line;) {
+      size_t n = strcspn(line, "\n");
+      if (n > widest) widest = n;
+      line += n + (line[n] != '\0');
+    }
+    CU_ASSERT(widest <= 80);
+    if (widest > 80) show(cmds[i] ? cmds[i] : "help", &p);
+    proc_free(&p);
+  }
 }
 
 static void test_version_is_the_library_version(void) {
-  proc p = RUN("--version");
-  CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_STRING_EQUAL(p.out.p, "progrun " RIG_VERSION_STRING "\n");
-  CU_ASSERT_STRING_EQUAL(p.err.p, "");
-  proc_free(&p);
+  static const char *const forms[] = {"--version", "-V"};
+  for (size_t i = 0; i < 2; i++) {
+    proc p = RUN(forms[i]);
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "progrun " RIG_VERSION_STRING "\n");
+    CU_ASSERT_STRING_EQUAL(p.err.p, "");
+    proc_free(&p);
+  }
 }
 
-static void test_bad_usage_exits_2_with_usage_on_stderr(void) {
+/* A usage error is one line of what is wrong and one pointing to the
+ * command's help (progrun's own before a command), on stderr: exit 2. */
+static void test_bad_usage_is_one_line_and_where_the_help_is(void) {
   char ex[4096];
   const char *e = example_path(0, ex, sizeof ex);
   const char *const cases[][5] = {
@@ -2080,16 +2439,103 @@ static void test_bad_usage_exits_2_with_usage_on_stderr(void) {
       {"dump", "--yaml", e, NULL},
       {"pack", e, NULL},
       {"pack", e, "-o", NULL},
+      {"info", "--yaml", NULL},
+      {"dot", e, "--some", NULL},
+      {"help", "run", "dot", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     proc p = run_io(NULL, NULL, cases[i]);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.out.p, "");
-    CU_ASSERT(strncmp(p.err.p, "progrun: ", 9) == 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, "usage:"));
-    if (p.code != 2) show(cases[i][0] ? cases[i][0] : "(no argument)", &p);
+    /* frobnicate: no command yet. */
+    const char *cmd = cases[i][0] && cases[i][0][0] != '-' && i != 1 ? cases[i][0] : NULL;
+    CU_ASSERT(usage_said(p.err.p, cmd));
+    if (p.code != 2 || !usage_said(p.err.p, cmd))
+      show(cases[i][0] ? cases[i][0] : "(no argument)", &p);
     proc_free(&p);
   }
+  proc p = RUN("dump");
+  CU_ASSERT_STRING_EQUAL(p.err.p, "progrun: dump: no FILE given\nsee 'progrun dump --help'\n");
+  proc_free(&p);
+}
+
+/* The man page, made from the help at build time, renders without a
+ * warning and holds every command's synopsis and every option. */
+static void test_the_man_page_holds_every_command_and_option(void) {
+  char man[4096], script[8400];
+  rig_test_binary_path("progrun.1", man, sizeof man);
+  snprintf(script, sizeof script, "groff -man -Tascii -ww -P-cbou '%s' 2>&1", man);
+  char *text = bash_out(script);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_PTR_NULL(strstr(text, "warning"));
+  static const char *const wants[] = {"progrun run FILE [options]",
+                                      "progrun info [--json]",
+                                      "progrun check FILE",
+                                      "progrun dump FILE [--json]",
+                                      "progrun dot FILE [--all]",
+                                      "progrun pack FILE -o OUT",
+                                      "--runs N",
+                                      "--warmup N",
+                                      "--ints LIST",
+                                      "--input I=PATH",
+                                      "--output I=PATH",
+                                      "--devices LIST",
+                                      "--json PATH",
+                                      "--trace PATH",
+                                      "--no-progress",
+                                      "-q, --quiet",
+                                      "-V, --version",
+                                      "EXIT STATUS"};
+  for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, wants[i]));
+    if (!strstr(text, wants[i])) fprintf(stderr, "\nthe man page lacks '%s'\n", wants[i]);
+  }
+  free(text);
+}
+
+/* The bash completion, made from the help: commands, each command's
+ * options, commands after help, nothing after an option taking a number,
+ * files after one taking a path. */
+static void test_bash_completion_offers_commands_options_and_files(void) {
+  char completion[4096], script[16384];
+  rig_test_binary_path("progrun.bash-completion", completion, sizeof completion);
+  snprintf(script, sizeof script,
+           "source '%s'\n"
+           "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); _progrun; "
+           "echo \"${COMPREPLY[*]}\"; }\n"
+           "mkdir -p '%s/complete' && cd '%s/complete' && : > pick.json\n"
+           "t progrun ru; t progrun run --ru; t progrun dot --a; t progrun help d; "
+           "t progrun run pick.json --runs ''; t progrun pick.json --q; "
+           "t progrun run pick.json --json pi; t progrun -V\n",
+           completion, tmp_dir, tmp_dir);
+  char *out = bash_out(script);
+  CU_ASSERT_STRING_EQUAL(out, "run\n--runs\n--all\ndump dot\n\n--quiet\npick.json\n-V\n");
+  free(out);
+}
+
+/* docs/cli.md shows progrun --help and progrun dot --help as progrun
+ * prints them, after their command line. */
+static void test_cli_md_shows_the_help_as_printed(void) {
+  char path[4096];
+  size_t len = 0;
+  char *doc = rig_test_read_file(rig_test_source_path("docs/cli.md", path, sizeof path), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  char *text = realloc(doc, len + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  text[len] = '\0';
+  static const char *const lines[] = {"$ progrun --help\n", "$ progrun dot --help\n"};
+  for (size_t i = 0; i < 2; i++) {
+    proc p = i == 0 ? RUN("--help") : RUN("dot", "--help");
+    size_t n = strlen(lines[i]) + strlen(p.out.p) + 1;
+    char *want = malloc(n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    snprintf(want, n, "%s%s", lines[i], p.out.p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    if (!strstr(text, want)) show(lines[i], &p);
+    free(want);
+    proc_free(&p);
+  }
+  free(text);
 }
 
 /* A file that cannot be read: its path and the system's reason, exit 2. */
@@ -2137,8 +2583,16 @@ void rig_test_register(void) {
       CU_TEST_INFO_NULL};
   static CU_TestInfo usage[] = {
       {"help prints usage on stdout", test_help_prints_usage_on_stdout},
+      {"each command has its own help", test_each_command_has_its_own_help},
+      {"help fits 80 columns", test_help_fits_80_columns},
       {"version is the library version", test_version_is_the_library_version},
-      {"bad usage exits 2 with usage on stderr", test_bad_usage_exits_2_with_usage_on_stderr},
+      {"bad usage is one line and where the help is",
+       test_bad_usage_is_one_line_and_where_the_help_is},
+      {"the man page holds every command and option",
+       test_the_man_page_holds_every_command_and_option},
+      {"bash completion offers commands, options and files",
+       test_bash_completion_offers_commands_options_and_files},
+      {"cli.md shows the help as printed", test_cli_md_shows_the_help_as_printed},
       {"unreadable file names its path", test_unreadable_file_names_its_path},
       {"a repeated option or extra word is bad usage",
        test_a_repeated_option_or_extra_word_is_bad_usage},
@@ -2151,6 +2605,7 @@ void rig_test_register(void) {
       {"run refuses devices the machine lacks", test_run_refuses_devices_the_machine_lacks},
       {"run checks input and output files", test_run_checks_input_and_output_files},
       {"info --json gives one machine here", test_info_json_gives_one_machine_here},
+      {"cli.md shows the info block as printed", test_cli_md_shows_the_info_block_as_printed},
       {"an invalid environment variable is refused by name",
        test_an_invalid_environment_variable_is_refused_by_name},
       {"run refuses bad usage", test_run_refuses_bad_usage},
@@ -2165,6 +2620,8 @@ void rig_test_register(void) {
       {"reading stops at the bound", test_reading_stops_at_the_bound},
       {"run takes up to 2^62 runs", test_run_takes_up_to_2_to_the_62_runs},
       {"an image a device refuses is named", test_an_image_a_device_refuses_is_named},
+      {"a source example points to the build's copy",
+       test_a_source_example_points_to_the_builds_copy},
       {"a long path keeps the reason", test_a_long_path_keeps_the_reason},
       {"units fit the time", test_units_fit_the_time},
       {"warmup runs are left out of the figures", test_warmup_runs_are_left_out_of_the_figures},
@@ -2207,10 +2664,19 @@ void rig_test_register(void) {
   rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
   static CU_TestInfo dot[] = {
-      {"dot draws what each step follows and why", test_dot_draws_what_each_step_follows_and_why},
-      {"dot of a job file draws a cluster per machine and an edge per rail",
-       test_dot_of_a_job_file_draws_a_cluster_per_machine_and_an_edge_per_rail},
+      {"dot --all draws what each step follows and why",
+       test_dot_all_draws_what_each_step_follows_and_why},
+      {"dot leaves out edges others imply", test_dot_leaves_out_edges_others_imply},
+      {"dot names kernels, devices and both ends of a move",
+       test_dot_names_kernels_devices_and_both_ends_of_a_move},
+      {"dot of a job file draws each rail's two directions",
+       test_dot_of_a_job_file_draws_each_rails_two_directions},
+      {"Graphviz renders every example", test_graphviz_renders_every_example},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: job files", jobs);
   rig_test_add_suite("cli: dot", dot);
+  static CU_TestInfo builder[] = {
+      {"the description built in C is saxpy.json", test_the_description_built_in_c_is_saxpy_json},
+      CU_TEST_INFO_NULL};
+  rig_test_add_suite("cli: builder", builder);
 }

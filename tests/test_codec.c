@@ -524,6 +524,40 @@ static void test_builder_refuses_a_ref_on_a_copy_part(void) {
   rig_desc_free(d);
 }
 
+/* The setters of a description's ints and of a memory's init: what they
+ * set is what the bytes carry; a memory that is no Alloc (a rail's, or
+ * none) has no init, and setting one is RIG_EINVAL. */
+static void test_builder_sets_the_ints_and_a_memorys_init(void) {
+  rig_desc *d = rig_desc_create();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  rig_desc_add_device(d, "x86_64");
+  int64_t m = rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 8, RIG_COPIES_ONE);
+  int64_t rail = rig_desc_add_rail(d, 1, RIG_AREA_COUNTS);
+  rig_desc_set_ints(d, 3);
+  CU_ASSERT_EQUAL(rig_desc_memory_set_init(d, m, "\1\2\3\4", 4), RIG_OK);
+  rig_desc_data *init = rig_desc_memory_init(d, m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(init);
+  CU_ASSERT_PTR_NOT_NULL(rig_desc_data_add_hole(d, init, 0, RIG_W32, 7, 0));
+  CU_ASSERT_PTR_NULL(rig_desc_memory_init(d, rail));
+  CU_ASSERT_PTR_NULL(rig_desc_memory_init(d, 2));
+  CU_ASSERT_PTR_NULL(rig_desc_memory_init(d, -1));
+  CU_ASSERT_EQUAL(rig_desc_memory_set_init(d, rail, "x", 1), RIG_EINVAL);
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_desc_to_bytes(d, &bytes, &len, &err), RIG_OK);
+  rig_desc *back = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_desc_of_bytes(bytes, len, &back, &err), RIG_OK);
+  CU_ASSERT_EQUAL(back->ints, 3);
+  CU_ASSERT_EQUAL(back->memory[m].u.alloc.init.bytes.len, 4);
+  CU_ASSERT(memcmp(back->memory[m].u.alloc.init.bytes.bytes, "\1\2\3\4", 4) == 0);
+  CU_ASSERT_EQUAL(back->memory[m].u.alloc.init.nholes, 1);
+  CU_ASSERT_EQUAL(back->memory[m].u.alloc.init.holes[0].add, 7);
+  free(bytes);
+  rig_desc_free(back);
+  rig_desc_free(d);
+}
+
 /* Huge counts never allocate beyond the input: a 1 GiB string count on 40
  * bytes is refused, not attempted. */
 static void test_counts_never_allocate_past_the_input(void) {
@@ -547,6 +581,7 @@ void rig_test_register(void) {
       {"writing refuses a leaf data term that is no leaf",
        test_writing_refuses_a_leaf_data_term_that_is_no_leaf},
       {"builder refuses a ref on a copy part", test_builder_refuses_a_ref_on_a_copy_part},
+      {"builder sets the ints and a memory's init", test_builder_sets_the_ints_and_a_memorys_init},
       CU_TEST_INFO_NULL};
   static CU_TestInfo messages[] = {
       {"short or foreign start is not a description",

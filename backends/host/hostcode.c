@@ -1,6 +1,8 @@
 /* Host code: what the host and cpu drivers share. Running a work's parts
  * as host code, loading ELF images from memory, page-aligned memory. */
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +76,24 @@ typedef struct host_image {
   int fd;
 } host_image;
 
+/* Why bytes are no ELF shared object, or NULL when their header says they
+ * are one: the loader's own words for it ("file too short", "invalid ELF
+ * header") name the memfd, not what the bytes are. */
+static const char *not_a_shared_object(const void *bytes, size_t len) {
+  if (len < SELFMAG || memcmp(bytes, ELFMAG, SELFMAG) != 0) return "no ELF magic";
+  ElfW(Ehdr) h;
+  if (len < sizeof h) return "shorter than an ELF header";
+  memcpy(&h, bytes, sizeof h);
+  if (h.e_type != ET_DYN) return "an ELF file of another type: link it with -shared";
+  return NULL;
+}
+
 rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t len, void **image,
                                    rig_error *err) {
+  const char *not_so = not_a_shared_object(bytes, len);
+  if (not_so)
+    return rig_error_set(err, RIG_EREFUSED, "%s: not an ELF shared object (%zu bytes: %s)", device,
+                         len, not_so);
   host_image *im = malloc(sizeof *im);
   if (!im) return rig_error_set(err, RIG_ENOMEM, "%s: out of memory for an image", device);
   int fd = memfd_create("rig-image", MFD_CLOEXEC);

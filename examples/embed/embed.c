@@ -10,7 +10,10 @@
  * closes the job and finalizes MPI.
  *
  * Usage: mpirun -n 2 embed PATH/saxpy.json
- * Prints "embed: ok" on rank 0 when y is as computed here. */
+ *        mpirun -n 2 embed PATH/kernels/saxpy.so
+ * The second builds the same description in C (describe.c) around the
+ * kernels' bytes. Prints "embed: ok" on rank 0 when y is as computed
+ * here. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +24,8 @@
 
 #include <rig/rig_job.h>
 #include <rig/rig_program.h>
+
+#include "describe.h"
 
 enum { N = 1024, TRIPS = 4, RUNS = 3 };
 
@@ -55,14 +60,25 @@ static char *read_text(const char *path, size_t *len) {
   return text;
 }
 
-/* The description at `path`, its {"file": ...} paths read relative to the
- * JSON file's directory (as progrun reads them). */
+/* The description at `path`: JSON text, its {"file": ...} paths read
+ * relative to the JSON file's directory (as progrun reads them), or the
+ * kernels' .so, around which describe.c builds the same description. */
 static rig_desc *load_description(const char *path) {
   size_t len = 0;
   char *text = read_text(path, &len);
   if (!text) {
     fprintf(stderr, "embed: cannot read %s: %s\n", path, strerror(errno));
     MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  size_t n = strlen(path);
+  if (n > 3 && strcmp(path + n - 3, ".so") == 0) {
+    rig_desc *d = saxpy_description(text, len);
+    free(text);
+    if (!d) {
+      fprintf(stderr, "embed: out of memory\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return d;
   }
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
@@ -179,7 +195,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc != 2 || size < 2) {
-    if (rank == 0) fprintf(stderr, "usage: mpirun -n 2 %s PATH/saxpy.json\n", argv[0]);
+    if (rank == 0)
+      fprintf(stderr, "usage: mpirun -n 2 %s PATH/saxpy.json | PATH/kernels/saxpy.so\n", argv[0]);
     MPI_Finalize();
     return 2;
   }

@@ -323,6 +323,15 @@ int64_t rig_desc_add_alloc(rig_desc *d, int64_t device, rig_buffer_kind kind, in
 int64_t rig_desc_add_rail(rig_desc *d, int64_t rail, rig_desc_area area);
 int64_t rig_desc_add_image(rig_desc *d, int64_t device, const void *binary, size_t len);
 int64_t rig_desc_add_input(rig_desc *d, int64_t device, int64_t bytes);
+/* Sets how many ints a run's frame holds (the description's `ints`). */
+void rig_desc_set_ints(rig_desc *d, int64_t ints);
+/* The init of Alloc memory `memory` (its bytes and holes, which
+ * rig_desc_data_set and rig_desc_data_add_hole fill), or NULL when memory
+ * `memory` is not an Alloc of d. */
+rig_desc_data *rig_desc_memory_init(rig_desc *d, int64_t memory);
+/* Sets the init bytes of Alloc memory `memory` to a copy of len bytes;
+ * RIG_OK, RIG_ENOMEM, or RIG_EINVAL when it is not an Alloc of d. */
+rig_status rig_desc_memory_set_init(rig_desc *d, int64_t memory, const void *bytes, size_t len);
 
 /* Sets the bytes of a data (a memory's init, an image's binary, a part's
  * params) to a copy of len bytes; RIG_OK or RIG_ENOMEM. */

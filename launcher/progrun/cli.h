@@ -24,11 +24,12 @@ enum {
  * process's exit code. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 
-/* The usage of every command, on f. */
+/* The help of the command being run (`progrun run --help`; cli_help.c),
+ * or before one is known every command's usage, on f. */
 void cli_print_usage(FILE *f);
 
-/* Prints "progrun: <message>" and the usage on stderr; returns
- * CLI_EXIT_USAGE. */
+/* Prints "progrun: <message>" on stderr and, on a line of its own, where
+ * the help is (`see 'progrun run --help'`); returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "progrun: <message>" on stderr; returns `code`. */
@@ -266,12 +267,10 @@ void cli_progress_end(cli_progress *p);
  * stable layout. */
 void cli_dump_desc(FILE *f, const rig_desc *d);
 
-/* `progrun dot FILE` (cli_desc.c) and the graph of d (dot.c, docs/cli.md,
- * "dot"): its nodes and clusters on f, two spaces a level from `depth`,
- * each name after `prefix`; its edges on `edges`. cli_dot_print gives the
- * whole digraph. CLI_EXIT_FAIL out of memory. */
+/* `progrun dot FILE [--all]` (cli_desc.c) and the graph of d (dot.c,
+ * docs/cli.md, "dot"): every edge with `all`, else those no other path
+ * implies. CLI_EXIT_FAIL out of memory. */
 int cli_dot(int argc, char **argv);
-int cli_dot_desc(FILE *f, FILE *edges, const rig_desc *d, const char *prefix, int depth);
-int cli_dot_print(FILE *out, const rig_desc *d);
+int cli_dot_print(FILE *out, const rig_desc *d, bool all);
 
 #endif

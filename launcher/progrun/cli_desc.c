@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +20,13 @@
 typedef struct cli_args {
   const char *file;
   bool json;       /* --json (dump) */
+  bool all;        /* --all (dot) */
   const char *out; /* -o OUT (pack) */
   bool help;
 } cli_args;
 
 /* Which options a subcommand takes. */
-enum { TAKES_JSON = 1, TAKES_OUT = 2 };
+enum { TAKES_JSON = 1, TAKES_OUT = 2, TAKES_ALL = 4 };
 
 /* One FILE and the options `takes` allows, in any order; "--" ends the
  * options so that a FILE may start with '-'. */
@@ -41,6 +43,9 @@ static int parse_args(int argc, char **argv, int takes, cli_args *a) {
     } else if (options && (takes & TAKES_JSON) && strcmp(s, "--json") == 0) {
       if (a->json) return cli_usage_error("%s: --json given twice", cmd);
       a->json = true;
+    } else if (options && (takes & TAKES_ALL) && strcmp(s, "--all") == 0) {
+      if (a->all) return cli_usage_error("%s: --all given twice", cmd);
+      a->all = true;
     } else if (options && (takes & TAKES_OUT) && strcmp(s, "-o") == 0) {
       if (i + 1 >= argc) return cli_usage_error("%s: -o needs a path", cmd);
       /* The last one winning would write a file the user may not expect. */
@@ -66,6 +71,47 @@ static int parse_args(int argc, char **argv, int takes, cli_args *a) {
 /* Out of memory is the machine's failure; anything else is the file's. */
 static int status_exit(rig_status st) {
   return st == RIG_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+}
+
+/* The build's or the installed tree's copy of a description named like
+ * `path` (build/default/examples/saxpy.json beside build/default/progrun,
+ * PREFIX/share/rig/examples/ beside PREFIX/bin), when one is there and is
+ * another file: the copy that has its kernels built beside it. */
+static bool built_copy(const char *path, char *out, size_t size) {
+  /* places' formats take exe and the name, nothing else. */
+  char exe[PATH_MAX], mine[PATH_MAX], other[PATH_MAX], place[PATH_MAX + 64];
+  if (!realpath("/proc/self/exe", exe) || !realpath(path, mine)) return false;
+  char *slash = strrchr(exe, '/');
+  const char *name = strrchr(path, '/');
+  if (!slash) return false;
+  *slash = '\0';
+  name = name ? name + 1 : path;
+  static const char *const places[] = {"%s/examples/%s", "%s/../share/rig/examples/%s"};
+  for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
+    int n = snprintf(place, sizeof place, places[i], exe, name);
+    if (n > 0 && (size_t)n < sizeof place && realpath(place, other) && strcmp(other, mine) != 0) {
+      snprintf(out, size, "%s", other);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A description whose kernel file is missing, read from the source tree
+ * (examples/saxpy.json, whose kernels only the build makes): where the
+ * copy that runs is, after the message when it fits. */
+static void point_to_the_build(const char *path, rig_error *err) {
+  char copy[PATH_MAX], shown[CLI_PATH_SHOWN];
+  const char *missing = strerror(ENOENT);
+  size_t n = strlen(err->message), m = strlen(missing);
+  if (n < m || strcmp(err->message + n - m, missing) != 0 || !strstr(err->message, "cannot read"))
+    return;
+  if (!built_copy(path, copy, sizeof copy)) return;
+  snprintf(err->message + n, sizeof err->message - n,
+           "; the build's copy has its kernels beside it: %s",
+           cli_short_path(copy, shown, sizeof shown));
+  /* Cut short, the hint would mislead: none, then. */
+  if (strlen(err->message) == sizeof err->message - 1) err->message[n] = '\0';
 }
 
 int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err) {
@@ -102,6 +148,7 @@ int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err) {
   free(text);
   if (st != RIG_OK) {
     *d = NULL;
+    if (st == RIG_EMALFORMED && strcmp(path, "-") != 0) point_to_the_build(path, err);
     rig_error_prefix(err, "%s", path);
     return status_exit(st);
   }
@@ -182,16 +229,16 @@ int cli_dump(int argc, char **argv) {
 /* Draws even a description that breaks a rule, as dump lists it. */
 int cli_dot(int argc, char **argv) {
   cli_args a;
-  int rc = parse_args(argc, argv, 0, &a);
+  int rc = parse_args(argc, argv, TAKES_ALL, &a);
   if (rc != CLI_EXIT_OK || a.help) {
     if (a.help) cli_print_usage(stdout);
     return rc;
   }
-  if (cli_is_jobfile(a.file)) return flush_stdout(cli_dot_jobfile(a.file));
+  if (cli_is_jobfile(a.file)) return flush_stdout(cli_dot_jobfile(a.file, a.all));
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
-  rc = cli_dot_print(stdout, d);
+  rc = cli_dot_print(stdout, d, a.all);
   rig_desc_free(d);
   if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
   return flush_stdout(CLI_EXIT_OK);

@@ -1,8 +1,9 @@
 /* `progrun info`: this machine as a job would see it: its host name and
- * topology (hwloc), its devices and their arch, the worker pool, and the
- * MPI library and UCX transports a job would use. Under a launcher every
- * rank describes its machine (also the cpuset its workers run on and its
- * NUMA nodes), rank 0 gathers them and prints one table, or JSON. */
+ * topology (hwloc), its memory, its devices and their arch, the worker
+ * pool, and the MPI library and UCX transports a job would use. Under a
+ * launcher every rank describes its machine (also the cpuset its workers
+ * run on and its NUMA nodes), rank 0 gathers them and prints a block per
+ * machine within 100 columns, or JSON. */
 #include <hwloc.h>
 #include <jansson.h>
 #include <mpi.h>
@@ -49,24 +50,48 @@ static void ucx_transports(char *out, size_t size) {
   ucp_cleanup(ctx);
 }
 
-/* The PUs this process (so its workers, which inherit it) is bound to,
- * and the NUMA nodes they lie in, as hwloc lists ("0-15", "0"). */
-static void binding(char *cpus, size_t ncpus, char *numa, size_t nnuma) {
-  snprintf(cpus, ncpus, "unknown");
-  snprintf(numa, nnuma, "unknown");
+/* What hwloc sees of this machine: the PUs this process (so its workers,
+ * which inherit it) is bound to and the NUMA nodes they lie in, as hwloc
+ * lists them ("0-15", "0"), and a summary of the topology whose memory is
+ * the NUMA nodes' own (which may be less than the system's: memory no node
+ * holds is not counted). */
+typedef struct info_topology {
+  char cpus[512], numa[128], summary[256];
+  uint64_t numa_bytes;
+} info_topology;
+
+static void topology(info_topology *t) {
+  snprintf(t->cpus, sizeof t->cpus, "unknown");
+  snprintf(t->numa, sizeof t->numa, "unknown");
+  snprintf(t->summary, sizeof t->summary, "unknown");
+  t->numa_bytes = 0;
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return;
   if (hwloc_topology_load(topo) != 0) {
     hwloc_topology_destroy(topo);
     return;
   }
+  int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < nnuma; i++) {
+    hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    if (node && node->attr) t->numa_bytes += node->attr->numanode.local_memory;
+  }
+  int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  int bound = -1;
   hwloc_cpuset_t set = hwloc_bitmap_alloc();
   hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
   if (set && nodes && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
-    hwloc_bitmap_list_snprintf(cpus, ncpus, set);
+    hwloc_bitmap_list_snprintf(t->cpus, sizeof t->cpus, set);
     hwloc_cpuset_to_nodeset(topo, set, nodes);
-    hwloc_bitmap_list_snprintf(numa, nnuma, nodes);
+    hwloc_bitmap_list_snprintf(t->numa, sizeof t->numa, nodes);
+    bound = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE);
   }
+  snprintf(t->summary, sizeof t->summary,
+           "%d package%s, %d NUMA node%s holding %.1f GiB, %d cores, %d PUs; bound to %d cores",
+           packages, packages == 1 ? "" : "s", nnuma, nnuma == 1 ? "" : "s",
+           (double)t->numa_bytes / (1024.0 * 1024.0 * 1024.0), cores, pus, bound);
   hwloc_bitmap_free(set);
   hwloc_bitmap_free(nodes);
   hwloc_topology_destroy(topo);
@@ -83,13 +108,19 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
     json_object_set_new(o, "error", json_string(err->message));
     return o;
   }
-  char cpus[512], numa[128], tls[2048];
-  binding(cpus, sizeof cpus, numa, sizeof numa);
+  info_topology t;
+  char tls[2048];
+  topology(&t);
   ucx_transports(tls, sizeof tls);
   json_object_set_new(o, "host", json_string(m.host));
-  json_object_set_new(o, "topology", json_string(m.topology));
-  json_object_set_new(o, "cpuset", json_string(cpus));
-  json_object_set_new(o, "numa", json_string(numa));
+  json_object_set_new(o, "topology", json_string(t.summary));
+  json_object_set_new(o, "cpuset", json_string(t.cpus));
+  json_object_set_new(o, "numa", json_string(t.numa));
+  /* The two counts of memory, told apart: the NUMA nodes' (hwloc) and
+   * the system's, which the host and every cpu:N allocate from. */
+  json_object_set_new(o, "numa_bytes", json_integer((json_int_t)t.numa_bytes));
+  json_object_set_new(o, "memory_bytes",
+                      json_integer((json_int_t)rig_device_facts_of(rig_host())->budget));
   json_object_set_new(o, "workers", json_integer(rig_device_facts_of(rig_host())->threads));
   json_t *devs = json_array();
   for (size_t i = 0; devs && i < m.ndevices; i++) {
@@ -140,14 +171,45 @@ static void mpi_version(char *out, size_t size) {
   snprintf(out, size, "%s", version);
 }
 
-/* One machine, as `progrun info` has always printed it. */
+/* The widest line info prints: a terminal's, and a log's. */
+enum { INFO_WIDTH = 100 };
+
+/* `head` then `text`, broken into lines of at most INFO_WIDTH columns
+ * after its ", " (else its spaces), each further line `indent` spaces in. */
+static void wrapped(const char *head, const char *text, size_t indent) {
+  size_t at = (size_t)printf("%s", head);
+  bool space = false; /* one owed before the next piece on this line */
+  for (const char *s = text; *s;) {
+    /* The next piece: up to and with the next ", ", else the rest; one
+     * longer than a line breaks at its spaces. */
+    const char *comma = strstr(s, ", ");
+    size_t n = comma ? (size_t)(comma - s) + 1 : strlen(s);
+    const char *blank = memchr(s, ' ', n);
+    if (indent + n > INFO_WIDTH && blank && blank > s) n = (size_t)(blank - s);
+    if (at > indent && at + space + n > INFO_WIDTH) {
+      printf("\n%*s", (int)indent, "");
+      at = indent;
+    } else if (space) {
+      at += (size_t)printf(" ");
+    }
+    at += (size_t)printf("%.*s", (int)n, s);
+    s += n;
+    space = *s == ' ';
+    if (space) s++;
+  }
+  putchar('\n');
+}
+
+/* One machine (docs/cli.md, "info"). */
 static void print_block(json_t *o) {
   printf("progrun %s\n", RIG_VERSION_STRING);
   printf("host: %s\n", str_of(o, "host"));
-  printf("topology: %s\n", str_of(o, "topology"));
+  wrapped("topology: ", str_of(o, "topology"), 2);
+  printf("memory: %.1f GiB in all, which the host and every cpu:N allocate from\n",
+         gib(json_integer_value(json_object_get(o, "memory_bytes"))));
   printf("workers: %lld threads run a host launch's groups\n",
          (long long)json_integer_value(json_object_get(o, "workers")));
-  printf("devices:\n");
+  printf("devices, each with the memory it may allocate:\n");
   size_t i;
   json_t *d;
   json_array_foreach(json_object_get(o, "devices"), i, d) {
@@ -166,12 +228,15 @@ static void print_block(json_t *o) {
   }
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   mpi_version(version, sizeof version);
-  printf("MPI: %s\n", version);
+  wrapped("MPI: ", version, 2);
   json_t *ucx = json_object_get(o, "ucx");
-  printf("UCX: %s; transports: %s\n", str_of(ucx, "version"), str_of(ucx, "transports"));
+  char head[64];
+  snprintf(head, sizeof head, "UCX: %s; transports: ", str_of(ucx, "version"));
+  wrapped(head, str_of(ucx, "transports"), 2);
 }
 
-/* A machine's devices on one line: "host x86_64 125.0 GiB, cpu:0 ...". */
+/* A machine's devices on one line: "host x86_64 125.0 GiB, cpu:0 ...",
+ * then why a family has none. */
 static void devices_line(json_t *o, char *out, size_t size) {
   size_t at = 0, i;
   json_t *d;
@@ -179,6 +244,12 @@ static void devices_line(json_t *o, char *out, size_t size) {
   json_array_foreach(json_object_get(o, "devices"), i, d) {
     int n = snprintf(out + at, size - at, "%s%s %s %.1f GiB", i ? ", " : "", str_of(d, "name"),
                      str_of(d, "arch"), gib(json_integer_value(json_object_get(d, "bytes"))));
+    if (json_object_get(d, "bus_id") && n >= 0 && (size_t)n < size - at) {
+      at += (size_t)n;
+      json_t *numa = json_object_get(d, "numa");
+      n = snprintf(out + at, size - at, " bus %s NUMA %lld", str_of(d, "bus_id"),
+                   numa && json_is_integer(numa) ? (long long)json_integer_value(numa) : -1LL);
+    }
     if (n < 0 || (size_t)n >= size - at) return;
     at += (size_t)n;
   }
@@ -189,42 +260,39 @@ static void devices_line(json_t *o, char *out, size_t size) {
   }
 }
 
-/* Every machine, a row each (docs/cli.md, "info"). */
-static void print_table(json_t *machines) {
+/* Every machine, a block each, none wider than INFO_WIDTH (docs/cli.md,
+ * "info"). */
+static void print_blocks(json_t *machines) {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   mpi_version(version, sizeof version);
   size_t n = json_array_size(machines);
   json_t *ucx0 = json_object_get(json_array_get(machines, 0), "ucx");
   const char *tls = getenv("UCX_TLS");
-  printf("progrun %s, %zu machines; MPI: %s; UCX: %s; UCX_TLS %s%s\n", RIG_VERSION_STRING, n,
-         version, str_of(ucx0, "version"), tls ? "=" : "unset (UCX chooses)", tls ? tls : "");
-  static const char *const heads[] = {"rank", "host", "cpuset", "NUMA", "devices"};
-  enum { ncols = 5 };
-  size_t width[ncols];
-  for (int c = 0; c < ncols; c++) width[c] = strlen(heads[c]);
-  char(*cells)[ncols][1024] = calloc(n ? n : 1, sizeof *cells);
-  if (!cells) return;
+  printf("progrun %s, %zu machines\n", RIG_VERSION_STRING, n);
+  wrapped("MPI: ", version, 2);
+  printf("UCX: %s; UCX_TLS %s%s\n", str_of(ucx0, "version"), tls ? "=" : "unset (UCX chooses)",
+         tls ? tls : "");
+  char head[256], line[4096];
   for (size_t r = 0; r < n; r++) {
     json_t *o = json_array_get(machines, r);
-    snprintf(cells[r][0], sizeof cells[r][0], "%lld",
-             (long long)json_integer_value(json_object_get(o, "rank")));
-    snprintf(cells[r][1], sizeof cells[r][1], "%s", str_of(o, "host"));
-    snprintf(cells[r][2], sizeof cells[r][2], "%s", str_of(o, "cpuset"));
-    snprintf(cells[r][3], sizeof cells[r][3], "%s", str_of(o, "numa"));
-    if (json_object_get(o, "error"))
-      snprintf(cells[r][4], sizeof cells[r][4], "(%s)", str_of(o, "error"));
-    else
-      devices_line(o, cells[r][4], sizeof cells[r][4]);
-    for (int c = 0; c < ncols; c++)
-      if (strlen(cells[r][c]) > width[c]) width[c] = strlen(cells[r][c]);
+    long long rank = (long long)json_integer_value(json_object_get(o, "rank"));
+    if (json_object_get(o, "error")) {
+      snprintf(head, sizeof head, "rank %lld: ", rank);
+      snprintf(line, sizeof line, "(%s)", str_of(o, "error"));
+      wrapped(head, line, 2);
+      continue;
+    }
+    snprintf(head, sizeof head, "rank %lld: ", rank);
+    snprintf(line, sizeof line,
+             "%s, cpuset %s, NUMA %s, %.1f GiB of memory (its NUMA nodes: %.1f GiB)",
+             str_of(o, "host"), str_of(o, "cpuset"), str_of(o, "numa"),
+             gib(json_integer_value(json_object_get(o, "memory_bytes"))),
+             gib(json_integer_value(json_object_get(o, "numa_bytes"))));
+    wrapped(head, line, 2);
+    devices_line(o, line, sizeof line);
+    wrapped("  devices: ", line, 4);
+    wrapped("  UCX transports: ", str_of(json_object_get(o, "ucx"), "transports"), 4);
   }
-  for (int c = 0; c < ncols; c++) printf("%-*s  ", (int)width[c], heads[c]);
-  puts("UCX transports");
-  for (size_t r = 0; r < n; r++) {
-    for (int c = 0; c < ncols; c++) printf("%-*s  ", (int)width[c], cells[r][c]);
-    puts(str_of(json_object_get(json_array_get(machines, r), "ucx"), "transports"));
-  }
-  free(cells);
 }
 
 static json_t *whole(json_t *machines) {
@@ -314,7 +382,7 @@ int cli_info(int argc, char **argv) {
       free(text);
       json_decref(all);
     } else if (mpi) {
-      print_table(machines);
+      print_blocks(machines);
     } else if (rc == CLI_EXIT_OK) {
       print_block(json_array_get(machines, 0));
     }

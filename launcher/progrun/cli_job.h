@@ -60,10 +60,10 @@ void cli_jobfile_rails_free(cli_jobfile *j);
  * the exit code, having printed "ok" or the listing, or the message. */
 int cli_check_jobfile(const char *path);
 int cli_dump_jobfile(const char *path);
-int cli_dot_jobfile(const char *path);
-/* The job's graph (dot.c): a cluster per part, machines[i] then every, of
- * descs[i]'s graph, and an edge per rail. */
-int cli_dot_job_print(FILE *out, const cli_jobfile *j, rig_desc *const *descs);
+int cli_dot_jobfile(const char *path, bool all);
+/* The job's graph (dot_job.c): a cluster per part, machines[i] then
+ * every, of descs[i]'s graph, and an edge per direction of each rail. */
+int cli_dot_job_print(FILE *out, const cli_jobfile *j, rig_desc *const *descs, bool all);
 
 /* Machine m's part, or NULL when the file has none for it. */
 const cli_job_machine *cli_jobfile_machine(const cli_jobfile *j, size_t m);

@@ -353,12 +353,12 @@ static void free_job(cli_jobfile *j, rig_desc **descs) {
   cli_jobfile_free(j);
 }
 
-int cli_dot_jobfile(const char *path) {
+int cli_dot_jobfile(const char *path, bool all) {
   cli_jobfile j;
   rig_desc **descs;
   rig_error err = {0};
   int rc = read_job(path, &j, &descs, &err);
-  if (rc == CLI_EXIT_OK && (rc = cli_dot_job_print(stdout, &j, descs)) != CLI_EXIT_OK)
+  if (rc == CLI_EXIT_OK && (rc = cli_dot_job_print(stdout, &j, descs, all)) != CLI_EXIT_OK)
     rig_error_set(&err, RIG_ENOMEM, "out of memory");
   free_job(&j, descs);
   return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);

@@ -8,17 +8,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_help.h"
 #include "cli_job.h"
 #include "rig/rig_base.h"
 
 typedef struct cli_command {
   const char *name;
   cli_command_fn run;
-  const char *usage; /* its synopsis, after "progrun " */
-  const char *what;
 } cli_command;
 
-/* Later commands (info) join this table. */
 /* `run` under an MPI launcher, or of a job file, is the job's. */
 static int run_command(int argc, char **argv) {
   if (cli_under_mpi() || cli_singletons()) return cli_run_job(argc, argv);
@@ -28,14 +26,12 @@ static int run_command(int argc, char **argv) {
   return cli_run(argc, argv);
 }
 
+static int help_command(int argc, char **argv);
+
+/* Each command's help is cli_helps' entry of its name (cli_help.c). */
 static const cli_command commands[] = {
-    {"run", run_command, "[run] FILE [options]",
-     "run the program on this machine's devices, or on every machine of an MPI job"},
-    {"info", cli_info, "info", "this machine: topology, devices, MPI and UCX"},
-    {"check", cli_check, "check FILE", "decode and apply every rule that needs no device"},
-    {"dump", cli_dump, "dump FILE [--json]", "the description as a listing, or as JSON"},
-    {"dot", cli_dot, "dot FILE", "the program as a Graphviz graph: steps and what each follows"},
-    {"pack", cli_pack, "pack FILE -o OUT", "the description (JSON or bytes) as bytes in OUT"},
+    {"run", run_command}, {"info", cli_info}, {"check", cli_check},   {"dump", cli_dump},
+    {"dot", cli_dot},     {"pack", cli_pack}, {"help", help_command},
 };
 
 /* The command that a first argument naming no command runs with that
@@ -50,30 +46,30 @@ static const cli_command *find_command(const char *name) {
   return NULL;
 }
 
+/* The command being run, whose help --help prints and a usage error
+ * points to; NULL before one is found. */
+static const cli_help *current;
+
 void cli_print_usage(FILE *f) {
-  fputs("usage:\n", f);
-  for (size_t i = 0; i < ncommands; i++)
-    fprintf(f, "  progrun %-22s %s\n", commands[i].usage, commands[i].what);
-  fprintf(f, "  progrun %-22s %s\n", "--help", "this message");
-  fprintf(f, "  progrun %-22s %s\n", "--version", "the version");
-  fputs("options of run:\n"
-        "  --runs N                 run N times (default 1)\n"
-        "  --ints LIST              the frame's ints: numbers, run (the run's index) or\n"
-        "                           rank (the machine's), comma-separated; the rest 0\n"
-        "  --input I=PATH           input I's bytes from PATH, zero past its end\n"
-        "  --output I=PATH          input I's bytes after the last run, into PATH\n"
-        "  --devices LIST           the devices standing for the program's, e.g.\n"
-        "                           host,cpu:1 (default: the first free of each arch)\n"
-        "  --warmup N               the first N runs run but are left out of the figures\n"
-        "  --json PATH              the figures as JSON, into PATH\n"
-        "  --trace PATH             every step of every run, as a Chrome trace (Perfetto)\n"
-        "  --progress               the progress line on stderr, even off a terminal\n"
-        "  --no-progress            no progress line (default: one on a terminal)\n"
-        "  --quiet, -q              no summary\n"
-        "FILE is a description's bytes (magic rig.program) or its JSON text.\n"
-        "Exit status: 0 success, 1 failure of a run or of the machine, 2 bad usage\n"
-        "or a file that cannot be read, decoded or written, or that breaks a rule.\n",
-        f);
+  if (current)
+    cli_help_print(f, current);
+  else
+    cli_help_overview(f);
+}
+
+/* `progrun help [COMMAND]`: the overview, or COMMAND's help (`progrun
+ * help --help`: help's own). */
+static int help_command(int argc, char **argv) {
+  if (argc > 2) return cli_usage_error("help: one COMMAND only, not '%s' too", argv[2]);
+  if (argc == 1) {
+    current = NULL;
+  } else if (strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--help") != 0) {
+    const cli_help *h = cli_help_of(argv[1]);
+    if (!h) return cli_usage_error("help: no command '%s'", argv[1]);
+    current = h;
+  }
+  cli_print_usage(stdout);
+  return CLI_EXIT_OK;
 }
 
 static void vmessage(const char *fmt, va_list ap) {
@@ -107,7 +103,9 @@ int cli_usage_error(const char *fmt, ...) {
   va_start(ap, fmt);
   vmessage(fmt, ap);
   va_end(ap);
-  cli_print_usage(stderr);
+  /* One line of what is wrong, then where the help is: the whole usage
+   * would bury the line. */
+  fprintf(stderr, "see 'progrun %s%s--help'\n", current ? current->name : "", current ? " " : "");
   return CLI_EXIT_USAGE;
 }
 
@@ -119,18 +117,20 @@ int cli_fail(int code, const char *fmt, ...) {
   return code;
 }
 
+static bool is_help(const char *s) {
+  return strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0;
+}
+
 int main(int argc, char **argv) {
   cli_argc = argc;
   cli_argv = argv;
   usage_silent = cli_under_mpi() && launcher_rank_is_not_0();
   if (argc < 2) return cli_usage_error("no command given");
   const char *first = argv[1];
-  if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {
-    cli_print_usage(stdout);
-    return CLI_EXIT_OK;
-  }
-  if (strcmp(first, "--version") == 0) {
-    if (argc > 2) return cli_usage_error("--version takes nothing more, not '%s'", argv[2]);
+  /* `progrun --help [COMMAND]` as `progrun help [COMMAND]`. */
+  if (is_help(first)) return help_command(argc - 1, argv + 1);
+  if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
+    if (argc > 2) return cli_usage_error("%s takes nothing more, not '%s'", first, argv[2]);
     printf("progrun %s\n", RIG_VERSION_STRING);
     return CLI_EXIT_OK;
   }
@@ -139,14 +139,18 @@ int main(int argc, char **argv) {
   rig_error env;
   if (rig_environment_check(&env) != RIG_OK) return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
   const cli_command *c = find_command(first);
-  if (c) return c->run(argc - 1, argv + 1);
+  if (c) {
+    current = cli_help_of(c->name);
+    return c->run(argc - 1, argv + 1);
+  }
   /* A word that is neither a command nor a file is more likely a mistyped
-   * command than a missing description: say so, with the usage. */
+   * command than a missing description: say so. */
   if (bare_file_command && first[0] != '-' && access(first, F_OK) != 0)
     return cli_usage_error("'%s' is neither a command nor a file", first);
   if (bare_file_command && first[0] != '-') {
     /* argv[0] stands in for the command's name, so FILE stays at argv[1]. */
     c = find_command(bare_file_command);
+    current = cli_help_of(bare_file_command);
     if (c) return c->run(argc, argv);
   }
   return cli_usage_error("unknown %s '%s'", first[0] == '-' ? "option" : "command", first);

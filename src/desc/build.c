@@ -89,6 +89,21 @@ int64_t rig_desc_add_input(rig_desc *d, int64_t device, int64_t bytes) {
   return (int64_t)d->ninputs - 1;
 }
 
+void rig_desc_set_ints(rig_desc *d, int64_t ints) {
+  d->ints = ints;
+}
+
+rig_desc_data *rig_desc_memory_init(rig_desc *d, int64_t memory) {
+  if (memory < 0 || (size_t)memory >= d->nmemory) return NULL;
+  rig_desc_memory *m = &d->memory[memory];
+  return m->tag == RIG_MEMORY_ALLOC ? &m->u.alloc.init : NULL;
+}
+
+rig_status rig_desc_memory_set_init(rig_desc *d, int64_t memory, const void *bytes, size_t len) {
+  rig_desc_data *init = rig_desc_memory_init(d, memory);
+  return init ? rig_desc_data_set(d, init, bytes, len) : RIG_EINVAL;
+}
+
 rig_desc_hole *rig_desc_data_add_hole(rig_desc *d, rig_desc_data *data, int64_t at,
                                       rig_desc_width width, int64_t add, int64_t shift) {
   rig_desc_hole *h = PUSH(d, data->holes, data->nholes);

@@ -9,8 +9,12 @@ A block is runnable when the line before its fence is a marker:
     <!-- docs-test -->         run it as it is
     <!-- docs-test: env -->    run it after `source scripts/env.sh` (the
                                page says to, once, for all its examples)
-    <!-- docs-test: slurm -->  run it only where a single-node Slurm runs
-                               (scripts/slurm/start.sh); skipped otherwise
+    <!-- docs-test: slurm -->  run it only where a single-node Slurm was
+                               started (scripts/slurm/start.sh), in a shell
+                               that knows nothing of it (no SLURM_*
+                               variable): the block must find or start it
+                               itself, as a user's fresh shell must;
+                               skipped where none was
 
 and its fence is ```sh, ```bash (the block is a script) or ```console
 (the lines after `$ `, with their `\\` continuations, are the commands;
@@ -20,11 +24,18 @@ error, so that a marker never silently stops applying.
 The folder holds a link to every entry of the source tree's root and
 build/default linking to the build tree given, so `build/default/...`
 paths resolve whichever preset built; what the commands write stays in the
-folder, which is removed after. mpirun's permission to run as root is
+folder, which is removed after. A file a block leaves there must be one
+the source tree's .gitignore ignores: a user running the same commands in
+the repository would otherwise find it untracked. mpirun's permission to run as root is
 taken away (a block must source scripts/env.sh for it, as a user must);
 the loopback variables stay, so that no block sends traffic elsewhere.
 
-Also checks that docs/embedding.md's C listing is examples/embed/embed.c.
+A listing of a file is marked too, and must be the file, byte for byte:
+
+    <!-- docs-listing: examples/embed/embed.c -->
+    ```c
+    ...
+    ```
 
 Usage: check_docs.py SOURCE_DIR BUILD_DIR [--list]
 """
@@ -38,6 +49,7 @@ import tempfile
 
 TIMEOUT = 120
 MARK = re.compile(r"^<!--\s*docs-test(?::\s*(env|slurm))?\s*-->\s*$")
+LISTING = re.compile(r"^<!--\s*docs-listing:\s*(\S+)\s*-->\s*$")
 FENCE = re.compile(r"^```(\S*)\s*$")
 
 
@@ -61,6 +73,23 @@ def blocks(path):
     return out
 
 
+def listings(path):
+    """(line, file, text) of every marked listing of the file."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        m = LISTING.match(line)
+        if not m:
+            continue
+        if i + 1 >= len(lines) or not FENCE.match(lines[i + 1]):
+            sys.exit(f"{path}:{i + 1}: a docs-listing marker not before a fenced block")
+        end = i + 2
+        while end < len(lines) and not lines[end].startswith("```"):
+            end += 1
+        out.append((i + 3, m.group(1), "\n".join(lines[i + 2 : end]) + "\n"))
+    return out
+
+
 def script_of(lang, body):
     if lang != "console":
         return "\n".join(body) + "\n"
@@ -79,6 +108,22 @@ def script_of(lang, body):
 def slurm_env():
     envf = os.environ.get("RIG_SLURM_ENV", "/tmp/progrun-slurm/env.sh")
     return envf if os.path.isfile(envf) and shutil.which("sbatch") else None
+
+
+def unignored(src, root):
+    """The files a block left in the root that the source tree's .gitignore
+    does not ignore: what a user following the docs would find untracked
+    (none when the source tree is no git repository)."""
+    if not os.path.isdir(os.path.join(src, ".git")) and not os.path.isfile(os.path.join(src, ".git")):
+        return []
+    left = [n for n in sorted(os.listdir(root)) if not os.path.islink(os.path.join(root, n))
+            and n != "build"]
+    if not left:
+        return []
+    r = subprocess.run(["git", "-C", src, "check-ignore", "--no-index", "--stdin"],
+                       input="\n".join(left) + "\n", capture_output=True, text=True)
+    ignored = set(r.stdout.split("\n"))
+    return [n for n in left if n not in ignored]
 
 
 def root_of(src, build, tmp):
@@ -106,16 +151,23 @@ def main():
         return 0
 
     failed = 0
-    embed = open(os.path.join(src, "examples", "embed", "embed.c"), encoding="utf-8").read()
-    doc = open(os.path.join(src, "docs", "embedding.md"), encoding="utf-8").read()
-    listing = re.search(r"\n```c\n(.*?)```\n", doc, re.S)
-    if not listing or listing.group(1) != embed:
-        print("FAIL docs/embedding.md: its C listing is not examples/embed/embed.c")
+    shown = 0
+    for page in pages:
+        for line, name, text in listings(os.path.join(src, page)):
+            shown += 1
+            with open(os.path.join(src, name), encoding="utf-8") as f:
+                if f.read() != text:
+                    print(f"FAIL {page}:{line}: the listing is not {name}")
+                    failed += 1
+    if shown == 0:
+        print("FAIL no docs-listing marker anywhere: examples/embed's listings went unchecked")
         failed += 1
 
     env = dict(os.environ)
     for var in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
         env.pop(var, None)
+    for var in [v for v in env if v.startswith("SLURM_")]:
+        env.pop(var)
     env["PATH"] = os.pathsep.join(
         d for d in env.get("PATH", "").split(os.pathsep) if os.path.abspath(d or ".") != build
     )
@@ -124,11 +176,9 @@ def main():
     for page, line, kind, lang, body in found:
         where = f"{page}:{line}"
         script = script_of(lang, body)
-        if kind == "slurm":
-            if not slurm:
-                print(f"SKIP {where}: no single-node Slurm here (scripts/slurm/start.sh)")
-                continue
-            script = f"source {slurm}\n" + script
+        if kind == "slurm" and not slurm:
+            print(f"SKIP {where}: no single-node Slurm here (scripts/slurm/start.sh)")
+            continue
         if kind == "env":
             script = "source scripts/env.sh\n" + script
         with tempfile.TemporaryDirectory(prefix="rig-docs.") as tmp:
@@ -140,6 +190,9 @@ def main():
                 rc, out = r.returncode, r.stdout.decode(errors="replace")
             except subprocess.TimeoutExpired as e:
                 rc, out = "timeout", (e.stdout or b"").decode(errors="replace")
+            stray = unignored(src, root)
+        if rc == 0 and stray:
+            rc = "0, but it left files .gitignore does not ignore: " + ", ".join(stray)
         ran += 1
         if rc == 0:
             print(f"ok   {where}")

@@ -1,5 +1,7 @@
 /* The main of every suite: registers the file's suites, runs them (or the
- * tests whose names contain argv[1]), and exits non-zero on any failure. */
+ * tests whose names contain argv[1]), and exits non-zero on any failure,
+ * or RIG_TEST_SKIPPED when every test that ran skipped (CTest's
+ * SKIP_RETURN_CODE: the suite tested nothing here, and says so). */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,9 @@
 #include "rig_test.h"
 
 static const char *filter;
+/* The tests that skipped, each counted once. */
+static unsigned skipped;
+static CU_pTest last_skipped;
 
 void rig_test_add_suite(const char *name, CU_TestInfo *tests) {
   CU_pSuite s = CU_add_suite(name, NULL, NULL);
@@ -26,6 +31,11 @@ void rig_test_add_suite(const char *name, CU_TestInfo *tests) {
 void rig_test_skip(const char *test, const char *why) {
   printf("\n  SKIPPED %s: %s\n", test, why);
   fflush(stdout);
+  CU_pTest now = CU_get_current_test();
+  if (now && now != last_skipped) {
+    last_skipped = now;
+    skipped++;
+  }
 }
 
 void rig_test_mismatch(const char *file, int line, rig_status got, const char *got_message,
@@ -84,6 +94,10 @@ int main(int argc, char **argv) {
   if (ran == 0 && !filter) {
     fprintf(stderr, "no test ran\n");
     return 1;
+  }
+  if (!failed && ran > 0 && skipped == ran) {
+    printf("every test skipped: nothing was tested here\n");
+    return RIG_TEST_SKIPPED;
   }
   return failed ? 1 : 0;
 }

@@ -19,7 +19,9 @@ void rig_test_register(void);
 void rig_test_add_suite(const char *name, CU_TestInfo *tests);
 
 /* Prints that a test skipped and why (a GPU missing, say); the test then
- * returns without asserting. */
+ * returns without asserting. A suite every test of which skipped exits
+ * RIG_TEST_SKIPPED, which CTest reports as skipped (SKIP_RETURN_CODE). */
+#define RIG_TEST_SKIPPED 77
 void rig_test_skip(const char *test, const char *why);
 
 /* A status and a message: the status must be `code` and the message must
