@@ -69,7 +69,7 @@ static void do_alloc(agent *a, const frame *f) {
   rig_buffer *b;
   rig_device *d = device_of(a, f->h.device);
   if (!d) {
-    rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", f->h.device, a->job->rank);
+    rig_error_set(&err, RIG_EREFUSED, "no device %u", f->h.device);
     refuse(a, f, &err);
     return;
   }
@@ -99,7 +99,7 @@ static void do_image(agent *a, const frame *f, const unsigned char *bytes) {
   held s = {0};
   rig_status st;
   if (!d) {
-    st = rig_error_set(&err, RIG_EREFUSED, "no device %u on machine %d", f->h.device, a->job->rank);
+    st = rig_error_set(&err, RIG_EREFUSED, "no device %u", f->h.device);
   } else if (n >= 11 && memcmp(bytes, "rig.remote\n", 11) == 0) {
     st = rig_program_load_received(bytes, n, device_of, a, rig_job_rails(a->job), &s.program, &err);
   } else {
@@ -138,16 +138,14 @@ static void do_entry(agent *a, const frame *f, const unsigned char *name) {
       reply(a, f, RIG_OK, 0, all ? all[i] : 0, NULL, 0);
       free(all);
     } else {
-      rig_error_set(&err, RIG_EREFUSED, "machine %d: a program has no function \"%s\"",
-                    a->job->rank, text);
+      rig_error_set(&err, RIG_EREFUSED, "a program has no function \"%s\"", text);
       refuse(a, f, &err);
     }
     return;
   }
   rig_entry e;
   if (!s.image) {
-    rig_error_set(&err, RIG_EREFUSED, "machine %d: no image %llu", a->job->rank,
-                  (unsigned long long)image);
+    rig_error_set(&err, RIG_EREFUSED, "no image %llu", (unsigned long long)image);
     refuse(a, f, &err);
   } else if (rig_image_entry(s.image, (const char *)name, n, &e, &err) != RIG_OK) {
     refuse(a, f, &err);
@@ -211,7 +209,7 @@ static void do_trace(agent *a, const frame *f) {
 static void do_far_open(agent *a, const frame *f, const unsigned char *payload) {
   rig_error err;
   if (!a->job->express)
-    rig_error_set(&err, RIG_EREFUSED, "machine %d: no far copies here", a->job->rank);
+    rig_error_set(&err, RIG_EREFUSED, "no far copies here");
   else if (rig_far_open(a->job->express, f->window.address, f->window.length, payload, f->h.payload,
                         &err) == RIG_OK) {
     reply(a, f, RIG_OK, 0, 0, NULL, 0);

@@ -55,8 +55,7 @@ void rig_agent_rail(rig_job *job, const frame *f, const unsigned char *payload,
   if (f->h.kind == F_RAIL_ATTACH) {
     job_rail *jr = rig_rail_table_find(&job->rails, fr->id);
     if (!jr)
-      st = rig_error_set(&err, RIG_EINVAL, "no rail %lld on machine %d", (long long)fr->id,
-                         job->rank);
+      st = rig_error_set(&err, RIG_EINVAL, "no rail %lld here", (long long)fr->id);
     else
       st = rig_rail_attach(jr->rail, payload, f->h.payload, &err);
     answer(job, f, st, st == RIG_OK ? NULL : err.message, st == RIG_OK ? 0 : strlen(err.message));

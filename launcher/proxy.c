@@ -20,6 +20,16 @@ typedef struct proxy_image {
   uint64_t id;
 } proxy_image;
 
+/* A request of machine m's agent; a refusal names the machine, as every
+ * error from another machine does ("machine 1: cpu:0: image 0 has no
+ * function \"bump\""). */
+static rig_status ask(rig_job *job, int m, frame *f, const void *payload, size_t n, request **r,
+                      rig_error *err) {
+  rig_status st = rig_request(job, m, f, payload, n, r, err);
+  if (st != RIG_OK && st != RIG_EJOB) rig_error_prefix(err, "%s", rig_job_label(job, m));
+  return st;
+}
+
 static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, rig_mem_info *out,
                               rig_error *err) {
   proxy *px = st;
@@ -32,7 +42,7 @@ static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, ri
   frame f = {.h = {.kind = F_ALLOC, .device = px->index},
              .alloc = {.kind = (uint32_t)kind, .bytes = bytes}};
   request *r;
-  s = rig_request(job, px->machine, &f, NULL, 0, &r, err);
+  s = ask(job, px->machine, &f, NULL, 0, &r, err);
   if (s != RIG_OK) return s;
   /* The id must fit between the tag and the offset. */
   if (r->value == 0 || r->value > (REMOTE_TAG >> REMOTE_SHIFT) - 1) {
@@ -94,7 +104,7 @@ static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes
   frame f = {.h = {.kind = F_FAR_OPEN, .device = px->index},
              .window = {.address = w->address, .length = w->length}};
   request *r;
-  if ((s = rig_request(job, px->machine, &f, key, keylen, &r, err)) != RIG_OK) {
+  if ((s = ask(job, px->machine, &f, key, keylen, &r, err)) != RIG_OK) {
     rig_registration_release(w->reg);
     free(w);
     return s;
@@ -145,7 +155,7 @@ static rig_status proxy_image_load(void *st, const void *bytes, size_t len, void
   if (s != RIG_OK) return s;
   frame f = {.h = {.kind = F_IMAGE, .device = px->index}};
   request *r;
-  s = rig_request(job, px->machine, &f, bytes, len, &r, err);
+  s = ask(job, px->machine, &f, bytes, len, &r, err);
   if (s != RIG_OK) return s;
   proxy_image *im = calloc(1, sizeof *im);
   if (!im) {
@@ -167,7 +177,7 @@ static rig_status proxy_image_entry(void *st, void *image, const char *name, siz
   if (s != RIG_OK) return s;
   frame f = {.h = {.kind = F_ENTRY, .device = px->index}, .entry.image = im->id};
   request *r;
-  s = rig_request(job, px->machine, &f, name, len, &r, err);
+  s = ask(job, px->machine, &f, name, len, &r, err);
   if (s != RIG_OK) return s;
   out->value = r->value;
   out->max_threads = r->max_threads;

@@ -249,6 +249,7 @@ static void test_two_copy_programs_run_many_times_on_agents(void) {
   rig_test_job_close_ok(job);
 }
 
+/* A refusal of another machine names it, as every error of one does. */
 static void test_load_refusals_come_back_with_the_agents_message(void) {
   rig_job *job = rig_test_job_start_ok();
   rig_desc *d = adding_program();
@@ -257,7 +258,7 @@ static void test_load_refusals_come_back_with_the_agents_message(void) {
   rig_program *p;
   rig_error err;
   RIG_ASSERT_ERROR(rig_program_load(d, devs, 2, NULL, &p, &err), err, RIG_EREFUSED,
-                   "cpu:0: image 0 has no function \"nope\"");
+                   "machine 1: cpu:0: image 0 has no function \"nope\"");
   /* An arch the agent's device is not, refused here before anything goes. */
   d->devices[1] = rig_desc_str("sm_90");
   char want[128];
@@ -266,9 +267,9 @@ static void test_load_refusals_come_back_with_the_agents_message(void) {
   /* Malformed bytes sent by hand as a program. */
   rig_image *img;
   RIG_ASSERT_ERROR(rig_image_load(devs[0], "rig.remote\n\1\0", 13, &img, &err), err, RIG_EREFUSED,
-                   "a malformed program at byte 11: an integer past the end");
+                   "machine 1: a malformed program at byte 11: an integer past the end");
   RIG_ASSERT_ERROR(rig_image_load(devs[1], "not an elf", 10, &img, &err), err, RIG_EREFUSED,
-                   "cpu:0: not an ELF shared object (10 bytes: no ELF magic)");
+                   "machine 1: cpu:0: not an ELF shared object (10 bytes: no ELF magic)");
   rig_desc_free(d);
   rig_test_job_close_ok(job);
 }
