@@ -1101,7 +1101,7 @@ static void test_run_checks_every_output_before_the_first_run(void) {
     proc_free(&p);
     CU_ASSERT_EQUAL(access(ok, F_OK), -1);
   }
-  /* A job file's output, run here (machine 0's part). */
+  /* A job file's output, run here (a job of one machine). */
   char job[4096], text[8400];
   snprintf(text, sizeof text,
            "{\"machines\": [{\"program\": \"%s\", \"ints\": [\"run\"], "
