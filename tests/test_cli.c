@@ -2075,6 +2075,15 @@ static void test_json_gives_the_version_time_devices_and_every_run(void) {
   const char *usage = "progrun: run: --json-runs needs --json PATH\n";
   CU_ASSERT(strncmp(p.err.p, usage, strlen(usage)) == 0);
   proc_free(&p);
+  /* Every time is kept until the report: 2^24 of them at most, before any
+   * run (with the job's: 8388609 runs on one machine are one too many). */
+  p = RUN("run", ex, "--runs", "8388609", "--json", path, "--json-runs");
+  CU_ASSERT_EQUAL(p.code, 2);
+  usage = "progrun: run: --json-runs keeps every run's time: 8388609 runs measured on 1 machine "
+          "(and the job's), more than the 16777216 it keeps\n";
+  CU_ASSERT(strncmp(p.err.p, usage, strlen(usage)) == 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  proc_free(&p);
 }
 
 /* --csv and --markdown write the summary's figures as a table, as

@@ -104,10 +104,12 @@ typedef struct cli_run_opts {
  * cli_run_opts_free, also on failure. */
 int cli_run_parse(int argc, char **argv, cli_run_opts *o);
 void cli_run_opts_free(cli_run_opts *o);
-/* What needs the runs' count (a job file may give it): refuses (usage) a
- * --warmup that leaves none of `runs` measured, and --json-runs past
- * CLI_EXACT_RUNS runs measured. */
-int cli_run_count_fit(const cli_run_opts *o, uint64_t runs);
+/* What needs the runs' count (a job file may give it) and the machines':
+ * refuses (usage) a --warmup that leaves none of `runs` measured, and
+ * --json-runs past CLI_JSON_RUNS times kept (the runs measured, for each
+ * machine and for the job). */
+#define CLI_JSON_RUNS ((uint64_t)1 << 24)
+int cli_run_count_fit(const cli_run_opts *o, uint64_t runs, size_t machines);
 
 /* Whether the options fit d: input and output indices, the number of ints
  * and of devices. CLI_EXIT_USAGE with the message otherwise. */

@@ -205,7 +205,7 @@ int cli_session_plan(cli_session *s, const cli_run_opts *o, size_t n) {
   s->plans = calloc(n, sizeof *s->plans);
   if (!s->plans) return cli_fail(CLI_EXIT_FAIL, "out of memory");
   int rc = cli_is_jobfile(o->file) ? plan_jobfile(s) : plan_desc(s);
-  if (rc == CLI_EXIT_OK) rc = cli_run_count_fit(o, s->runs);
+  if (rc == CLI_EXIT_OK) rc = cli_run_count_fit(o, s->runs, n);
   if (rc == CLI_EXIT_OK) rc = plan_reports(s);
   return rc;
 }
