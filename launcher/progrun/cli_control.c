@@ -114,6 +114,16 @@ typedef struct waits {
   bool *done;
 } waits;
 
+/* This machine alone: its ends waited for as the core waits (no rounds,
+ * no naps between them), the run's time to the last. */
+static int wait_alone(cli_session *s, uint64_t r, uint64_t start, waits *w, rig_error *err) {
+  const cli_machine *mm = &s->machines[0];
+  for (size_t k = 0; k < mm->nends; k++)
+    if (rig_point_wait(mm->ends[k], err) != RIG_OK) return prefix_run(s, err, r, 0), CLI_EXIT_FAIL;
+  w->last[0] = cli_now_ns() - start;
+  return CLI_EXIT_OK;
+}
+
 /* Waits for every machine's ends of run r, round-robin, and stamps each
  * machine (w->last[m], from `start`) when its ends are first seen
  * reached: a fast machine's time is its own, whatever the machines
@@ -124,6 +134,7 @@ typedef struct waits {
  * runs' times true, then sleep 50 us, so that a long launch does not
  * cost a core. */
 static int wait_run(cli_session *s, uint64_t r, uint64_t start, waits *w, rig_error *err) {
+  if (!s->job && s->n == 1) return wait_alone(s, r, start, w, err);
   size_t left = s->n;
   for (size_t m = 0; m < s->n; m++) w->seen[m] = 0, w->done[m] = false;
   for (unsigned polls = 0;; polls++) {

@@ -26,6 +26,7 @@ struct cli_out {
   dev_t dev;
   ino_t ino;
   bool chr;       /* in place, a character device: any number of files may name it */
+  bool fifo;      /* a FIFO: opening it with no reader is ENXIO */
   char *tmp;      /* replaced: the temporary holding its bytes, once put */
   uint8_t *bytes; /* in place: its bytes, once put, until the commit */
   size_t n;
@@ -61,7 +62,7 @@ static int follow(char **p, int *fd, bool *in_proc) {
   if (!e && *in_proc) {
     int own = own_fd(dir, *p);
     *fd = own >= 0 ? fcntl(own, F_DUPFD_CLOEXEC, 3) : open(*p, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (*fd < 0) e = errno == ENXIO ? ENXIO : errno;
+    if (*fd < 0) e = errno;
   } else if (!e) {
     link[n] = '\0';
     if (link[0] == '/' ? !(next = strdup(link)) : asprintf(&next, "%s/%s", dir, link) < 0)
@@ -98,6 +99,7 @@ static int resolve(cli_out *o) {
       o->exists = true, o->dev = st.st_dev, o->ino = st.st_ino;
       break;
     } else if (!S_ISLNK(st.st_mode)) {
+      o->fifo = S_ISFIFO(st.st_mode);
       o->fd = open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
       e = o->fd < 0 ? errno : 0;
       break;
@@ -185,9 +187,10 @@ int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *i
   int e = !o->label || !o->path ? ENOMEM : resolve(o);
   if (!e) e = o->fd >= 0 ? in_place_ready(o) : replace_ready(o);
   if (e) {
+    bool unread = e == ENXIO && o->fifo;
     out_clear(o);
     if (e == ENOMEM) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
-    return cli_cannot(err, "write", path, e == ENXIO ? "a FIFO no process reads" : strerror(e));
+    return cli_cannot(err, "write", path, unread ? "a FIFO no process reads" : strerror(e));
   }
   for (size_t k = 0; k < s->n; k++)
     if (same_file(o, &s->outs[k])) {
