@@ -1,5 +1,7 @@
-/* progrun's MPI side: job files, and `progrun run` on every machine of an
- * MPI job (rank 0 the controller, every other rank an agent). */
+/* `progrun run` past its options: job files; a run's session, from its
+ * plans to its reports, on this machine alone or on every machine of an
+ * MPI job (rank 0 the controller, every other rank an agent); and its
+ * interrupts. */
 #ifndef RIG_CLI_JOB_H
 #define RIG_CLI_JOB_H
 
