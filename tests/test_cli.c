@@ -1821,20 +1821,6 @@ static void test_a_fifo_no_process_reads_is_refused_at_once(void) {
   }
 }
 
-/* FILE as a FIFO is read once a process writes it, and refused when none
- * writes within 10 s, rather than waited on for ever. */
-static void test_a_fifo_as_file_is_read_or_refused_within_10_s(void) {
-  char ex[4096], fifo[4096], want[8400];
-  example_path(0, ex, sizeof ex);
-  CU_ASSERT_EQUAL_FATAL(mkfifo(tmp_path("desc.fifo", fifo, sizeof fifo), 0666), 0);
-  proc p = RUN("check", fifo);
-  CU_ASSERT_EQUAL(p.code, 2);
-  snprintf(want, sizeof want, "progrun: cannot read %s: a FIFO no process wrote to in 10 s\n",
-           fifo);
-  CU_ASSERT_STRING_EQUAL(p.err.p, want);
-  proc_free(&p);
-}
-
 /* A description of two host inputs, of 8 and 16 bytes, and no step. */
 static const char *write_two_inputs(char *buf, size_t size) {
   rig_desc *d = rig_desc_create();
@@ -1844,6 +1830,38 @@ static const char *write_two_inputs(char *buf, size_t size) {
   write_desc(d, "two-inputs.bin", buf, size);
   rig_desc_free(d);
   return buf;
+}
+
+/* FILE as a FIFO is read once a process writes it, and refused when none
+ * writes within 10 s, rather than waited on for ever. */
+static void test_a_fifo_as_file_is_read_or_refused_within_10_s(void) {
+  char fifo[4096], want[8400];
+  CU_ASSERT_EQUAL_FATAL(mkfifo(tmp_path("desc.fifo", fifo, sizeof fifo), 0666), 0);
+  proc p = RUN("check", fifo);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: cannot read %s: a FIFO no process wrote to in 10 s\n",
+           fifo);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  /* A writer (here waiting for the reader to open) gives it the bytes. */
+  char desc[4096];
+  size_t n = 0;
+  char *bytes = rig_test_read_file(write_two_inputs(desc, sizeof desc), &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
+  pid_t writer = fork();
+  CU_ASSERT_FATAL(writer >= 0);
+  if (writer == 0) {
+    int fd = open(fifo, O_WRONLY);
+    _exit(fd >= 0 && write(fd, bytes, n) == (ssize_t)n ? 0 : 1);
+  }
+  free(bytes);
+  p = RUN("check", fifo);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+  if (p.code != 0) show("a FIFO written", &p);
+  proc_free(&p);
+  kill(writer, SIGKILL); /* if it never wrote */
+  waitpid(writer, NULL, 0);
 }
 
 /* When one file fails to be written after another was (a report to a full
