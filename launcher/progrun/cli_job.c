@@ -5,6 +5,7 @@
  * writes the files and prints the summary. The other ranks serve. A
  * failure prints its root cause on rank 0 and ends every rank
  * (MPI_Abort): no rank hangs. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,8 +34,8 @@ const char *cli_singletons(void) {
  * alone, it ends itself as the signal would. */
 #define LINGER_MS 3000
 
-static void agent_interrupted(int sig, void *ctx) {
-  (void)ctx;
+/* Tells the controller this agent is there (sig: what it got). */
+static void tell(int sig) {
   MPI_Request req;
   int told = sig, done = 0;
   if (MPI_Isend(&told, 1, MPI_INT, 0, CLI_TAG_TOLD, cli_interrupt_comm, &req) == MPI_SUCCESS)
@@ -43,9 +44,20 @@ static void agent_interrupted(int sig, void *ctx) {
       nanosleep(&one, NULL);
       if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
     }
+}
+
+static void agent_interrupted(int sig, void *ctx) {
+  (void)ctx;
+  tell(sig);
   struct timespec linger = {LINGER_MS / 1000, 0};
   nanosleep(&linger, NULL);
   _exit(128 + sig);
+}
+
+/* SIGCONT: perhaps the launcher about to end the job (cli_job.h). */
+static void agent_continued(void *ctx) {
+  (void)ctx;
+  tell(SIGCONT);
 }
 
 static void agent(int rank) {
@@ -130,7 +142,10 @@ int cli_run_job(int argc, char **argv) {
      * not end the one who asks. */
     MPI_Comm_dup(MPI_COMM_WORLD, &cli_interrupt_comm);
     MPI_Comm_set_errhandler(cli_interrupt_comm, MPI_ERRORS_RETURN);
-    cli_interrupt_arm(rank == 0 ? cli_session_interrupted : agent_interrupted, &s);
+    if (rank == 0)
+      cli_interrupt_arm(cli_session_interrupted, cli_session_continued, &s);
+    else
+      cli_interrupt_arm(agent_interrupted, agent_continued, &s);
     if (rank == 0)
       rc = control(&s);
     else

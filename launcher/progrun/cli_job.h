@@ -122,6 +122,8 @@ typedef struct cli_session {
   int64_t started;            /* the first run's start, seconds since the epoch */
   int64_t run;                /* the run going on, or -1 (read by an interrupt) */
   int64_t failed_run;         /* the run during which the job failed, or -1 */
+  bool *told;                 /* per machine: it answered when last asked (SIGCONT) */
+  uint64_t told_ns;           /* when that asking ended (cli_now_ns), 0: never */
   char (*hosts)[64];
   rig_trace **traces;    /* --trace: per machine, [0] this process's sink */
   rig_job_clock *clocks; /* per machine, against this one's */
@@ -145,6 +147,11 @@ int cli_session_finish(cli_session *s);
  * sig). Under a job, first asks whether every agent was told too: when
  * one does not answer, it is likely the machine that stopped. */
 void cli_session_interrupted(int sig, void *session);
+/* SIGCONT under a job, which Open MPI's mpirun sends every rank a second
+ * before the SIGTERM that ends the job (after an interrupt, or a rank's
+ * death): which agents are there is asked then, so that the SIGTERM is
+ * told at once. */
+void cli_session_continued(void *session);
 void cli_session_free(cli_session *s);
 
 /* ---- what a run reports (cli_report.c, cli_table.c, cli_trace.c) --------- */
@@ -176,9 +183,11 @@ int cli_trace_text(const cli_trace_machine *machines, size_t n, char **text, siz
 
 /* SIGINT and SIGTERM are taken by a thread of their own, which calls fn
  * (which ends the process) holding the lock below; the thread that runs
- * holds it while it changes what fn reads (the times, the files). */
+ * holds it while it changes what fn reads (the times, the files). With
+ * on_cont (under a job), SIGCONT too: that thread calls on_cont, without
+ * the lock, and goes on. */
 typedef void (*cli_interrupt_fn)(int sig, void *ctx);
-int cli_interrupt_arm(cli_interrupt_fn fn, void *ctx);
+int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx);
 /* Back to the signals' default; the thread ends. */
 void cli_interrupt_disarm(void);
 void cli_hold(void);

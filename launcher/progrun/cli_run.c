@@ -18,7 +18,7 @@ int cli_run(int argc, char **argv) {
   rc = cli_session_plan(&s, &o, 1);
   if (rc == CLI_EXIT_OK) {
     rig_error err = {0};
-    cli_interrupt_arm(cli_session_interrupted, &s);
+    cli_interrupt_arm(cli_session_interrupted, NULL, &s);
     rc = cli_session_control(&s, &err);
     rc = rc == CLI_EXIT_OK ? cli_session_finish(&s) : cli_session_fail(&s, rc, &err);
     cli_interrupt_disarm();

@@ -77,32 +77,57 @@ int cli_session_finish(cli_session *s) {
 
 /* ---- interrupts -------------------------------------------------------------- */
 
-/* How long the controller waits for every agent to say it was told too. */
+/* How long the controller asks, at SIGCONT, whether every agent is there
+ * (mpirun's SIGTERM comes a second later), and at SIGTERM when it did not
+ * ask at SIGCONT (or when it did, for those that had not answered). */
+#define CONT_MS   800
 #define ANSWER_MS 500
+#define AGAIN_MS  20
 
-/* Under a job: which agents say they were interrupted too, within
- * ANSWER_MS (each tells the controller at once: cli_job.c). told[m]. */
-static void agents_told(const cli_session *s, bool *told) {
+/* Which agents not told[] yet say within `ms` that they are there (each
+ * tells the controller at SIGCONT and at SIGTERM: cli_job.c). */
+static void agents_told(const cli_session *s, bool *told, int ms) {
   MPI_Request *req = calloc(s->n, sizeof *req);
   int *sig = calloc(s->n, sizeof *sig);
-  if (!req || !sig || cli_interrupt_comm == MPI_COMM_NULL) goto out;
-  for (size_t m = 1; m < s->n; m++)
-    MPI_Irecv(&sig[m], 1, MPI_INT, (int)m, CLI_TAG_TOLD, cli_interrupt_comm, &req[m]);
-  for (int waited = 0; waited <= ANSWER_MS; waited++) {
+  for (size_t m = 0; req && m < s->n; m++) req[m] = MPI_REQUEST_NULL;
+  for (size_t m = 1; req && sig && cli_interrupt_comm != MPI_COMM_NULL && m < s->n; m++)
+    if (!told[m]) MPI_Irecv(&sig[m], 1, MPI_INT, (int)m, CLI_TAG_TOLD, cli_interrupt_comm, &req[m]);
+  for (int waited = 0; req && sig; waited++) {
     size_t left = 0;
     for (size_t m = 1; m < s->n; m++) {
       int done = 0;
-      if (!told[m] && MPI_Test(&req[m], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
+      if (req[m] != MPI_REQUEST_NULL &&
+          MPI_Test(&req[m], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
         told[m] = true;
       left += !told[m];
     }
-    if (left == 0) break;
-    struct timespec ms = {0, 1000000};
-    nanosleep(&ms, NULL);
+    if (left == 0 || waited >= ms) break;
+    struct timespec one = {0, 1000000};
+    nanosleep(&one, NULL);
   }
-out:
+  /* An answer not come is not waited for: its receive is cancelled, so
+   * that nothing writes into sig once it is freed. */
+  for (size_t m = 1; req && m < s->n; m++)
+    if (req[m] != MPI_REQUEST_NULL) {
+      MPI_Status st;
+      int cancelled = 0;
+      MPI_Cancel(&req[m]);
+      MPI_Wait(&req[m], &st);
+      MPI_Test_cancelled(&st, &cancelled);
+      if (!cancelled) told[m] = true;
+    }
   free(req);
   free(sig);
+}
+
+void cli_session_continued(void *session) {
+  cli_session *s = session;
+  if (!s->job || s->n < 2) return;
+  if (!s->told && !(s->told = calloc(s->n, sizeof *s->told))) return;
+  memset(s->told, 0, s->n * sizeof *s->told);
+  s->told_ns = 0;
+  agents_told(s, s->told, CONT_MS);
+  s->told_ns = cli_now_ns();
 }
 
 /* "machine 1", "machines 1, 3": those not told, and how many. */
@@ -121,7 +146,10 @@ static size_t untold(const cli_session *s, const bool *told, char *buf, size_t s
 static void tell_launcher_end(const cli_session *s, int64_t r) {
   bool *told = calloc(s->n, sizeof *told);
   if (!told) return;
-  agents_told(s, told);
+  /* Asked at the SIGCONT just before: told at once. */
+  bool asked = s->told && s->told_ns && cli_now_ns() - s->told_ns < 3000000000u;
+  if (asked) memcpy(told, s->told, s->n * sizeof *told);
+  agents_told(s, told, asked ? AGAIN_MS : ANSWER_MS);
   char names[512], at[64] = "";
   size_t k = untold(s, told, names, sizeof names);
   free(told);
@@ -167,6 +195,7 @@ void cli_session_free(cli_session *s) {
   cli_outset_free(&s->files);
   cli_jobfile_free(&s->jf);
   free(s->traces);
+  free(s->told);
   free(s->clocks);
   free(s->run_ns);
   free(s->times);
