@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "cli.h" /* cli_format_ns (launcher/progrun/cli_units.c) */
+#include "cli.h" /* cli_format_ns, cli_summary_line (launcher/progrun/cli_units.c) */
 #include "desc_gen.h"
 #include "describe.h" /* examples/embed: saxpy built in C */
 #include "proc.h"
@@ -79,6 +79,12 @@ static int64_t now_ms(void) {
 /* When nonzero, the child's RLIMIT_FSIZE (its SIGXFSZ ignored, so that a
  * write past it fails with EFBIG rather than killing it). */
 static rlim_t child_fsize;
+/* When set, the child's stdout is this file (made anew), not a pipe. */
+static const char *child_stdout;
+/* When nonzero, the child gets this signal once its stderr holds
+ * child_signal_after (an interrupt in the middle of its runs). */
+static int child_signal;
+static const char *child_signal_after;
 
 /* Runs progrun with the NULL-terminated `args` (after argv[0]) in directory
  * `cwd` (NULL: this one), stdin from the file `in` (NULL: /dev/null). */
@@ -98,7 +104,8 @@ static proc run_io(const char *cwd, const char *in, const char *const *args) {
   CU_ASSERT_FATAL(pid >= 0);
   if (pid == 0) {
     int fd = open(in ? in : "/dev/null", O_RDONLY);
-    if (fd < 0 || dup2(fd, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0) _exit(126);
+    int out = child_stdout ? open(child_stdout, O_WRONLY | O_CREAT | O_TRUNC, 0666) : po[1];
+    if (fd < 0 || out < 0 || dup2(fd, 0) < 0 || dup2(out, 1) < 0 || dup2(pe[1], 2) < 0) _exit(126);
     if (cwd && chdir(cwd) != 0) _exit(126);
     if (child_fsize) {
       struct rlimit rl = {child_fsize, child_fsize};
@@ -130,6 +137,10 @@ static proc run_io(const char *cwd, const char *in, const char *const *args) {
       ssize_t got = read(fds[i].fd, chunk, sizeof chunk);
       if (got > 0) {
         out_put(bufs[i], chunk, (size_t)got);
+        if (i == 1 && child_signal && strstr(r.err.p, child_signal_after)) {
+          kill(pid, child_signal);
+          child_signal = 0;
+        }
       } else if (got == 0 || errno != EINTR) {
         close(fds[i].fd);
         fds[i].fd = -1;
@@ -684,11 +695,13 @@ static const char *io_arg(size_t index, const char *path, char *buf, size_t size
 }
 
 /* The summary line, whole: "runs N, min A, median B, mean C, p99 D, max
- * E, stddev F per run", each figure a number and a unit. */
+ * E, stddev F per run", each figure a number and the one unit of the
+ * line. */
 static bool summary_shape(const char *line, const char *start) {
   if (strncmp(line, start, strlen(start)) != 0) return false;
   const char *at = line + strlen(start);
   static const char *const names[] = {"min", "median", "mean", "p99", "max", "stddev"};
+  char first[8] = "";
   for (size_t i = 0; i < 6; i++) {
     char name[16], unit[8];
     double v = 0;
@@ -697,6 +710,8 @@ static bool summary_shape(const char *line, const char *start) {
     if (strcmp(name, names[i]) != 0) return false;
     if (strcmp(unit, "ns") && strcmp(unit, "us") && strcmp(unit, "ms") && strcmp(unit, "s"))
       return false;
+    if (i == 0) snprintf(first, sizeof first, "%s", unit);
+    if (strcmp(unit, first) != 0) return false;
     at += used;
     if (i < 5 && strncmp(at, ", ", 2) != 0) return false;
     at += i < 5 ? 2 : 0;
@@ -1165,7 +1180,7 @@ static void test_run_checks_every_output_before_the_first_run(void) {
     proc_free(&p);
     CU_ASSERT_EQUAL(access(ok, F_OK), -1);
   }
-  /* A job file's output, run here (machine 0's part). */
+  /* A job file's output, run here (a job of one machine). */
   char job[4096], text[8400];
   snprintf(text, sizeof text,
            "{\"machines\": [{\"program\": \"%s\", \"ints\": [\"run\"], "
@@ -1512,7 +1527,7 @@ static void test_trace_without_a_path_or_twice_is_bad_usage(void) {
   }
 }
 
-static void test_progress_forces_the_line_and_no_progress_suppresses_it(void) {
+static void test_progress_forces_the_line_ended_by_a_line_feed_and_no_progress_suppresses_it(void) {
   char ex[4096];
   example_path(0, ex, sizeof ex);
   /* stdout and stderr are pipes here: only --progress shows the line. */
@@ -1520,9 +1535,12 @@ static void test_progress_forces_the_line_and_no_progress_suppresses_it(void) {
   CU_ASSERT_EQUAL(p.code, 0);
   const char *first = "\rprogrun: run 1/3, ";
   CU_ASSERT(strncmp(p.err.p, first, strlen(first)) == 0);
-  /* Erased at the end: spaces over it, back to the line's start. */
+  /* Not on a terminal, it ends with a line feed: stderr ends with a
+   * whole line, and the line is in it once (the runs are quicker than
+   * its 10 updates a second). */
   size_t n = strlen(p.err.p);
-  CU_ASSERT(n > 2 && p.err.p[n - 1] == '\r' && p.err.p[n - 2] == ' ');
+  CU_ASSERT(n > 2 && p.err.p[n - 1] == '\n' && p.err.p[n - 2] != ' ');
+  CU_ASSERT(strchr(p.err.p, '\n') == p.err.p + n - 1);
   CU_ASSERT(summary_shape(p.out.p, "runs 3, "));
   proc_free(&p);
   p = RUN("run", ex, "--runs", "3", "--no-progress");
@@ -1834,6 +1852,413 @@ static void test_a_job_file_failing_here_exits_with_its_message(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, ": machine 0: --devices: device 0: cpu:0 is "));
   if (p.code != 2) show("failing devices", &p);
   proc_free(&p);
+}
+
+/* ---- files: FIFOs, bounds, all or none, stdout, one file twice ------------- */
+
+/* A description's JSON with one image per name in `files` ({"file": ...},
+ * relative to its folder), on the host. */
+static void write_file_desc(const char *path, const char *const *files, size_t n) {
+  char text[8192];
+  int at = snprintf(text, sizeof text,
+                    "{\"format\": 4, \"devices\": [\"%s\"], \"memory\": [], \"images\": [",
+                    rig_host_isa());
+  for (size_t i = 0; i < n; i++)
+    at += snprintf(text + at, sizeof text - (size_t)at,
+                   "%s{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": []}}",
+                   i ? ", " : "", files[i]);
+  snprintf(text + at, sizeof text - (size_t)at, "], \"inputs\": [], \"ints\": 0, \"steps\": []}");
+  write_text(path, text);
+}
+
+/* A sparse file of `bytes` (it reads as zeros, and takes no disk). */
+static void write_sparse(const char *path, off_t bytes) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  CU_ASSERT_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL_FATAL(ftruncate(fd, bytes), 0);
+  close(fd);
+}
+
+/* Each file a description names is a regular file, read within 1 GiB (all
+ * of them together too): a FIFO is refused at once (check and run), not
+ * waited on; a larger file is refused unread (exit 2). */
+static void test_a_descriptions_files_are_regular_and_within_1_gib(void) {
+  char dir[4096], desc[4096], fifo[4096], want[8400];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("dfiles", dir, sizeof dir), 0777), 0);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(tmp_path("dfiles/k.fifo", fifo, sizeof fifo), 0666), 0);
+  write_file_desc(tmp_path("dfiles/fifo.json", desc, sizeof desc), (const char *const[]){"k.fifo"},
+                  1);
+  const char *cmds[] = {"check", "run"};
+  for (size_t i = 0; i < 2; i++) {
+    proc p = RUN(cmds[i], desc);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want,
+             "progrun: %s: images[0].binary.bytes.file: cannot read \"%s\": not a regular file\n",
+             desc, fifo);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (p.code != 2) show("a FIFO in a description", &p);
+    proc_free(&p);
+  }
+  char big[4096], a[4096];
+  write_sparse(tmp_path("dfiles/big.bin", big, sizeof big), (off_t)2 << 30);
+  write_file_desc(desc, (const char *const[]){"big.bin"}, 1);
+  proc p = RUN("check", desc);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: images[0].binary.bytes.file: cannot read \"%s\": 2147483648 bytes, more "
+           "than the 1 GiB a description's file may hold\n",
+           desc, big);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  unlink(big);
+  /* Two of 600 MiB: the second takes them past the bound. */
+  write_sparse(tmp_path("dfiles/a.bin", a, sizeof a), (off_t)600 << 20);
+  write_file_desc(desc, (const char *const[]){"a.bin", "a.bin"}, 2);
+  p = RUN("check", desc);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: images[1].binary.bytes.file: cannot read \"%s\": its 629145600 bytes take "
+           "the description's files past 1 GiB\n",
+           desc, a);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  unlink(a);
+}
+
+/* Every file run writes, when it is a FIFO no process reads, is refused at
+ * once (exit 2, before any run) rather than waited on for ever. */
+static void test_a_fifo_no_process_reads_is_refused_at_once(void) {
+  char ex[4096], fifo[4096], arg[8400], want[8400];
+  example_path(0, ex, sizeof ex);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(tmp_path("unread.fifo", fifo, sizeof fifo), 0666), 0);
+  const char *opts[] = {"--output", "--trace", "--json", "--csv", "--markdown"};
+  snprintf(want, sizeof want, "progrun: cannot write %s: a FIFO no process reads\n", fifo);
+  for (size_t i = 0; i < 5; i++) {
+    proc p = RUN("run", ex, opts[i], i == 0 ? io_arg(1, fifo, arg, sizeof arg) : fifo);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    if (p.code != 2) show(opts[i], &p);
+    proc_free(&p);
+  }
+}
+
+/* A description of two host inputs, of 8 and 16 bytes, and no step. */
+static const char *write_two_inputs(char *buf, size_t size) {
+  rig_desc *d = rig_desc_create();
+  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_input(d, 0, 8);
+  rig_desc_add_input(d, 0, 16);
+  write_desc(d, "two-inputs.bin", buf, size);
+  rig_desc_free(d);
+  return buf;
+}
+
+/* FILE as a FIFO is read once a process writes it, and refused when none
+ * writes within 10 s, rather than waited on for ever. */
+static void test_a_fifo_as_file_is_read_or_refused_within_10_s(void) {
+  char fifo[4096], want[8400];
+  CU_ASSERT_EQUAL_FATAL(mkfifo(tmp_path("desc.fifo", fifo, sizeof fifo), 0666), 0);
+  proc p = RUN("check", fifo);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: cannot read %s: a FIFO no process wrote to in 10 s\n",
+           fifo);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  /* A writer (here waiting for the reader to open) gives it the bytes. */
+  char desc[4096];
+  size_t n = 0;
+  char *bytes = rig_test_read_file(write_two_inputs(desc, sizeof desc), &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
+  pid_t writer = fork();
+  CU_ASSERT_FATAL(writer >= 0);
+  if (writer == 0) {
+    int fd = open(fifo, O_WRONLY);
+    _exit(fd >= 0 && write(fd, bytes, n) == (ssize_t)n ? 0 : 1);
+  }
+  free(bytes);
+  p = RUN("check", fifo);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+  if (p.code != 0) show("a FIFO written", &p);
+  proc_free(&p);
+  kill(writer, SIGKILL); /* if it never wrote */
+  waitpid(writer, NULL, 0);
+}
+
+/* When one file fails to be written after another was (a report to a full
+ * device, a second output past the size limit), no file is replaced: the
+ * first output keeps its old contents, and no temporary file is left. */
+static void test_no_file_is_replaced_when_another_fails(void) {
+  char dir[4096], desc[4096], a[4096], b[4096], a0[8400], b1[8400];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("none", dir, sizeof dir), 0777), 0);
+  write_two_inputs(desc, sizeof desc);
+  tmp_path("none/a.bin", a, sizeof a);
+  io_arg(0, a, a0, sizeof a0);
+  const char *reports[] = {"--trace", "--json", "--csv", "--markdown"};
+  for (size_t i = 0; i < 4; i++) {
+    write_text(a, "old contents");
+    proc p = RUN("run", desc, "--output", a0, reports[i], "/dev/full");
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.err.p, "progrun: cannot write /dev/full: No space left on device\n");
+    if (p.code != 2) show(reports[i], &p);
+    proc_free(&p);
+    CU_ASSERT(file_is(a, "old contents", 12));
+    CU_ASSERT_EQUAL(entries(dir), 1);
+  }
+  /* Output 0 (8 bytes) fits the limit, output 1 (16) does not. */
+  write_text(a, "old contents");
+  io_arg(1, tmp_path("none/b.bin", b, sizeof b), b1, sizeof b1);
+  child_fsize = 12;
+  proc p = RUN("run", desc, "--output", a0, "--output", b1);
+  child_fsize = 0;
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT(strncmp(p.err.p, "progrun: cannot write ", 22) == 0);
+  proc_free(&p);
+  CU_ASSERT(file_is(a, "old contents", 12));
+  CU_ASSERT_EQUAL(access(b, F_OK), -1);
+  CU_ASSERT_EQUAL(entries(dir), 1);
+}
+
+/* An output (or --trace) on stdout is its bytes and nothing else, through a
+ * file (`> file`) as through a pipe: the summary goes to stderr. */
+static void test_an_output_on_stdout_is_its_bytes_alone(void) {
+  char ex[4096], xp[4096], file[4096], in[4200];
+  float x[1024], y[1024];
+  saxpy_x(x, 1024);
+  saxpy_expect(x, 1024, 4, y);
+  write_file(tmp_path("stdout-x.bin", xp, sizeof xp), x, sizeof x);
+  example_path(0, ex, sizeof ex);
+  io_arg(0, xp, in, sizeof in);
+  child_stdout = tmp_path("stdout.bin", file, sizeof file);
+  proc p = RUN("run", ex, "--ints", "4", "--input", in, "--output", "1=/dev/stdout");
+  child_stdout = NULL;
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(file_is(file, y, sizeof y));
+  CU_ASSERT(summary_shape(p.err.p, "runs 1, "));
+  proc_free(&p);
+  p = RUN("run", ex, "--ints", "4", "--input", in, "--output", "1=/dev/stdout");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT(p.out.n == sizeof y && memcmp(p.out.p, y, sizeof y) == 0);
+  CU_ASSERT(summary_shape(p.err.p, "runs 1, "));
+  proc_free(&p);
+  p = RUN("run", ex, "--runs", "2", "--trace", "/dev/stdout");
+  CU_ASSERT_EQUAL(p.code, 0);
+  json_error_t jerr;
+  json_t *trace = json_loads(p.out.p, 0, &jerr);
+  CU_ASSERT(json_is_array(json_object_get(trace, "traceEvents")));
+  json_decref(trace);
+  CU_ASSERT(summary_shape(p.err.p, "runs 2, "));
+  proc_free(&p);
+}
+
+/* A report naming an output's file (by its path, or through a link), or two
+ * outputs naming one file, is bad usage (exit 2) before any run (which
+ * here would fail, exit 1): no file is written. */
+static void test_one_file_named_twice_is_refused_before_any_run(void) {
+  char dir[4096], desc[4096], out[4096], link_path[4096], a0[8400], want[8400];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("twice", dir, sizeof dir), 0777), 0);
+  write_past_input(desc, sizeof desc);
+  tmp_path("twice/y.bin", out, sizeof out);
+  tmp_path("twice/link.json", link_path, sizeof link_path);
+  CU_ASSERT_EQUAL_FATAL(symlink("y.bin", link_path), 0);
+  io_arg(0, out, a0, sizeof a0);
+  const char *reports[] = {"--trace", "--json", "--csv", "--markdown"};
+  for (size_t i = 0; i < 4; i++) {
+    const char *path = i == 1 ? link_path : out;
+    proc p = RUN("run", desc, "--runs", "5", "--ints", "run", "--output", a0, reports[i], path);
+    CU_ASSERT_EQUAL(p.code, 2);
+    snprintf(want, sizeof want, "progrun: %s %s: the same file as --output 0=%s\n", reports[i],
+             path, out);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (p.code != 2) show(reports[i], &p);
+    proc_free(&p);
+  }
+  proc p = RUN("run", desc, "--runs", "5", "--ints", "run", "--output", a0, "--output", a0);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: --output 0=%s: the same file as --output 0=%s\n", out, out);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  proc_free(&p);
+  CU_ASSERT_EQUAL(entries(dir), 1); /* the link alone */
+}
+
+/* ---- interrupts ------------------------------------------------------------- */
+
+/* SIGINT (or SIGTERM) in the middle of the runs: `interrupted (SIGINT) in
+ * run R` on a line of its own, the runs so far summarized, exit 130
+ * (143), and no file written. */
+static void test_an_interrupt_is_told_with_the_runs_so_far_and_no_file(void) {
+  char dir[4096], ex[4096], out[4096], json[4096], o1[8400], want[64];
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp_path("interrupt", dir, sizeof dir), 0777), 0);
+  example_path(0, ex, sizeof ex);
+  tmp_path("interrupt/y.bin", out, sizeof out);
+  tmp_path("interrupt/report.json", json, sizeof json);
+  io_arg(1, out, o1, sizeof o1);
+  const int sigs[] = {SIGINT, SIGTERM};
+  const char *names[] = {"SIGINT", "SIGTERM"};
+  for (size_t i = 0; i < 2; i++) {
+    write_text(out, "old contents");
+    child_signal = sigs[i];
+    child_signal_after = "progrun: run ";
+    proc p = RUN("run", ex, "--runs", "4611686018427387904", "--progress", "--output", o1, "--json",
+                 json);
+    child_signal = 0;
+    CU_ASSERT_EQUAL(p.code, 128 + sigs[i]);
+    snprintf(want, sizeof want, "\nprogrun: interrupted (%s) in run ", names[i]);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, want));
+    unsigned long long runs = 0;
+    char start[64];
+    CU_ASSERT(sscanf(p.out.p, "runs %llu, ", &runs) == 1 && runs >= 1);
+    snprintf(start, sizeof start, "runs %llu, ", runs);
+    CU_ASSERT(summary_shape(p.out.p, start));
+    if (p.code != 128 + sigs[i] || !summary_shape(p.out.p, start)) show(names[i], &p);
+    proc_free(&p);
+    CU_ASSERT(file_is(out, "old contents", 12));
+    CU_ASSERT_EQUAL(access(json, F_OK), -1);
+    CU_ASSERT_EQUAL(entries(dir), 1);
+  }
+}
+
+/* ---- a job file here, {rank} here -------------------------------------------- */
+
+/* A job file of more machines than one, run without a launcher, is refused
+ * (exit 2) saying how to start it: no machine's part runs. */
+static void test_a_job_of_several_machines_without_a_launcher_says_how_to_start_it(void) {
+  char ex[4096], text[16800], job[4096], want[8400], y0[4096];
+  example_path(0, ex, sizeof ex);
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"outputs\": {\"1\": \"several-y0.bin\"}},\n"
+           "              {\"program\": \"%s\"}, {\"program\": \"%s\"}]}",
+           ex, ex, ex);
+  proc p = run_job_text("several.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: this job has 3 machines: start it with mpirun -n 3 (or srun -n 3)\n", job);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  proc_free(&p);
+  CU_ASSERT_EQUAL(access(tmp_path("several-y0.bin", y0, sizeof y0), F_OK), -1);
+}
+
+/* Without a launcher this machine is machine 0: {rank} in --output is 0. */
+static void test_rank_in_an_output_is_0_without_a_launcher(void) {
+  char ex[4096], out[4096], arg[8400], y0[4096];
+  RUN_EXITS(0, "run", example_path(0, ex, sizeof ex), "-q", "--output",
+            io_arg(1, tmp_path("alone-y{rank}.bin", out, sizeof out), arg, sizeof arg));
+  CU_ASSERT_EQUAL(access(tmp_path("alone-y0.bin", y0, sizeof y0), F_OK), 0);
+  CU_ASSERT_EQUAL(access(out, F_OK), -1);
+}
+
+/* ---- reports ------------------------------------------------------------------- */
+
+/* A summary line holds one unit, the one its median is read in: a p99 of
+ * 1.8 ms beside a median of 400 us is 1800.0 us. */
+static void test_a_summary_line_keeps_the_unit_of_its_median(void) {
+  cli_figures f = {.runs = 5,
+                   .min = 290300,
+                   .median = 400000,
+                   .p99 = 1800000,
+                   .max = 1800000,
+                   .mean = 500000.0,
+                   .stddev = 12345.0};
+  char line[512];
+  cli_summary_line(&f, line, sizeof line);
+  CU_ASSERT_STRING_EQUAL(line, "runs 5, min 290.3 us, median 400.0 us, mean 500.0 us, p99 1800.0 "
+                               "us, max 1800.0 us, stddev 12.3 us per run\n");
+  f = (cli_figures){.runs = 1, .min = 812, .median = 812, .p99 = 812, .max = 812, .mean = 812.0};
+  cli_summary_line(&f, line, sizeof line);
+  CU_ASSERT_STRING_EQUAL(line, "runs 1, min 812 ns, median 812 ns, mean 812 ns, p99 812 ns, max "
+                               "812 ns, stddev 0 ns per run\n");
+}
+
+/* --json also gives progrun's version, when the runs began (UTC), each
+ * machine's devices; --json-runs every measured run's time, per machine
+ * and for the job; --json-runs without --json is bad usage. */
+static void test_json_gives_the_version_time_devices_and_every_run(void) {
+  char ex[4096], path[4096], cpu[64];
+  example_path(0, ex, sizeof ex);
+  tmp_path("every-run.json", path, sizeof path);
+  RUN_EXITS(0, "run", ex, "--runs", "4", "--warmup", "1", "--json", path, "--json-runs", "-q");
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "progrun")), RIG_VERSION_STRING);
+  const char *when = json_string_value(json_object_get(root, "timestamp"));
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, used = 0;
+  CU_ASSERT(when &&
+            sscanf(when, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &s, &used) == 6 &&
+            used == 20 && y >= 2024);
+  json_t *m0 = json_array_get(json_object_get(root, "machines"), 0);
+  json_t *devs = json_object_get(m0, "devices");
+  CU_ASSERT_EQUAL(json_array_size(devs), 2);
+  snprintf(cpu, sizeof cpu, "cpu-%s", rig_host_isa());
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(devs, 0), "name")),
+                         "host");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(devs, 0), "arch")),
+                         rig_host_isa());
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(devs, 1), "name")),
+                         "cpu:0");
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(devs, 1), "arch")), cpu);
+  json_t *objs[] = {m0, json_object_get(root, "job")};
+  for (size_t k = 0; k < 2; k++) {
+    json_t *each = json_object_get(objs[k], "run_ns");
+    CU_ASSERT_EQUAL(json_array_size(each), 3);
+    for (size_t r = 0; r < json_array_size(each); r++) {
+      json_int_t v = json_integer_value(json_array_get(each, r));
+      CU_ASSERT(v >= json_integer_value(json_object_get(objs[k], "min_ns")) &&
+                v <= json_integer_value(json_object_get(objs[k], "max_ns")));
+    }
+  }
+  json_decref(root);
+  proc p = RUN("run", ex, "--json-runs");
+  CU_ASSERT_EQUAL(p.code, 2);
+  const char *usage = "progrun: run: --json-runs needs --json PATH\n";
+  CU_ASSERT(strncmp(p.err.p, usage, strlen(usage)) == 0);
+  proc_free(&p);
+  /* Every time is kept until the report: 2^24 of them at most, before any
+   * run (with the job's: 8388609 runs on one machine are one too many). */
+  p = RUN("run", ex, "--runs", "8388609", "--json", path, "--json-runs");
+  CU_ASSERT_EQUAL(p.code, 2);
+  usage = "progrun: run: --json-runs keeps every run's time: 8388609 runs measured on 1 machine "
+          "(and the job's), more than the 16777216 it keeps\n";
+  CU_ASSERT(strncmp(p.err.p, usage, strlen(usage)) == 0);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  proc_free(&p);
+}
+
+/* --csv and --markdown write the summary's figures as a table, as
+ * hyperfine's exports do: CSV in seconds, Markdown in one unit. */
+static void test_csv_and_markdown_write_the_summary_table(void) {
+  char ex[4096], csv[4096], md[4096], host[256] = "", want[512];
+  example_path(0, ex, sizeof ex);
+  gethostname(host, sizeof host - 1);
+  RUN_EXITS(0, "run", ex, "--runs", "3", "-q", "--csv", tmp_path("table.csv", csv, sizeof csv),
+            "--markdown", tmp_path("table.md", md, sizeof md));
+  size_t n = 0;
+  char *text = rig_test_read_file(csv, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  const char *head = "machine,host,runs,mean,stddev,median,p99,min,max\n";
+  CU_ASSERT(strncmp(text, head, strlen(head)) == 0);
+  snprintf(want, sizeof want, "0,%s,3,", host);
+  const char *row = text + strlen(head);
+  CU_ASSERT(strncmp(row, want, strlen(want)) == 0);
+  double mean, sd, median, p99, min, max;
+  CU_ASSERT(sscanf(row + strlen(want), "%lf,%lf,%lf,%lf,%lf,%lf\n", &mean, &sd, &median, &p99, &min,
+                   &max) == 6 &&
+            min <= median && median <= p99 && p99 <= max && max < 10.0);
+  CU_ASSERT_EQUAL(strchr(row, '\n') + 1, text + n);
+  free(text);
+  text = rig_test_read_file(md, &n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  char unit[8] = "";
+  CU_ASSERT(sscanf(text, "| Machine | Host | Runs | Mean [%7[a-z]] |", unit) == 1);
+  snprintf(want, sizeof want,
+           "| Machine | Host | Runs | Mean [%s] | Median [%s] | p99 [%s] | Min [%s] | Max [%s] |\n"
+           "|:---|:---|---:|---:|---:|---:|---:|---:|\n| 0 | %s | 3 | ",
+           unit, unit, unit, unit, unit, host);
+  CU_ASSERT(strncmp(text, want, strlen(want)) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, " ± "));
+  free(text);
 }
 
 /* ---- job files where a description goes ------------------------------------ */
@@ -2636,8 +3061,28 @@ void rig_test_register(void) {
        test_a_bad_trace_path_is_refused_before_any_run},
       {"trace without a path or twice is bad usage",
        test_trace_without_a_path_or_twice_is_bad_usage},
-      {"progress forces the line and no-progress suppresses it",
-       test_progress_forces_the_line_and_no_progress_suppresses_it},
+      {"progress forces the line, ended by a line feed, and no-progress suppresses it",
+       test_progress_forces_the_line_ended_by_a_line_feed_and_no_progress_suppresses_it},
+      {"a summary line keeps the unit of its median",
+       test_a_summary_line_keeps_the_unit_of_its_median},
+      {"json gives the version, time, devices and every run",
+       test_json_gives_the_version_time_devices_and_every_run},
+      {"csv and markdown write the summary table", test_csv_and_markdown_write_the_summary_table},
+      {"rank in an output is 0 without a launcher", test_rank_in_an_output_is_0_without_a_launcher},
+      CU_TEST_INFO_NULL};
+  static CU_TestInfo files[] = {
+      {"a description's files are regular and within 1 GiB",
+       test_a_descriptions_files_are_regular_and_within_1_gib},
+      {"a FIFO no process reads is refused at once",
+       test_a_fifo_no_process_reads_is_refused_at_once},
+      {"a FIFO as FILE is read or refused within 10 s",
+       test_a_fifo_as_file_is_read_or_refused_within_10_s},
+      {"no file is replaced when another fails", test_no_file_is_replaced_when_another_fails},
+      {"an output on stdout is its bytes alone", test_an_output_on_stdout_is_its_bytes_alone},
+      {"one file named twice is refused before any run",
+       test_one_file_named_twice_is_refused_before_any_run},
+      {"an interrupt is told with the runs so far and no file",
+       test_an_interrupt_is_told_with_the_runs_so_far_and_no_file},
       CU_TEST_INFO_NULL};
   static CU_TestInfo jobs[] = {
       {"a job file refuses every outputs without rank",
@@ -2648,6 +3093,8 @@ void rig_test_register(void) {
       {"job file rails are checked field by field", test_job_file_rails_are_checked_field_by_field},
       {"a job file failing here exits with its message",
        test_a_job_file_failing_here_exits_with_its_message},
+      {"a job of several machines without a launcher says how to start it",
+       test_a_job_of_several_machines_without_a_launcher_says_how_to_start_it},
       {"check passes the example job files", test_check_passes_the_example_job_files},
       {"check of a job file names the file and the JSON path",
        test_check_of_a_job_file_names_the_file_and_the_json_path},
@@ -2663,6 +3110,7 @@ void rig_test_register(void) {
   rig_test_add_suite("cli: pack", pack);
   rig_test_add_suite("cli: run", run);
   rig_test_add_suite("cli: usage", usage);
+  rig_test_add_suite("cli: files", files);
   static CU_TestInfo dot[] = {
       {"dot --all draws what each step follows and why",
        test_dot_all_draws_what_each_step_follows_and_why},

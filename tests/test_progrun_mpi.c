@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -429,10 +430,10 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
    * (not itself, machine 0); the status is mpirun's, 128 + SIGKILL. */
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "rank 1"));
   const char *said = strstr(p.err, "progrun: ended by the launcher in run ");
-  CU_ASSERT(said && strstr(said, ": machine 1 had not finished it"));
+  CU_ASSERT(said && strstr(said, ": machine 1 did not answer: likely the one that stopped"));
   CU_ASSERT_PTR_NULL(strstr(p.err, "machine 0: ended"));
   CU_ASSERT_EQUAL(p.code, 137);
-  if (p.code != 137 || p.timed_out || !said) show(&p);
+  if (p.code != 137 || p.timed_out || !said || !strstr(said, "did not answer")) show(&p);
   rig_proc_free(&p);
 }
 
@@ -601,7 +602,8 @@ static void test_progress_under_mpirun_names_the_slowest_machine(void) {
 }
 
 /* A job file naming more machines than the job has is refused (exit 2),
- * naming both counts, rather than run without the machines past the job. */
+ * saying how to start it, rather than run without the machines past the
+ * job. */
 static void test_a_job_file_with_more_machines_than_the_job_is_refused(void) {
   char saxpy[512], job[512], text[2048];
   const char *ex = example("saxpy.json", saxpy, sizeof saxpy);
@@ -616,9 +618,7 @@ static void test_a_job_file_with_more_machines_than_the_job_is_refused(void) {
   CU_ASSERT_FALSE(p.timed_out);
   char want[1024];
   snprintf(want, sizeof want,
-           "progrun: %s: \"machines\" has 3 machines, more than the job's 2 (start as many ranks "
-           "as it has machines, or more with \"every\")\n",
-           job);
+           "progrun: %s: this job has 3 machines: start it with mpirun -n 3 (or srun -n 3)\n", job);
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   if (p.code != 2 || !strstr(p.err, want)) show(&p);
   rig_proc_free(&p);
@@ -735,6 +735,153 @@ static void test_a_bad_trace_path_under_mpirun_is_refused_before_any_run(void) {
   CU_ASSERT(first && !strstr(first + 1, want));
   CU_ASSERT_PTR_NULL(strstr(p.out, "runs "));
   if (p.code != 2 || !first) show(&p);
+  rig_proc_free(&p);
+}
+
+/* ---- files, interrupts, reports under mpirun ---------------------------------- */
+
+/* A FIFO no process writes, named in a description ({"file": ...}), and
+ * an output that is a FIFO no process reads: each refused at once (exit
+ * 2, said once), rather than every rank waiting for ever. */
+static void test_fifos_are_refused_at_once_under_mpirun(void) {
+  char fifo[512], desc[512], text[1024], saxpy[512], arg[600], want[1400];
+  CU_ASSERT_EQUAL_FATAL(mkfifo(in_tmp("k.fifo", fifo, sizeof fifo), 0666), 0);
+  snprintf(text, sizeof text,
+           "{\"format\": 4, \"devices\": [\"%s\"], \"memory\": [], \"images\": [{\"device\": 0, "
+           "\"binary\": {\"bytes\": {\"file\": \"k.fifo\"}, \"holes\": []}}], \"inputs\": [], "
+           "\"ints\": 0, \"steps\": []}",
+           rig_host_isa());
+  write_text(in_tmp("fifo-image.json", desc, sizeof desc), text);
+  const char *args[] = {desc, NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_FALSE(p.timed_out);
+  snprintf(want, sizeof want,
+           "progrun: %s: images[0].binary.bytes.file: cannot read \"%s\": not a regular file\n",
+           desc, fifo);
+  const char *first = strstr(p.err, want);
+  CU_ASSERT(first && !strstr(first + 1, want));
+  if (!first) show(&p);
+  rig_proc_free(&p);
+  snprintf(arg, sizeof arg, "1=%s", fifo);
+  const char *out[] = {example("saxpy.json", saxpy, sizeof saxpy), "--output", arg, NULL};
+  p = mpirun(1, out, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_FALSE(p.timed_out);
+  snprintf(want, sizeof want, "progrun: cannot write %s: a FIFO no process reads\n", fifo);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* Machine 1's output fails (a full device) after machine 0's was put: no
+ * file is replaced, machine 0's keeps its old contents (exit 2). */
+static void test_no_machines_output_is_replaced_when_another_fails(void) {
+  char saxpy[512], job[512], y0[512], text[2048];
+  write_text(in_tmp("keep-y0.bin", y0, sizeof y0), "old contents");
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"outputs\": {\"1\": \"keep-y0.bin\"}},\n"
+           "              {\"program\": \"%s\", \"outputs\": {\"1\": \"/dev/full\"}}]}\n",
+           example("saxpy.json", saxpy, sizeof saxpy), saxpy);
+  write_text(in_tmp("keep-job.json", job, sizeof job), text);
+  const char *args[] = {job, "--quiet", NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(p.err, "progrun: cannot write /dev/full: No space left on device\n"));
+  if (p.code != 2) show(&p);
+  rig_proc_free(&p);
+  size_t n = 0;
+  char *kept = slurp(y0, &n);
+  CU_ASSERT(kept && n == 12 && memcmp(kept, "old contents", 12) == 0);
+  free(kept);
+}
+
+/* Signals mpirun with *(int *)ctx once the job runs. */
+static void signal_launcher(void *ctx, pid_t launcher) {
+  wait_loaded(launcher, 1);
+  kill(launcher, *(int *)ctx);
+}
+
+/* SIGINT or SIGTERM to mpirun (Ctrl-C, scancel): mpirun sends every rank
+ * SIGTERM; every rank is there to say so, so the job is told interrupted
+ * (not a machine that stopped), the runs so far summarized, no output
+ * written. */
+static void test_an_interrupted_mpirun_is_told_as_an_interrupt(void) {
+  char saxpy[512], out[512], arg[600], y0[512];
+  snprintf(arg, sizeof arg, "1=%s", in_tmp("int-y{rank}.bin", out, sizeof out));
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "4611686018427387904",
+                        "--output",
+                        arg,
+                        NULL};
+  int sigs[] = {SIGINT, SIGTERM};
+  for (size_t i = 0; i < 2; i++) {
+    write_text(in_tmp("int-y0.bin", y0, sizeof y0), "old contents");
+    rig_proc p = mpirun_during(2, args, NULL, 60, 0, signal_launcher, &sigs[i]);
+    CU_ASSERT_NOT_EQUAL(p.code, 0);
+    CU_ASSERT_FALSE(p.timed_out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: interrupted (SIGTERM) in run "));
+    CU_ASSERT_PTR_NULL(strstr(p.err, "did not answer"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 1: runs "));
+    if (!strstr(p.err, "interrupted (SIGTERM)") || !strstr(p.out, "machine 1: runs ")) show(&p);
+    rig_proc_free(&p);
+    size_t n = 0;
+    char *kept = slurp(y0, &n);
+    CU_ASSERT(kept && n == 12 && memcmp(kept, "old contents", 12) == 0);
+    free(kept);
+  }
+}
+
+/* Under Open MPI a rank's stdout is a terminal even when mpirun's output
+ * is not: the progress line, drawn only where stderr is one, is not. */
+static void test_no_progress_line_lands_in_mpiruns_output(void) {
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "3", NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NULL(strchr(p.err, '\r'));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 1: runs 3, "));
+  if (p.code != 0 || strchr(p.err, '\r')) show(&p);
+  rig_proc_free(&p);
+}
+
+/* A job of several machines ends its summary with the job's line: its
+ * runs, runs per second, and the slowest machine (here machine 1, whose
+ * run pauses 1 s) with its median and p99. */
+static void test_the_summary_ends_with_the_jobs_line(void) {
+  char job[512];
+  write_slow_1_job("slow-1-line.json", job, sizeof job);
+  const char *args[] = {job, "--runs", "2", NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  const char *line = strstr(p.out, "\njob: runs 2, ");
+  double rate = 0, median = 0, p99 = 0;
+  char u1[8] = "", u2[8] = "";
+  CU_ASSERT(line && sscanf(line,
+                           "\njob: runs 2, %lf runs/s, slowest machine 1 (median %lf %7[a-z], "
+                           "p99 %lf %7[a-z])\n",
+                           &rate, &median, u1, &p99, u2) == 5);
+  CU_ASSERT(rate > 0 && rate <= 1.0 && strcmp(u1, "s") == 0 && strcmp(u2, "s") == 0 &&
+            median >= 1.0);
+  bool last = line && strchr(line + 1, '\n')[1] == '\0';
+  CU_ASSERT(last);
+  if (!last || !(median >= 1.0) || !(rate <= 1.0)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* A job file of more machines than ranks, with rails, says how to start
+ * it (not that a rail names a machine the job lacks). */
+static void test_a_job_with_rails_on_too_few_ranks_says_how_to_start_it(void) {
+  char job[512], want[1024];
+  const char *args[] = {write_pipeline("pipeline-one.json", 2, job, sizeof job), NULL};
+  rig_proc p = mpirun(1, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: this job has 2 machines: start it with mpirun -n 2 (or srun -n 2)\n", job);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
   rig_proc_free(&p);
 }
 
@@ -892,6 +1039,15 @@ void rig_test_register(void) {
        test_a_rail_to_a_machine_the_job_lacks_is_refused},
       {"a silent peer releases every rail wait and fails the job",
        test_a_silent_peer_releases_every_rail_wait_and_fails_the_job},
+      {"FIFOs are refused at once under mpirun", test_fifos_are_refused_at_once_under_mpirun},
+      {"no machine's output is replaced when another fails",
+       test_no_machines_output_is_replaced_when_another_fails},
+      {"an interrupted mpirun is told as an interrupt",
+       test_an_interrupted_mpirun_is_told_as_an_interrupt},
+      {"no progress line lands in mpirun's output", test_no_progress_line_lands_in_mpiruns_output},
+      {"the summary ends with the job's line", test_the_summary_ends_with_the_jobs_line},
+      {"a job with rails on too few ranks says how to start it",
+       test_a_job_with_rails_on_too_few_ranks_says_how_to_start_it},
       CU_TEST_INFO_NULL};
   if (setup() != 0) exit(2);
   atexit(teardown);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
@@ -50,13 +51,13 @@ int cli_check(int argc, char **argv);
 int cli_dump(int argc, char **argv);
 int cli_pack(int argc, char **argv);
 
-/* ---- run (cli_run.c) --------------------------------------------------------
- * `progrun run FILE [options]` on this machine. What is per machine
- * (mapping devices, making inputs, running N times, timing, reading
- * outputs) is in functions that print nothing: each returns an exit code
- * and fills a rig_error with the message (without "progrun: "), so that the
- * MPI launcher can call them on every machine and report a machine's
- * failure from the controller. */
+/* ---- run ---------------------------------------------------------------------
+ * `progrun run FILE [options]`, on this machine alone or on every machine
+ * of an MPI job (cli_job.h). What is per machine (mapping devices, making
+ * inputs, running, reading outputs: cli_machine.c) is in functions that
+ * print nothing: each returns an exit code and fills a rig_error with the
+ * message (without "progrun: "), so that the controller of a job can call
+ * them for every machine and report a machine's failure. */
 
 int cli_run(int argc, char **argv);
 int cli_info(int argc, char **argv);
@@ -90,29 +91,38 @@ typedef struct cli_run_opts {
   size_t ndevices;
   bool quiet;
   bool help;
-  uint64_t warmup;   /* --warmup: the first runs, left out of the figures */
-  const char *json;  /* --json PATH: the figures as JSON, or NULL */
-  const char *trace; /* --trace PATH: the steps as a Chrome trace, or NULL */
-  int progress;      /* --progress 1, --no-progress 0, else -1: on a terminal */
+  uint64_t warmup;      /* --warmup: the first runs, left out of the figures */
+  const char *json;     /* --json PATH: the figures as JSON, or NULL */
+  bool json_runs;       /* --json-runs: every run's time in the --json report */
+  const char *trace;    /* --trace PATH: the steps as a Chrome trace, or NULL */
+  const char *csv;      /* --csv PATH: the summary table as CSV, or NULL */
+  const char *markdown; /* --markdown PATH: the summary table as Markdown, or NULL */
+  int progress;         /* --progress 1, --no-progress 0, else -1: on a terminal */
 } cli_run_opts;
 
-/* Parses run's arguments (argv[0] is the command's name). On bad usage
- * prints why and the usage and returns CLI_EXIT_USAGE. Free with
+/* Parses run's arguments (cli_opts.c; argv[0] is the command's name). On
+ * bad usage prints why and the usage and returns CLI_EXIT_USAGE. Free with
  * cli_run_opts_free, also on failure. */
 int cli_run_parse(int argc, char **argv, cli_run_opts *o);
 void cli_run_opts_free(cli_run_opts *o);
-/* Refuses (usage) a --warmup that leaves none of `runs` measured. */
-int cli_run_warmup_fit(uint64_t warmup, uint64_t runs);
+/* What needs the runs' count (a job file may give it) and the machines':
+ * refuses (usage) a --warmup that leaves none of `runs` measured, and
+ * --json-runs past CLI_JSON_RUNS times kept (the runs measured, for each
+ * machine and for the job). */
+#define CLI_JSON_RUNS ((uint64_t)1 << 24)
+int cli_run_count_fit(const cli_run_opts *o, uint64_t runs, size_t machines);
 
 /* Whether the options fit d: input and output indices, the number of ints
  * and of devices. CLI_EXIT_USAGE with the message otherwise. */
 int cli_run_fit(const cli_run_opts *o, const rig_desc *d, rig_error *err);
 
+/* ---- one machine (cli_machine.c) ------------------------------------------- */
+
 /* The devices that stand for d's: names[i] for device i when names is not
  * NULL (a name that does not open or is of another arch: CLI_EXIT_USAGE);
  * else by arch: this machine's ISA the host, "cpu-<ISA>" the next free
- * cpu:N, "sm_XY" the next free cuda:N of that arch (none: CLI_EXIT_FAIL). */
-/* How devices are found by name: locally, or among a machine's in a job. */
+ * cpu:N, "sm_XY" the next free cuda:N of that arch (none: CLI_EXIT_FAIL).
+ * How devices are found by name: locally, or among a machine's in a job. */
 typedef struct cli_opener {
   rig_device *(*open)(void *ctx, const char *name, rig_error *why);
   void *ctx;
@@ -143,6 +153,7 @@ typedef struct cli_machine {
   rig_point *step_points; /* made once, shared by every run */
   size_t nstep_points;
   rig_point *ends;
+  size_t nends; /* of the run handed over last */
 } cli_machine;
 
 /* Loads d on devices (as cli_map_devices gave them) and makes its inputs,
@@ -154,41 +165,72 @@ int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devic
 uint64_t cli_now_ns(void);
 /* Writes len bytes (at most the input's) at the start of input i. */
 int cli_machine_fill_input(cli_machine *m, size_t i, const void *bytes, size_t len, rig_error *err);
-/* Run `run` (0-based): ints from `ints` (`run` and `rank` resolved), then
- * the program once, waiting until each of its ends is reached; *ns its
- * time from before the run to then. CLI_EXIT_FAIL with `run <r>: <why>`. */
-int cli_machine_run(cli_machine *m, uint64_t run, const cli_int *ints, size_t nints, uint64_t *ns,
-                    rig_error *err);
+/* Hands run `run` (0-based) over: ints from `ints` (`run` and `rank`
+ * resolved), then the program once, its ends in m->ends. CLI_EXIT_FAIL
+ * with the program's message. */
+int cli_machine_start(cli_machine *m, uint64_t run, const cli_int *ints, size_t nints,
+                      rig_error *err);
 /* Input i's bytes once the work writing them is done (malloc'd, *len of
  * them; NULL for 0 bytes). */
 int cli_machine_read_input(cli_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err);
 void cli_machine_close(cli_machine *m);
 
-/* ---- files (cli_file.c) ---------------------------------------------------- */
+/* ---- reading files (cli_file.c) -------------------------------------------- */
 
 /* The most progrun reads of one file (a description, a job file, an
  * input): a regular file larger is refused before reading, anything else
  * once it gives more (docs/cli.md, "Files"). */
 #define CLI_MAX_READ      ((size_t)1 << 30)
 #define CLI_MAX_READ_TEXT "1 GiB"
+/* How long a FIFO read may give nothing before it is refused: opening one
+ * that no process writes never waits (docs/cli.md, "Files"). */
+#define CLI_FIFO_WAIT_MS 10000
 /* How much of a path a message shows: a longer one keeps its head and
  * tail around "...", so that the reason after it is never cut off. */
 #define CLI_PATH_SHOWN 256
 const char *cli_short_path(const char *path, char *buf, size_t size);
+/* Sets `cannot <verb> PATH: <why>`; returns CLI_EXIT_USAGE. */
+int cli_cannot(rig_error *err, const char *verb, const char *path, const char *why);
+/* Opens path for reading ("-": stdin), never waiting on a FIFO (a FIFO
+ * that gives nothing in CLI_FIFO_WAIT_MS is refused); a directory is
+ * refused. *fd then reads as usual; *st is its fstat. */
+int cli_open_read(const char *path, int *fd, struct stat *st, rig_error *err);
 /* The whole file ("-": stdin), NUL-terminated (not counted in *len), within
  * CLI_MAX_READ; CLI_EXIT_USAGE with `cannot read PATH: <why>` or the bound
  * (CLI_EXIT_FAIL out of memory). */
 int cli_read_whole(const char *path, char **text, size_t *len, rig_error *err);
-/* Whether cli_write_file could write path: its directory (or, for a
- * device or FIFO, the file) writable, not a directory. Checked before any
- * work, so that none is lost to a bad output. */
-int cli_output_check(const char *path, rig_error *err);
-/* Writes n bytes to path whole or not at all: a symbolic link is followed
- * and its target replaced (temporary file in the target's directory,
- * synced, renamed over it), the old file kept when writing fails; a file
- * that is not regular (a device, a FIFO, /dev/stdout) is written in place,
- * never replaced. CLI_EXIT_USAGE with `cannot write PATH: <why>`. */
+
+/* ---- writing files, all or none (cli_outset.c) ------------------------------ */
+
+typedef struct cli_out cli_out;
+typedef struct cli_outset {
+  cli_out *outs;
+  size_t n, room;
+  bool has_stdout, has_stderr; /* a file written in place is this process's stdout, stderr */
+} cli_outset;
+/* Adds path (named `label` in messages: "--output 1=y.bin"), before any
+ * work: refuses (CLI_EXIT_USAGE, `cannot write PATH: <why>`) one whose
+ * folder is missing or not writable, a directory, a FIFO no process
+ * reads; and (`LABEL: the same file as LABEL2`) one that is the same file
+ * as another of the set. A file that is not regular (a device, a FIFO,
+ * /dev/stdout) is opened here, without waiting, and written in place; a
+ * symbolic link is followed, its target replaced. *index is for put. */
+int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *index,
+                   rig_error *err);
+/* The file's bytes: into a temporary file beside it, synced (or, for one
+ * written in place, kept until the commit). */
+int cli_outset_put(cli_outset *s, size_t index, const void *b, size_t n, rig_error *err);
+/* Writes the in-place files, then renames every temporary over its file;
+ * a failure before the renames leaves every file as it was. Files added
+ * but not put are left alone. */
+int cli_outset_commit(cli_outset *s, rig_error *err);
+/* Removes the temporaries written: no file changes. */
+void cli_outset_abort(cli_outset *s);
+void cli_outset_free(cli_outset *s);
+/* One file, as the set writes it (pack's OUT). */
 int cli_write_file(const char *path, const uint8_t *b, size_t n, rig_error *err);
+
+/* ---- times and figures (cli_times.c, cli_units.c) ------------------------------ */
 
 /* Runs' times (ns) for the summary: each kept up to CLI_EXACT_RUNS runs;
  * past that a histogram of 1/1024 relative precision, the minimum still
@@ -210,58 +252,42 @@ typedef struct cli_figures {
   double mean, stddev; /* stddev: the population's (0 for one run) */
 } cli_figures;
 void cli_times_figures(cli_times *t, cli_figures *f);
-/* The summary line of t (n >= 1; sorts its times): "runs N, min A,
- * median B, mean C, p99 D, max E, stddev F per run", each in the unit
- * cli_format_ns picks (docs/cli.md). */
-void cli_print_summary(FILE *f, cli_times *t);
 /* ns in the unit that keeps it under 1000 once rounded: "812 ns",
- * "45.0 us", "1.5 ms", "2.00 s" (cli_units.c). Returns buf. */
+ * "45.0 us", "1.5 ms", "2.00 s". Returns buf. */
 const char *cli_format_ns(double ns, char *buf, size_t size);
-
-/* The --json report (docs/cli.md, "The summary"): the command line, the
- * job's figures (each run's time the slowest machine's) and hosts, and one
- * object per machine; written as cli_write_file writes. */
-typedef struct cli_report {
-  uint64_t runs, warmup;
-  size_t n;            /* machines */
-  const char **hosts;  /* per machine */
-  cli_times *machines; /* per machine */
-  cli_times *job;
-} cli_report;
-int cli_write_report(const char *path, const cli_report *r, rig_error *err);
-/* The --trace file (cli_trace.c; docs/cli.md "The trace"): per machine its
- * host, its trace (NULL: none) and its clock's offset against machine 0's
- * (its clock less machine 0's) within error_ns. Written as cli_write_file
- * writes. */
-#define CLI_TRACE_EVENTS ((size_t)1 << 17) /* per machine */
-#define CLI_TRACE_PINGS  16                /* exchanges measuring a clock */
-typedef struct cli_trace_machine {
-  const char *host;
-  const rig_trace *trace;
-  int64_t offset_ns;
-  uint64_t error_ns;
-} cli_trace_machine;
-int cli_write_trace(const char *path, const cli_trace_machine *machines, size_t n, rig_error *err);
+/* The unit cli_format_ns gives ns: 0 ns, 1 us, 2 ms, 3 s. */
+int cli_unit_of(double ns);
+/* ns in `unit`, as cli_format_ns writes that unit, without its name
+ * ("1800.0" for 1.8 ms in us). Returns buf. */
+const char *cli_format_in(double ns, int unit, char *buf, size_t size);
+extern const char *const cli_unit_names[4];
+/* The summary line of f, every figure in the unit of its median: "runs N,
+ * min A, median B, mean C, p99 D, max E, stddev F per run" (docs/cli.md),
+ * with a line feed. */
+void cli_summary_line(const cli_figures *f, char *buf, size_t size);
 
 /* The command line progrun was started with (progrun.c). */
 extern int cli_argc;
 extern char **cli_argv;
 
-/* The progress line (docs/cli.md): on stderr, at most 10 updates a
- * second, erased at the end. */
+/* ---- the progress line (cli_progress.c) ------------------------------------ */
+
+/* On stderr, at most 10 updates a second; ended (erased on a terminal,
+ * else ended by a line feed) before any other output. */
 typedef struct cli_progress {
-  bool on, drawn;
+  bool on, drawn, terminal;
   uint64_t t0, shown, runs;
   size_t width; /* of the longest line drawn, for the erasing */
 } cli_progress;
-/* Whether to show it: --progress, --no-progress, else stdout or stderr a
- * terminal (under Open MPI a rank's stderr is a pipe, its stdout not) and
- * not --quiet. */
-void cli_progress_start(cli_progress *p, const cli_run_opts *o, uint64_t runs);
+/* Whether to show it: --progress, --no-progress, else stderr a terminal
+ * (where a person watches it), not --quiet, and stderr no output. */
+void cli_progress_start(cli_progress *p, const cli_run_opts *o, uint64_t runs, bool stderr_taken);
 /* After run `done` (1-based) ended: the line, when 100 ms have passed
  * since the last (or none was drawn); slowest < 0 for one machine. */
 void cli_progress_update(cli_progress *p, uint64_t done, long slowest, uint64_t slowest_ns);
 void cli_progress_end(cli_progress *p);
+/* Ends the line drawn, if any (before a message: cli_fail calls it). */
+void cli_progress_stop(void);
 
 /* The readable listing of d (docs/cli.md, "dump"): every field, in a
  * stable layout. */

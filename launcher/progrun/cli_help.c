@@ -17,6 +17,9 @@ static const cli_help_option run_options[] = {
      "the devices standing for the program's, e.g. host,cpu:1 (default: the first free of "
      "each arch)"},
     {"--json", NULL, "PATH", 1, "the figures as JSON, into PATH"},
+    {"--json-runs", NULL, NULL, 0, "with --json: every run's time on every machine too"},
+    {"--csv", NULL, "PATH", 1, "the summary table as CSV, into PATH"},
+    {"--markdown", NULL, "PATH", 1, "the summary table as Markdown, into PATH"},
     {"--trace", NULL, "PATH", 1,
      "every step of every run, as a Chrome trace (Perfetto), into PATH"},
     {"--progress", NULL, NULL, 0, "the progress line on stderr, even off a terminal"},

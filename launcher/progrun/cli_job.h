@@ -1,9 +1,12 @@
-/* progrun's MPI side: job files, and `progrun run` on every machine of an
- * MPI job (rank 0 the controller, every other rank an agent). */
+/* `progrun run` past its options: job files; a run's session, from its
+ * plans to its reports, on this machine alone or on every machine of an
+ * MPI job (rank 0 the controller, every other rank an agent); and its
+ * interrupts. */
 #ifndef RIG_CLI_JOB_H
 #define RIG_CLI_JOB_H
 
 #include "cli.h"
+#include "rig/rig_job.h"
 #include "rig/rig_rail.h"
 
 typedef struct cli_job_io {
@@ -75,9 +78,126 @@ bool cli_under_mpi(void);
  * to give instead, or NULL. */
 const char *cli_singletons(void);
 
-/* `progrun run` as a job: every rank calls it. */
+/* `progrun run` as a job: every rank calls it (cli_job.c). */
+
 int cli_run_job(int argc, char **argv);
-/* `progrun run JOBFILE` on this machine alone (machine 0's part). */
-int cli_run_jobfile_here(int argc, char **argv);
+
+/* ---- a run, from its plans to its reports ---------------------------------- */
+
+/* One machine's plan: what the controller read before any device. */
+typedef struct cli_plan {
+  rig_desc *desc;
+  bool owns_desc;
+  char *const *devices;
+  size_t ndevices;
+  size_t ninputs;  /* desc's, kept: a shared desc is freed with machine 0's plan */
+  uint8_t **bytes; /* per input: the file's bytes, or NULL */
+  size_t *outputs; /* per input: its file's index in the session's files, or SIZE_MAX */
+  const cli_int *ints;
+  size_t nints;
+  const char *file;
+  char (*used)[2][64]; /* the devices it ran on: name and arch, for the --json report */
+  size_t nused;
+} cli_plan;
+
+/* Everything a run keeps from its options to its reports: on one machine
+ * (job NULL) or on the controller of a job. */
+typedef struct cli_session {
+  const cli_run_opts *opts;
+  size_t n;       /* machines */
+  bool named;     /* its messages name the machine ("run 2 on machine 0") */
+  cli_jobfile jf; /* when FILE is a job file */
+  cli_plan *plans;
+  uint64_t runs;                     /* the job file's, or --runs */
+  cli_outset files;                  /* every file it writes, all or none */
+  size_t json, trace, csv, markdown; /* their indices in files, or SIZE_MAX */
+  rig_job *job;
+  cli_machine *machines;
+  rig_rail **rails;
+  cli_times *times;           /* per machine */
+  cli_times job_times;        /* each run's slowest machine's time */
+  uint64_t **run_ns;          /* --json-runs: per machine, and [n] the job's */
+  uint64_t measured;          /* runs measured so far */
+  uint64_t first_ns, last_ns; /* the first measured run's start, the last's end */
+  int64_t started;            /* the first run's start, seconds since the epoch */
+  int64_t run;                /* the run going on, or -1 (read by an interrupt) */
+  int64_t failed_run;         /* the run during which the job failed, or -1 */
+  bool *told;                 /* per machine: it answered when last asked (SIGCONT) */
+  uint64_t told_ns;           /* when that asking ended (cli_now_ns), 0: never */
+  char (*hosts)[64];
+  rig_trace **traces;    /* --trace: per machine, [0] this process's sink */
+  rig_job_clock *clocks; /* per machine, against this one's */
+  cli_progress bar;
+} cli_session;
+
+/* Reads FILE (a description or a job file) for n machines, each
+ * machine's inputs, and adds every file the run writes to s->files (none
+ * of which may be one another): the exit code, its message printed. */
+int cli_session_plan(cli_session *s, const cli_run_opts *o, size_t n);
+/* Opens every machine, runs the runs, gathers the traces and puts the
+ * outputs (cli_control.c): the exit code; *err the message. */
+int cli_session_control(cli_session *s, rig_error *err);
+/* The job's root cause when it failed, with the run it failed in; else
+ * err's message. Prints it, every file left as it was; the exit code. */
+int cli_session_fail(cli_session *s, int rc, const rig_error *err);
+/* Puts the reports, commits every file, prints the summary: the exit code. */
+int cli_session_finish(cli_session *s);
+/* After an interrupt (SIGINT, SIGTERM): says so, with the runs so far
+ * summarized, leaves every file as it was and ends the process (128 +
+ * sig). Under a job, first asks whether every agent was told too: when
+ * one does not answer, it is likely the machine that stopped. */
+void cli_session_interrupted(int sig, void *session);
+/* SIGCONT under a job, which Open MPI's mpirun sends every rank a second
+ * before the SIGTERM that ends the job (after an interrupt, or a rank's
+ * death): which agents are there is asked then, so that the SIGTERM is
+ * told at once. */
+void cli_session_continued(void *session);
+void cli_session_free(cli_session *s);
+
+/* ---- what a run reports (cli_report.c, cli_table.c, cli_trace.c) --------- */
+
+/* The summary lines (docs/cli.md, "The summary"): a line per machine, and
+ * for more than one the job's line; on stdout, or on stderr when an
+ * output is stdout. */
+void cli_print_summary(cli_session *s);
+/* The --json report, the --csv and --markdown tables: text (malloc'd). */
+int cli_report_json(cli_session *s, char **text, size_t *len, rig_error *err);
+int cli_table_csv(cli_session *s, char **text, size_t *len, rig_error *err);
+int cli_table_markdown(cli_session *s, char **text, size_t *len, rig_error *err);
+
+/* The --trace file (docs/cli.md "The trace"): per machine its host, its
+ * trace (NULL: none) and its clock's offset against machine 0's (its
+ * clock less machine 0's) within error_ns. */
+#define CLI_TRACE_EVENTS ((size_t)1 << 17) /* per machine */
+#define CLI_TRACE_PINGS  16                /* exchanges measuring a clock */
+typedef struct cli_trace_machine {
+  const char *host;
+  const rig_trace *trace;
+  int64_t offset_ns;
+  uint64_t error_ns;
+} cli_trace_machine;
+int cli_trace_text(const cli_trace_machine *machines, size_t n, char **text, size_t *len,
+                   rig_error *err);
+
+/* ---- interrupts (cli_signal.c) ------------------------------------------------ */
+
+/* SIGINT and SIGTERM are taken by a thread of their own, which calls fn
+ * (which ends the process) holding the lock below; the thread that runs
+ * holds it while it changes what fn reads (the times, the files). With
+ * on_cont (under a job), SIGCONT too: that thread calls on_cont, without
+ * the lock, and goes on. */
+typedef void (*cli_interrupt_fn)(int sig, void *ctx);
+int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx);
+/* Back to the signals' default; the thread ends. */
+void cli_interrupt_disarm(void);
+void cli_hold(void);
+void cli_release(void);
+/* Under the hold: from here an interrupt comes too late and is let pass
+ * (a second one ends the process as the signal does). */
+void cli_settle(void);
+/* The communicator agents tell the controller an interrupt on (a
+ * duplicate of MPI_COMM_WORLD, made by every rank), or MPI_COMM_NULL. */
+extern MPI_Comm cli_interrupt_comm;
+#define CLI_TAG_TOLD 7 /* an agent's word that it was interrupted too */
 
 #endif

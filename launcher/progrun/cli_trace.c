@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_job.h"
 
 /* Thread ids: per track TIDS_PER apart, one kind of slice in each block of
  * LANES, each lane a further row of that kind. */
@@ -173,7 +173,7 @@ static json_t *metadata(const cli_trace_machine *ms, size_t n, uint64_t base) {
                    "base_ns", (json_int_t)base, "machines", machines, "notes", notes);
 }
 
-int cli_write_trace(const char *path, const cli_trace_machine *ms, size_t n, rig_error *err) {
+int cli_trace_text(const cli_trace_machine *ms, size_t n, char **out, size_t *len, rig_error *err) {
   writer w = {.events = json_array(), .ok = true, .base = UINT64_MAX};
   w.lanes = calloc((RIG_TRACE_TRACKS + 1) * 3, sizeof *w.lanes);
   for (size_t m = 0; m < n; m++) {
@@ -204,7 +204,7 @@ int cli_write_trace(const char *path, const cli_trace_machine *ms, size_t n, rig
   char *text = json_dumps(root, JSON_COMPACT);
   json_decref(root);
   if (!text) return rig_error_set(err, RIG_ENOMEM, "out of memory for the trace"), CLI_EXIT_FAIL;
-  int rc = cli_write_file(path, (const uint8_t *)text, strlen(text), err);
-  free(text);
-  return rc;
+  *out = text;
+  *len = strlen(text);
+  return CLI_EXIT_OK;
 }

@@ -141,11 +141,19 @@ static int parse_machine(json_t *m, const char *dir, const char *where, bool eve
 
 bool cli_is_jobfile(const char *path) {
   /* Only a regular file is looked into: reading a pipe (/dev/stdin) here
-   * would take the description from the reader that needs it. */
+   * would take the description from the reader that needs it. It is read
+   * as every file is (within the bound, never waiting on a FIFO put in
+   * its place); one that cannot be is no job file, and the reading as a
+   * description says why. */
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  char *text = NULL;
+  size_t len = 0;
+  rig_error err;
+  if (cli_read_whole(path, &text, &len, &err) != CLI_EXIT_OK) return false;
   json_error_t je;
-  json_t *root = json_load_file(path, JSON_DISABLE_EOF_CHECK, &je);
+  json_t *root = json_loadb(text, len, JSON_DISABLE_EOF_CHECK, &je);
+  free(text);
   bool is = root && json_is_object(root) && json_object_get(root, "machines");
   json_decref(root);
   return is;

@@ -20,9 +20,6 @@ typedef struct cli_command {
 /* `run` under an MPI launcher, or of a job file, is the job's. */
 static int run_command(int argc, char **argv) {
   if (cli_under_mpi() || cli_singletons()) return cli_run_job(argc, argv);
-  for (int i = 1; i < argc; i++)
-    if (argv[i][0] != '-' && access(argv[i], F_OK) == 0 && cli_is_jobfile(argv[i]))
-      return cli_run_jobfile_here(argc, argv);
   return cli_run(argc, argv);
 }
 
@@ -110,6 +107,7 @@ int cli_usage_error(const char *fmt, ...) {
 }
 
 int cli_fail(int code, const char *fmt, ...) {
+  cli_progress_stop(); /* a message starts a line of its own */
   va_list ap;
   va_start(ap, fmt);
   vmessage(fmt, ap);

@@ -5,6 +5,7 @@
  * names its place. A failure unwinds with longjmp, as in the byte decoder
  * (desc_internal.h says why that is safe). */
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "desc_internal.h"
 
@@ -30,8 +32,9 @@ typedef struct reader {
   const char *base_dir;
   jmp_buf fail;
   bool nomem;
-  bool leaves; /* reading a leaf data's holes: terms are bare leaves */
-  int depth;   /* of the loop bodies being read */
+  bool leaves;         /* reading a leaf data's holes: terms are bare leaves */
+  int depth;           /* of the loop bodies being read */
+  uint64_t file_bytes; /* of the {"file": ...} read so far */
   char path[PATH_ROOM];
   size_t plen;
   char why[RIG_ERROR_MESSAGE_MAX];
@@ -365,8 +368,43 @@ static rig_desc_string get_base64(reader *r, json_t *j) {
   return (rig_desc_string){b, len};
 }
 
-/* {"file": PATH}: the whole file, PATH relative to base_dir; it holds
- * nothing when it fails (desc_internal.h). */
+/* The most a description's files hold, each and all together: as much as
+ * progrun reads of a description's bytes (docs/json.md, "Bytes"), so that
+ * a description never takes more to hold than its bytes form may. */
+#define FILE_MOST      ((uint64_t)1 << 30)
+#define FILE_MOST_TEXT "1 GiB"
+
+/* Opens a regular file for reading without waiting: a FIFO no process
+ * writes would block open() for ever, and its bytes are no file's. An
+ * errno, or 0 with *fd and *st set; a file not regular is EINVAL. */
+static int open_regular(const char *full, int *fd, struct stat *st) {
+  *fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (*fd < 0) return errno;
+  int e = fstat(*fd, st) != 0 ? errno : !S_ISREG(st->st_mode) ? EINVAL : 0;
+  if (e) {
+    close(*fd);
+    *fd = -1;
+  }
+  return e;
+}
+
+/* Reads exactly len bytes of fd into b, and finds nothing after them. */
+static const char *read_exactly(int fd, uint8_t *b, size_t len) {
+  size_t n = 0;
+  for (;;) {
+    uint8_t more;
+    ssize_t got = n < len ? read(fd, b + n, len - n) : read(fd, &more, 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return "a read failed";
+    if (got == 0) return n == len ? NULL : "it changed while read";
+    if (n == len) return "it changed while read";
+    n += (size_t)got;
+  }
+}
+
+/* {"file": PATH}: the whole file, PATH relative to base_dir, within
+ * FILE_MOST (with the files read before it); it holds nothing when it
+ * fails (desc_internal.h). */
 static rig_desc_string get_file(reader *r, json_t *j) {
   if (!json_is_string(j)) fail(r, "not a string");
   const char *name = json_string_value(j);
@@ -382,33 +420,28 @@ static rig_desc_string get_file(reader *r, json_t *j) {
   if (!full) fail_nomem(r);
   char shown[PATH_SHOWN_TAIL];
   quote(full, shown, sizeof shown);
-  const char *problem = NULL;
-  int error = 0;
-  uint8_t *b = NULL;
-  size_t len = 0;
-  FILE *f = fopen(full, "rb");
-  free(full);
+  int fd = -1;
   struct stat st;
-  if (!f) {
-    error = errno;
-  } else if (fstat(fileno(f), &st) != 0) {
-    error = errno;
-  } else if (!S_ISREG(st.st_mode)) {
-    problem = "not a regular file";
-  } else if ((uint64_t)st.st_size >= SIZE_MAX) {
-    problem = "too large";
-  } else {
-    len = (size_t)st.st_size;
-    b = rig_arena_alloc(r->arena, len ? len : 1, false);
-    if (!b)
-      problem = "too large to hold in memory";
-    else if (fread(b, 1, len, f) != len || fgetc(f) != EOF)
-      problem = ferror(f) ? "a read failed" : "it changed while read";
-  }
-  if (f) fclose(f);
+  int error = open_regular(full, &fd, &st);
+  free(full);
   char ebuf[128];
+  if (error == EINVAL) fail(r, "cannot read %s: not a regular file", shown);
   if (error) fail(r, "cannot read %s: %s", shown, strerror_r(error, ebuf, sizeof ebuf));
+  uint64_t size = (uint64_t)st.st_size;
+  if (size > FILE_MOST - r->file_bytes) {
+    close(fd);
+    if (size > FILE_MOST)
+      fail(r, "cannot read %s: %" PRIu64 " bytes, more than the %s a description's file may hold",
+           shown, size, FILE_MOST_TEXT);
+    fail(r, "cannot read %s: its %" PRIu64 " bytes take the description's files past %s", shown,
+         size, FILE_MOST_TEXT);
+  }
+  size_t len = (size_t)size;
+  uint8_t *b = rig_arena_alloc(r->arena, len ? len : 1, false);
+  const char *problem = b ? read_exactly(fd, b, len) : "too large to hold in memory";
+  close(fd);
   if (problem) fail(r, "cannot read %s: %s", shown, problem);
+  r->file_bytes += size;
   return (rig_desc_string){b, len};
 }
 
@@ -907,6 +940,7 @@ rig_status rig_desc_of_json(const char *text, size_t len, const char *base_dir, 
     r.nomem = false;
     r.leaves = false;
     r.depth = 0;
+    r.file_bytes = 0;
     r.plen = 0;
     r.path[0] = '\0';
     st = walk(&r, root, d, err);

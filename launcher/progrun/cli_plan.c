@@ -1,0 +1,211 @@
+/* A run's plans (cli_job.h): what is read before any device is touched.
+ * FILE (a description, or a job file naming each machine's), each
+ * machine's inputs, and every file the run will write, added to the
+ * session's set before any work: one that cannot be written, or that is
+ * another of them, is refused here (exit 2), so that no run's work is
+ * lost to it. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_job.h"
+
+/* path with every {rank} replaced by the machine's index. */
+static char *with_rank(const char *path, size_t rank) {
+  size_t n = 1;
+  for (const char *at = path; (at = strstr(at, "{rank}")); at += 6) n++;
+  size_t room = strlen(path) + n * 24;
+  char *s = malloc(room), *w = s;
+  if (!s) return NULL;
+  for (const char *at; (at = strstr(path, "{rank}")); path = at + 6)
+    w += snprintf(w, room - (size_t)(w - s), "%.*s%zu", (int)(at - path), path, rank);
+  snprintf(w, room - (size_t)(w - s), "%s", path);
+  return s;
+}
+
+/* A machine's part, as the plan takes it from the options or a job file. */
+typedef struct part {
+  const char *file;
+  char *const *devices;
+  size_t ndevices;
+  const cli_int *ints;
+  size_t nints;
+  const cli_io *inputs, *outputs;
+  size_t ninputs, noutputs;
+  const char *where; /* a job file's part ("machines[1]", "every"), or NULL: the options */
+} part;
+
+/* Adds machine m's outputs to the session's files. */
+static int plan_outputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
+  rig_error err = {0};
+  for (size_t k = 0; k < t->noutputs; k++) {
+    const cli_io *io = &t->outputs[k];
+    if ((uint64_t)io->index >= p->ninputs)
+      return cli_fail(CLI_EXIT_USAGE, "%s: output %" PRId64 ": no such input", t->file, io->index);
+    char label[4200], *path = with_rank(io->path, m);
+    if (!path) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    if (t->where)
+      snprintf(label, sizeof label, "%s.outputs %" PRId64 " (%s)", t->where, io->index, path);
+    else
+      snprintf(label, sizeof label, "--output %" PRId64 "=%s", io->index, io->path);
+    int rc = cli_outset_add(&s->files, path, label, &p->outputs[io->index], &err);
+    free(path);
+    /* A job file's outputs that are one file: its fault, named by its name. */
+    if (rc == CLI_EXIT_USAGE && t->where && err.code == RIG_EINVAL)
+      rig_error_prefix(&err, "%s", s->opts->file);
+    if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  }
+  return CLI_EXIT_OK;
+}
+
+static int plan_inputs(cli_plan *p, const part *t) {
+  rig_error err = {0};
+  for (size_t k = 0; k < t->ninputs; k++) {
+    const cli_io *io = &t->inputs[k];
+    if ((uint64_t)io->index >= p->ninputs)
+      return cli_fail(CLI_EXIT_USAGE, "%s: input %" PRId64 ": no such input", t->file, io->index);
+    int rc = cli_read_input(io->path, io->index, (uint64_t)p->desc->inputs[io->index].bytes,
+                            &p->bytes[io->index], &err);
+    if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  }
+  return CLI_EXIT_OK;
+}
+
+/* Machine m's plan: its description (`shared`, or read from t->file and
+ * checked), its outputs, then its inputs read. */
+static int plan_machine(cli_session *s, size_t m, rig_desc *shared, const part *t) {
+  cli_plan *p = &s->plans[m];
+  rig_error err = {0};
+  p->file = t->file;
+  if (shared) {
+    p->desc = shared;
+  } else {
+    int rc = cli_read_desc(t->file, &p->desc);
+    if (rc != CLI_EXIT_OK) return rc;
+    p->owns_desc = true;
+    if (rig_desc_check(p->desc, &err) != RIG_OK)
+      return cli_fail(CLI_EXIT_USAGE, "%s: %s", t->file, err.message);
+  }
+  const rig_desc *d = p->desc;
+  p->devices = t->devices;
+  p->ndevices = t->ndevices;
+  p->ints = t->ints;
+  p->nints = t->nints;
+  if (t->nints > (uint64_t)d->ints)
+    return cli_fail(CLI_EXIT_USAGE, "%s: %zu ints for a program of %" PRId64, t->file, t->nints,
+                    d->ints);
+  p->bytes = calloc(d->ninputs + 1, sizeof *p->bytes);
+  p->outputs = malloc((d->ninputs + 1) * sizeof *p->outputs);
+  if (!p->bytes || !p->outputs) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  for (size_t i = 0; i <= d->ninputs; i++) p->outputs[i] = SIZE_MAX;
+  p->ninputs = d->ninputs;
+  int rc = plan_outputs(s, p, m, t);
+  return rc == CLI_EXIT_OK ? plan_inputs(p, t) : rc;
+}
+
+/* A job file's part as the plan takes it (its paths resolved already). */
+static int part_of_job(const cli_job_machine *jm, const char *where, part *t, cli_io **ios) {
+  *ios = calloc(jm->ninputs + jm->noutputs + 1, sizeof **ios);
+  if (!*ios) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  for (size_t k = 0; k < jm->ninputs + jm->noutputs; k++) {
+    const cli_job_io *io = k < jm->ninputs ? &jm->inputs[k] : &jm->outputs[k - jm->ninputs];
+    (*ios)[k] = (cli_io){io->index, io->path};
+  }
+  *t = (part){jm->program,        jm->ndevices ? jm->devices : NULL,
+              jm->ndevices,       jm->ints,
+              jm->nints,          *ios,
+              *ios + jm->ninputs, jm->ninputs,
+              jm->noutputs,       where};
+  return CLI_EXIT_OK;
+}
+
+/* The plans of a job file's machines: every one of them in the job. */
+static int plan_jobfile(cli_session *s) {
+  const char *file = s->opts->file;
+  rig_error err = {0};
+  int rc = cli_jobfile_read(file, &s->jf, &err);
+  if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  if (s->jf.runs && s->opts->runs == 1) s->runs = s->jf.runs; /* --runs, when given, wins */
+  s->named = true;
+  /* A machine left out would be work silently not done. */
+  char shown[CLI_PATH_SHOWN];
+  if (s->jf.n > s->n)
+    return cli_fail(CLI_EXIT_USAGE,
+                    "%s: this job has %zu machines: start it with mpirun -n %zu (or srun -n %zu)",
+                    cli_short_path(file, shown, sizeof shown), s->jf.n, s->jf.n, s->jf.n);
+  if ((rc = cli_jobfile_rails_fit(&s->jf, s->n, file, &err)) != CLI_EXIT_OK)
+    return cli_fail(rc, "%s", err.message);
+  for (size_t m = 0; m < s->n && rc == CLI_EXIT_OK; m++) {
+    const cli_job_machine *jm = cli_jobfile_machine(&s->jf, m);
+    if (!jm)
+      return cli_fail(CLI_EXIT_USAGE, "%s: no program for machine %zu (give \"every\")", file, m);
+    char where[64];
+    if (m < s->jf.n)
+      snprintf(where, sizeof where, "machines[%zu]", m);
+    else
+      snprintf(where, sizeof where, "every");
+    part t;
+    cli_io *ios = NULL;
+    rc = part_of_job(jm, where, &t, &ios);
+    if (rc == CLI_EXIT_OK) rc = plan_machine(s, m, NULL, &t);
+    free(ios);
+  }
+  return rc;
+}
+
+/* The plans of one description on every machine, as the options say. */
+static int plan_desc(cli_session *s) {
+  const cli_run_opts *o = s->opts;
+  rig_desc *d = NULL;
+  int rc = cli_read_desc(o->file, &d);
+  if (rc != CLI_EXIT_OK) return rc;
+  s->plans[0].owns_desc = true; /* machine 0 frees the one description */
+  s->plans[0].desc = d;
+  rig_error err = {0};
+  if (rig_desc_check(d, &err) != RIG_OK)
+    return cli_fail(CLI_EXIT_USAGE, "%s: %s", o->file, err.message);
+  if ((rc = cli_run_fit(o, d, &err)) != CLI_EXIT_OK)
+    return cli_fail(rc, "%s: %s", o->file, err.message);
+  for (size_t k = 0; k < o->noutputs; k++)
+    if (s->n > 1 && !strstr(o->outputs[k].path, "{rank}"))
+      return cli_usage_error("--output %" PRId64 "=%s: with %zu machines the path needs {rank}",
+                             o->outputs[k].index, o->outputs[k].path, s->n);
+  part t = {o->file,   o->devices, o->ndevices, o->ints,     o->nints,
+            o->inputs, o->outputs, o->ninputs,  o->noutputs, NULL};
+  for (size_t m = 0; m < s->n && rc == CLI_EXIT_OK; m++) rc = plan_machine(s, m, d, &t);
+  return rc;
+}
+
+/* --json, --trace, --csv and --markdown, after the outputs. */
+static int plan_reports(cli_session *s) {
+  const cli_run_opts *o = s->opts;
+  const char *paths[4] = {o->json, o->trace, o->csv, o->markdown};
+  const char *names[4] = {"--json", "--trace", "--csv", "--markdown"};
+  size_t *at[4] = {&s->json, &s->trace, &s->csv, &s->markdown};
+  rig_error err = {0};
+  for (size_t k = 0; k < 4; k++) {
+    *at[k] = SIZE_MAX;
+    if (!paths[k]) continue;
+    char label[4200];
+    snprintf(label, sizeof label, "%s %s", names[k], paths[k]);
+    int rc = cli_outset_add(&s->files, paths[k], label, at[k], &err);
+    if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+  }
+  return CLI_EXIT_OK;
+}
+
+int cli_session_plan(cli_session *s, const cli_run_opts *o, size_t n) {
+  memset(s, 0, sizeof *s);
+  s->opts = o;
+  s->n = n;
+  s->runs = o->runs;
+  s->run = -1;
+  s->failed_run = -1;
+  s->json = s->trace = s->csv = s->markdown = SIZE_MAX;
+  s->plans = calloc(n, sizeof *s->plans);
+  if (!s->plans) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  int rc = cli_is_jobfile(o->file) ? plan_jobfile(s) : plan_desc(s);
+  if (rc == CLI_EXIT_OK) rc = cli_run_count_fit(o, s->runs, n);
+  if (rc == CLI_EXIT_OK) rc = plan_reports(s);
+  return rc;
+}

@@ -1,0 +1,207 @@
+/* How a run ends (cli_job.h): with its reports and files written and its
+ * summary printed, with a failure told and every file left as it was, or
+ * interrupted. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_job.h"
+
+int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
+  cli_hold();
+  cli_settle();
+  cli_outset_abort(&s->files);
+  rig_error cause;
+  if (!s->job || !rig_job_failed(s->job, &cause)) {
+    cli_fail(rc, "%s", err->message);
+  } else if (s->failed_run >= 0) {
+    cli_fail(rc, "run %" PRId64 ": %s", s->failed_run, cause.message);
+  } else {
+    cli_fail(rc, "%s", cause.message);
+  }
+  cli_release();
+  return rc;
+}
+
+/* --trace's text: every machine's times less its offset. */
+static int trace_text(cli_session *s, char **text, size_t *len, rig_error *err) {
+  cli_trace_machine *tm = calloc(s->n, sizeof *tm);
+  if (!tm) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+  for (size_t m = 0; m < s->n; m++)
+    tm[m] = (cli_trace_machine){s->hosts[m], s->traces[m], s->clocks[m].offset_ns,
+                                s->clocks[m].error_ns};
+  int rc = cli_trace_text(tm, s->n, text, len, err);
+  free(tm);
+  return rc;
+}
+
+/* The reports into their temporary files. */
+static int put_reports(cli_session *s, rig_error *err) {
+  typedef int (*text_fn)(cli_session *, char **, size_t *, rig_error *);
+  const text_fn fns[4] = {cli_report_json, trace_text, cli_table_csv, cli_table_markdown};
+  const size_t at[4] = {s->json, s->trace, s->csv, s->markdown};
+  int rc = CLI_EXIT_OK;
+  for (size_t k = 0; rc == CLI_EXIT_OK && k < 4; k++) {
+    if (at[k] == SIZE_MAX) continue;
+    char *text = NULL;
+    size_t len = 0;
+    rc = fns[k](s, &text, &len, err);
+    cli_hold();
+    if (rc == CLI_EXIT_OK) rc = cli_outset_put(&s->files, at[k], text, len, err);
+    cli_release();
+    free(text);
+  }
+  return rc;
+}
+
+int cli_session_finish(cli_session *s) {
+  rig_error err = {0};
+  int rc = put_reports(s, &err);
+  cli_hold();
+  cli_settle();
+  if (rc == CLI_EXIT_OK) rc = cli_outset_commit(&s->files, &err);
+  if (rc != CLI_EXIT_OK) {
+    cli_outset_abort(&s->files);
+    cli_fail(rc, "%s", err.message);
+  } else if (!s->opts->quiet) {
+    cli_print_summary(s);
+    FILE *f = s->files.has_stdout ? stderr : stdout;
+    if (fflush(f) != 0 || ferror(f)) rc = cli_fail(CLI_EXIT_USAGE, "cannot write the summary");
+  }
+  cli_release();
+  return rc;
+}
+
+/* ---- interrupts -------------------------------------------------------------- */
+
+/* How long the controller asks, at SIGCONT, whether every agent is there
+ * (mpirun's SIGTERM comes a second later), and at SIGTERM when it did not
+ * ask at SIGCONT (or when it did, for those that had not answered). */
+#define CONT_MS   800
+#define ANSWER_MS 500
+#define AGAIN_MS  20
+
+/* Which agents not told[] yet say within `ms` that they are there (each
+ * tells the controller at SIGCONT and at SIGTERM: cli_job.c). */
+static void agents_told(const cli_session *s, bool *told, int ms) {
+  MPI_Request *req = calloc(s->n, sizeof *req);
+  int *sig = calloc(s->n, sizeof *sig);
+  for (size_t m = 0; req && m < s->n; m++) req[m] = MPI_REQUEST_NULL;
+  for (size_t m = 1; req && sig && cli_interrupt_comm != MPI_COMM_NULL && m < s->n; m++)
+    if (!told[m]) MPI_Irecv(&sig[m], 1, MPI_INT, (int)m, CLI_TAG_TOLD, cli_interrupt_comm, &req[m]);
+  for (int waited = 0; req && sig; waited++) {
+    size_t left = 0;
+    for (size_t m = 1; m < s->n; m++) {
+      int done = 0;
+      if (req[m] != MPI_REQUEST_NULL &&
+          MPI_Test(&req[m], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
+        told[m] = true;
+      left += !told[m];
+    }
+    if (left == 0 || waited >= ms) break;
+    struct timespec one = {0, 1000000};
+    nanosleep(&one, NULL);
+  }
+  /* An answer not come is not waited for: its receive is cancelled, so
+   * that nothing writes into sig once it is freed. */
+  for (size_t m = 1; req && m < s->n; m++)
+    if (req[m] != MPI_REQUEST_NULL) {
+      MPI_Status st;
+      int cancelled = 0;
+      MPI_Cancel(&req[m]);
+      MPI_Wait(&req[m], &st);
+      MPI_Test_cancelled(&st, &cancelled);
+      if (!cancelled) told[m] = true;
+    }
+  free(req);
+  free(sig);
+}
+
+void cli_session_continued(void *session) {
+  cli_session *s = session;
+  if (!s->job || s->n < 2) return;
+  if (!s->told && !(s->told = calloc(s->n, sizeof *s->told))) return;
+  memset(s->told, 0, s->n * sizeof *s->told);
+  s->told_ns = 0;
+  agents_told(s, s->told, CONT_MS);
+  s->told_ns = cli_now_ns();
+}
+
+/* "machine 1", "machines 1, 3": those not told, and how many. */
+static size_t untold(const cli_session *s, const bool *told, char *buf, size_t size) {
+  size_t k = 0, at = 0;
+  for (size_t m = 1; m < s->n; m++) k += !told[m];
+  at += (size_t)snprintf(buf, size, "machine%s ", k > 1 ? "s" : "");
+  for (size_t m = 1, i = 0; m < s->n && at < size; m++)
+    if (!told[m]) at += (size_t)snprintf(buf + at, size - at, "%s%zu", i++ ? ", " : "", m);
+  return k;
+}
+
+/* When the launcher ends the job because a rank died, every other rank is
+ * signalled as for an interrupt: the machine that does not answer is
+ * likely the one that stopped (the launcher names it). */
+static void tell_launcher_end(const cli_session *s, int64_t r) {
+  bool *told = calloc(s->n, sizeof *told);
+  if (!told) return;
+  /* Asked at the SIGCONT just before: told at once. */
+  bool asked = s->told && s->told_ns && cli_now_ns() - s->told_ns < 3000000000u;
+  if (asked) memcpy(told, s->told, s->n * sizeof *told);
+  agents_told(s, told, asked ? AGAIN_MS : ANSWER_MS);
+  char names[512], at[64] = "";
+  size_t k = untold(s, told, names, sizeof names);
+  free(told);
+  if (k == 0) return;
+  if (r >= 0) snprintf(at, sizeof at, " in run %" PRId64, r);
+  cli_fail(CLI_EXIT_FAIL,
+           "ended by the launcher%s: %s did not answer: %s (see the launcher's message)", at, names,
+           k > 1 ? "one of them stopped" : "likely the one that stopped");
+  fflush(stderr);
+  _exit(CLI_EXIT_FAIL);
+}
+
+void cli_session_interrupted(int sig, void *session) {
+  cli_session *s = session;
+  int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
+  if (s->job && s->n > 1) tell_launcher_end(s, r);
+  cli_outset_abort(&s->files);
+  const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+  if (r >= 0)
+    cli_fail(0, "interrupted (%s) in run %" PRId64, name, r);
+  else
+    cli_fail(0, "interrupted (%s)", name);
+  if (s->measured && !s->opts->quiet) cli_print_summary(s);
+  fflush(stdout);
+  fflush(stderr);
+  _exit(128 + sig);
+}
+
+void cli_session_free(cli_session *s) {
+  if (s->traces && rig_trace_sink() == s->traces[0]) rig_trace_set(NULL);
+  for (size_t m = 0; s->traces && m < s->n; m++) rig_trace_free(s->traces[m]);
+  for (size_t m = 0; s->times && m < s->n; m++) cli_times_free(&s->times[m]);
+  for (size_t m = 0; s->run_ns && m <= s->n; m++) free(s->run_ns[m]);
+  for (size_t m = 0; s->plans && m < s->n; m++) {
+    cli_plan *p = &s->plans[m];
+    for (size_t i = 0; p->bytes && i < p->ninputs; i++) free(p->bytes[i]);
+    free(p->bytes);
+    free(p->outputs);
+    free(p->used);
+    if (p->owns_desc) rig_desc_free(p->desc);
+  }
+  cli_times_free(&s->job_times);
+  cli_outset_free(&s->files);
+  cli_jobfile_free(&s->jf);
+  free(s->traces);
+  free(s->told);
+  free(s->clocks);
+  free(s->run_ns);
+  free(s->times);
+  free(s->machines);
+  free(s->rails);
+  free(s->hosts);
+  free(s->plans);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,123 @@
+/* SIGINT and SIGTERM during a run (docs/cli.md, "Interrupts"): the
+ * handler only writes the signal's number into a pipe; a thread of its
+ * own reads it and, holding the lock the running thread takes while it
+ * changes the times and the files, tells the interrupt (cli_job.h). Once
+ * the running thread has settled (its end is being told, its files
+ * committed), a first signal comes too late and is let pass; any second
+ * one ends the process as the signal does, so that a stuck end can still
+ * be stopped. Under a job SIGCONT is taken too, without the lock: Open
+ * MPI's mpirun sends it a second before the SIGTERM that ends a job. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "cli_job.h"
+
+MPI_Comm cli_interrupt_comm = MPI_COMM_NULL;
+
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fds[2] = {-1, -1};
+static pthread_t watcher;
+static bool armed;
+static atomic_int received;
+static atomic_bool settled;
+static cli_interrupt_fn handler_fn;
+static void (*cont_fn)(void *ctx);
+static void *handler_ctx;
+static struct sigaction old_int, old_term, old_cont;
+
+static void on_signal(int sig) {
+  int saved = errno;
+  if (sig == SIGCONT) {
+    unsigned char b = (unsigned char)sig;
+    ssize_t w = write(fds[1], &b, 1);
+    (void)w;
+  } else if (atomic_fetch_add(&received, 1) > 0) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  } else if (!atomic_load(&settled)) {
+    unsigned char b = (unsigned char)sig;
+    ssize_t w = write(fds[1], &b, 1);
+    (void)w;
+  }
+  errno = saved;
+}
+
+static void *watch(void *arg) {
+  (void)arg;
+  for (;;) {
+    unsigned char sig = 0;
+    ssize_t n = read(fds[0], &sig, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || sig == 0) return NULL;
+    if (sig == SIGCONT) {
+      cont_fn(handler_ctx);
+      continue;
+    }
+    pthread_mutex_lock(&hold_lock);
+    if (!atomic_load(&settled)) handler_fn(sig, handler_ctx); /* ends the process */
+    pthread_mutex_unlock(&hold_lock);
+  }
+}
+
+int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx) {
+  if (armed || pipe2(fds, O_CLOEXEC) != 0) return CLI_EXIT_FAIL;
+  handler_fn = fn;
+  cont_fn = on_cont;
+  handler_ctx = ctx;
+  atomic_store(&received, 0);
+  atomic_store(&settled, false);
+  /* The watcher takes no signal: they land on the threads that run. */
+  sigset_t both, old;
+  sigemptyset(&both);
+  sigaddset(&both, SIGINT);
+  sigaddset(&both, SIGTERM);
+  sigaddset(&both, SIGCONT);
+  pthread_sigmask(SIG_BLOCK, &both, &old);
+  int e = pthread_create(&watcher, NULL, watch, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (e != 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return CLI_EXIT_FAIL;
+  }
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  if (on_cont) sigaction(SIGCONT, &sa, &old_cont);
+  armed = true;
+  return CLI_EXIT_OK;
+}
+
+void cli_interrupt_disarm(void) {
+  if (!armed) return;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (cont_fn) sigaction(SIGCONT, &old_cont, NULL);
+  unsigned char stop = 0;
+  ssize_t w = write(fds[1], &stop, 1);
+  (void)w;
+  pthread_join(watcher, NULL);
+  close(fds[0]);
+  close(fds[1]);
+  fds[0] = fds[1] = -1;
+  armed = false;
+}
+
+void cli_hold(void) {
+  pthread_mutex_lock(&hold_lock);
+}
+
+void cli_release(void) {
+  pthread_mutex_unlock(&hold_lock);
+}
+
+void cli_settle(void) {
+  atomic_store(&settled, true);
+}
