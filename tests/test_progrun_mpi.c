@@ -310,6 +310,35 @@ static void test_a_run_failing_on_machine_2_ends_every_rank_with_its_message(voi
   rig_proc_free(&p);
 }
 
+/* A kernel machine 1's image lacks: its refusal names the machine once,
+ * as librig says it (machine 1: ...), after the file. */
+static void test_a_refusal_of_machine_1_names_it_once(void) {
+  char desc[512], job[512];
+  write_failing(in_tmp("fails.json", desc, sizeof desc));
+  size_t len = 0;
+  char *text = slurp(desc, &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  text[len - 1] = '\0'; /* its last byte is a line feed */
+  char *name = strstr(text, "\"noop\"");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(name);
+  memcpy(name, "\"nope\"", 6);
+  char nope[512];
+  write_text(in_tmp("nope.json", nope, sizeof nope), text);
+  free(text);
+  write_text(in_tmp("nope-job.json", job, sizeof job),
+             "{\"runs\": 1, \"machines\": [{\"program\": \"fails.json\", \"ints\": [1]},\n"
+             " {\"program\": \"nope.json\", \"ints\": [1]}]}\n");
+  const char *args[] = {job, NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 1);
+  char want[700];
+  snprintf(want, sizeof want, "progrun: %s: machine 1: host: image 0 has no function \"nope\"\n",
+           nope);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
 static void test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves(void) {
   char bad[512];
   FILE *f = fopen(in_tmp("v2.bin", bad, sizeof bad), "wb");
@@ -1002,6 +1031,7 @@ void rig_test_register(void) {
       {"a job file gives each machine its program", test_a_job_file_gives_each_machine_its_program},
       {"a run failing on machine 2 ends every rank with its message",
        test_a_run_failing_on_machine_2_ends_every_rank_with_its_message},
+      {"a refusal of machine 1 names it once", test_a_refusal_of_machine_1_names_it_once},
       {"a malformed file exits 2 on rank 0 and every rank leaves",
        test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves},
       {"an agent killed mid-run ends the job naming its machine",

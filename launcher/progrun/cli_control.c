@@ -44,6 +44,15 @@ static int record_used(cli_session *s, size_t m, rig_device *const *devs, size_t
   return CLI_EXIT_OK;
 }
 
+/* Whether a message already names machine m first ("machine 1: ...",
+ * "machine 1 (node2): ..."), as librig's errors of another machine do. */
+static bool names_machine(const char *message, size_t m) {
+  char head[32];
+  int n = snprintf(head, sizeof head, "machine %zu", m);
+  return strncmp(message, head, (size_t)n) == 0 &&
+         (message[n] == ':' || (message[n] == ' ' && message[n + 1] == '('));
+}
+
 /* Machine m: its devices mapped, its program loaded, its inputs filled. */
 static int open_machine(cli_session *s, size_t m, rig_error *err) {
   cli_plan *p = &s->plans[m];
@@ -63,7 +72,8 @@ static int open_machine(cli_session *s, size_t m, rig_error *err) {
   if (rc != CLI_EXIT_OK) {
     char shown[CLI_PATH_SHOWN];
     const char *file = cli_short_path(p->file, shown, sizeof shown);
-    if (s->named)
+    /* A refusal of another machine names it already (librig's proxies). */
+    if (s->named && !names_machine(err->message, m))
       rig_error_prefix(err, "%s: machine %zu", file, m);
     else
       rig_error_prefix(err, "%s", file);
