@@ -288,9 +288,10 @@ static void *control_main(void *arg) {
         c->quiet = true;
         break;
       }
-      /* A peer that is gone never answers: give up on it. */
+      /* A peer that is gone never answers: give up on it (sooner once the
+       * job failed: the ranks that can answer have). */
       if (!stop_at) stop_at = now;
-      if (now - stop_at > 5.0) break;
+      if (now - stop_at > (atomic_load(c->failed) ? 2.0 : 5.0)) break;
     }
     if (busy) {
       last_busy = now;

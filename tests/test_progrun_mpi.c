@@ -339,6 +339,48 @@ static void test_a_refusal_of_machine_1_names_it_once(void) {
   rig_proc_free(&p);
 }
 
+/* A job file whose machine 2 uses a rail it is no end of: a fault of the
+ * input, found before the job starts, and every rank exits 2 for it (each
+ * rank's status through a shell of its own). */
+static void test_a_job_file_fault_exits_2_on_every_rank(void) {
+  char job[512], consume[512], produce[512], text[4096];
+  snprintf(text, sizeof text,
+           "{\"runs\": 1,\n"
+           " \"machines\": [{\"program\": \"%s\", \"ints\": [\"run\"]},\n"
+           "              {\"program\": \"%s\", \"ints\": [\"run\"]},\n"
+           "              {\"program\": \"%s\", \"ints\": [\"run\"]}],\n"
+           " \"rails\": [{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, "
+           "\"length\": 4096}],\n"
+           "            \"receive\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]}\n",
+           example("pipeline_produce.json", produce, sizeof produce),
+           example("pipeline_consume.json", consume, sizeof consume), consume);
+  write_text(in_tmp("fault-job.json", job, sizeof job), text);
+  char *argv[] = {(char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
+                  "-n",
+                  "3",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  "sh",
+                  "-c",
+                  "\"$0\" \"$1\"; echo \"rank $OMPI_COMM_WORLD_RANK exit $?\" >&2",
+                  (char *)progrun(),
+                  job,
+                  NULL};
+  rig_proc p = rig_proc_run_during(argv, NULL, 60, 0, NULL, NULL);
+  CU_ASSERT_FALSE(p.timed_out);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "machines[2].program: "));
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(p.err, ": memory 0: no rail 1 of \"rails\" has machine 2 at an end"));
+  for (int r = 0; r < 3; r++) {
+    char want[32];
+    snprintf(want, sizeof want, "rank %d exit 2\n", r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  }
+  if (!strstr(p.err, "rank 2 exit 2")) show(&p);
+  rig_proc_free(&p);
+}
+
 static void test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves(void) {
   char bad[512];
   FILE *f = fopen(in_tmp("v2.bin", bad, sizeof bad), "wb");
@@ -1032,6 +1074,7 @@ void rig_test_register(void) {
       {"a run failing on machine 2 ends every rank with its message",
        test_a_run_failing_on_machine_2_ends_every_rank_with_its_message},
       {"a refusal of machine 1 names it once", test_a_refusal_of_machine_1_names_it_once},
+      {"a job file fault exits 2 on every rank", test_a_job_file_fault_exits_2_on_every_rank},
       {"a malformed file exits 2 on rank 0 and every rank leaves",
        test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves},
       {"an agent killed mid-run ends the job naming its machine",

@@ -3,8 +3,8 @@
  * every machine (its own devices, the others' through their agents), runs
  * every machine's program each run (the machines' runs overlapping),
  * writes the files and prints the summary. The other ranks serve. A
- * failure prints its root cause on rank 0 and ends every rank
- * (MPI_Abort): no rank hangs. */
+ * failure is the job's on every rank, which each prints and leaves with:
+ * no rank hangs (docs/jobs.md "Failure"). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,39 +60,61 @@ static void agent_continued(void *ctx) {
   tell(SIGCONT);
 }
 
+/* Leaves after a failure of the job, its cause printed: no MPI_Finalize
+ * (it waits for every rank, and one may be gone, stopped or cut off) and
+ * no MPI_Abort (Open MPI's can hang on a host cut off): the launcher ends
+ * what is left once a rank exits with a failure. Every rank leaves with
+ * the same code: 2 for a fault of the input, wherever it was found, else
+ * 1. */
+static _Noreturn void leave(int rc) {
+  fflush(stdout);
+  fflush(stderr);
+  _exit(rc);
+}
+
+/* The exit code a failed job's cause stands for. */
+static int code_of(const rig_job *job) {
+  rig_status code = rig_job_cause(job, NULL);
+  return code == RIG_EINVAL || code == RIG_EMALFORMED ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+}
+
+/* An agent learned that the job failed: it says so, and leaves once its
+ * goodbye is out (rig_job_close, bounded). */
+static _Noreturn void agent_leaves(rig_job *job, int rank, const rig_error *why) {
+  fprintf(stderr, "progrun: machine %d leaves the job: %s\n", rank, why->message);
+  fflush(stderr);
+  int rc = code_of(job);
+  rig_error ignored;
+  rig_job_close(job, &ignored);
+  leave(rc);
+}
+
 static void agent(int rank) {
   rig_job *job = NULL;
   rig_error err = {0};
   if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
     fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    leave(CLI_EXIT_FAIL);
   }
-  rig_status st = rig_job_serve(job, &err);
-  if (st != RIG_OK) {
-    /* The controller prints the root cause and ends the job; should it be
-     * the one that is gone, say so here and end it. */
-    sleep(3);
-    fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  if (rig_job_serve(job, &err) != RIG_OK) agent_leaves(job, rank, &err);
   /* A failure after the controller closed the job (or during it) still
    * fails every rank. */
   if (rig_job_close(job, &err) != RIG_OK) {
-    fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    fprintf(stderr, "progrun: machine %d leaves the job: %s\n", rank, err.message);
+    leave(CLI_EXIT_FAIL);
   }
 }
 
 /* ---- the controller -------------------------------------------------------- */
 
 /* The job's whole run once the plans are made: the exit code, its message
- * printed. A failure ends every rank at once (MPI_Abort), without waiting
- * for the machines' work. */
+ * printed. After a failure every machine learns it (a fault of the input
+ * as such) and leaves without waiting for its work. */
 static int control(cli_session *s) {
   rig_error err = {0};
   if (rig_job_start(MPI_COMM_WORLD, &s->job, &err) != RIG_OK) {
     cli_session_fail(s, CLI_EXIT_FAIL, &err);
-    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_FAIL);
+    leave(CLI_EXIT_FAIL);
   }
   int rc = cli_session_control(s, &err);
   if (rc == CLI_EXIT_OK) {
@@ -104,9 +126,13 @@ static int control(cli_session *s) {
   }
   if (rc != CLI_EXIT_OK) {
     cli_session_fail(s, rc, &err);
-    fflush(stdout);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, rc);
+    if (s->job) {
+      if (!rig_job_failed(s->job, NULL))
+        rig_job_fail_as(s->job, rc == CLI_EXIT_USAGE ? RIG_EINVAL : RIG_EJOB, "%s", err.message);
+      rc = code_of(s->job);
+      rig_job_close(s->job, &err);
+    }
+    leave(rc);
   }
   return cli_session_finish(s);
 }

@@ -57,6 +57,11 @@ int cli_jobfile_bad(rig_error *err, const char *where, const char *fmt, ...)
 int cli_jobfile_rails(void *rails, cli_jobfile *out, rig_error *err);
 /* Refuses a rail naming a machine past the job's `machines`. */
 int cli_jobfile_rails_fit(const cli_jobfile *j, size_t machines, const char *file, rig_error *err);
+/* Machine `machine`'s program d (named program, at `where` of the file)
+ * uses only rails the job file gives that machine, each as long as its
+ * memory needs (machine < 0: `every`, not judged). */
+int cli_jobfile_fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d,
+                          const char *program, const char *where, rig_error *err);
 void cli_jobfile_rails_free(cli_jobfile *j);
 
 /* `progrun check JOBFILE` and `progrun dump JOBFILE` (cli_jobview.c):

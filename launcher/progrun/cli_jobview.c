@@ -229,6 +229,18 @@ static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, c
   return CLI_EXIT_OK;
 }
 
+int cli_jobfile_fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d,
+                          const char *program, const char *where, rig_error *err) {
+  rail_view v = {j, machine};
+  rig_desc_rail_sizes sizes = {area_bytes, &v};
+  rig_status st = rig_desc_check_rails(d, machine >= 0 ? &sizes : NULL, err);
+  if (st != RIG_OK) {
+    rig_error_prefix(err, "%s.program: %s", where, program);
+    return st == RIG_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+  }
+  return fit_rails(j, machine, d, program, where, err);
+}
+
 static int check_part(const cli_jobfile *j, size_t i, rig_error *err) {
   char where[64];
   const cli_job_machine *jm = part_of(j, i, where, sizeof where);
@@ -239,15 +251,8 @@ static int check_part(const cli_jobfile *j, size_t i, rig_error *err) {
     return rc;
   }
   int64_t machine = i < j->n ? (int64_t)i : -1;
-  rail_view v = {j, machine};
-  rig_desc_rail_sizes sizes = {area_bytes, &v};
-  rig_status st = rig_desc_check_rails(d, machine >= 0 ? &sizes : NULL, err);
-  if (st != RIG_OK) {
-    rc = st == RIG_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
-    rig_error_prefix(err, "%s.program: %s", where, jm->program);
-  }
-  if (rc == CLI_EXIT_OK) rc = fit_part(jm, d, where, err);
-  if (rc == CLI_EXIT_OK) rc = fit_rails(j, machine, d, jm->program, where, err);
+  rc = fit_part(jm, d, where, err);
+  if (rc == CLI_EXIT_OK) rc = cli_jobfile_fit_rails(j, machine, d, jm->program, where, err);
   rig_desc_free(d);
   return rc;
 }
