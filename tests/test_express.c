@@ -300,6 +300,49 @@ static void test_a_forged_slot_of_no_kind_fails_the_job(void) {
   forge(__func__, 999, 0, NULL, "machine 1: device 0: hand-over 1 from the ring: kind 999");
 }
 
+/* A job's proxies made and freed, on a job of this process's own making
+ * (no MPI): machine 1 of 3 devices. */
+static bool proxies_come_and_go(void) {
+  rig_job job = {.rank = 0, .size = 2};
+  rig_machine machines[2] = {0};
+  rig_machine_device devices[3] = {{"host", "x86_64", 1 << 20, "", -1},
+                                   {"cpu:0", "cpu-x86_64", 1 << 20, "", -1},
+                                   {"cpu:1", "cpu-x86_64", 1 << 20, "", -1}};
+  machines[1] = (rig_machine){.rank = 1, .ndevices = 3, .devices = devices};
+  rig_device **devs[2] = {NULL, NULL};
+  proxy **pxs[2] = {NULL, NULL};
+  job.machines = machines;
+  job.devices = devs;
+  job.proxies = pxs;
+  rig_error err;
+  bool ok = rig_proxies_make(&job, 1, &err) == RIG_OK;
+  if (!ok) fprintf(stderr, "rig_proxies_make: %s\n", err.message);
+  rig_proxies_free(&job);
+  free(devs[1]);
+  free(pxs[1]);
+  return ok;
+}
+
+/* The devices in the table now. */
+static size_t devices_live(void) {
+  size_t n = 0;
+  for (size_t place = 0; place < rig_device_count(); place++)
+    n += rig_device_in_place(place) != NULL;
+  return n;
+}
+
+/* 100 000 jobs' worth of proxies in one process (300 000 devices, past
+ * the 65 536 places of the table): each job's devices leave the table and
+ * their places are taken again (their indices never), so every job's
+ * proxies are made and the table holds what it held. */
+static void test_a_hundred_thousand_jobs_of_proxies_leave_the_table_as_it_was(void) {
+  size_t before = devices_live();
+  int failed = 0;
+  for (int k = 0; k < 100000; k++) failed += !proxies_come_and_go();
+  CU_ASSERT_EQUAL(failed, 0);
+  CU_ASSERT_EQUAL(devices_live(), before);
+}
+
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"runs and copies interleaved on one device stay ordered",
@@ -318,6 +361,8 @@ void rig_test_register(void) {
        test_a_forged_far_copy_of_another_length_fails_the_job},
       {"a forged mark with bytes fails the job", test_a_forged_mark_with_bytes_fails_the_job},
       {"a forged slot of no kind fails the job", test_a_forged_slot_of_no_kind_fails_the_job},
+      {"a hundred thousand jobs of proxies leave the table as it was",
+       test_a_hundred_thousand_jobs_of_proxies_leave_the_table_as_it_was},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("express", tests);
 }
