@@ -41,6 +41,7 @@ struct executor {
   double ahead_since;      /* the queue's head is past expect since */
   uint64_t missing;        /* a value that never came (the job fails) */
   uint64_t reported;       /* the last value reported done: they grow */
+  bool by_messages;        /* hand-overs and reports go by messages (remote.h) */
   _Atomic bool stopping;
   handover from_ring; /* the hand-over being run, when it came by the ring */
   rig_point ring_ends[RUN_ENDS];
@@ -335,6 +336,10 @@ static handover *wait_next(executor *e) {
       rig_cpu_relax();
       continue;
     }
+    /* Hand-overs by message land when the worker is progressed: while it
+     * watches, the executor does that itself (no wake of the rail thread,
+     * then of this one, in between). */
+    if (e->by_messages && rig_peer_progress()) continue;
     sched_yield();
     double now = rig_now_s();
     if (!idle_since) idle_since = now;
@@ -405,6 +410,7 @@ rig_status rig_executor_start(rig_job *job, holdings *table, uint32_t device, ex
   e->device = device;
   e->ring = rig_express_my_ring(job->express, device);
   e->timeline = e->ring ? rig_express_my_timeline(job->express, job->rank, device) : NULL;
+  e->by_messages = e->ring && job->express->to_controller;
   e->expect = 1;
   rig_queue_init(&e->work);
   rig_queue_init(&e->done);

@@ -8,6 +8,7 @@
  * the agent's ring, or are copied here into its mapped memory. */
 #include "proxy.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -206,6 +207,13 @@ static void link_release(proxy_link *link) {
  * no rig_device_signal comes. */
 static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   proxy *px = st;
+  /* A report by message lands when the worker is progressed: the waiter
+   * does that itself a while (no wake of the rail thread, then of this
+   * one, in between), then sleeps for the rail thread to wake it. */
+  for (int turns = 0; px->by_messages && turns < 64; turns++) {
+    if (atomic_load_explicit(&px->tl->value, memory_order_acquire) >= value) return;
+    if (!rig_peer_progress()) sched_yield();
+  }
   rig_express_sleep(px->tl, value, timeout_ns);
 }
 
