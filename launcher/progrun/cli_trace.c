@@ -276,10 +276,11 @@ static json_t *metadata(const cli_trace_machine *ms, const mclock *c, size_t n, 
       json_array_append_new(notes, json_string(note));
     }
     if (c[m].clamped) {
-      snprintf(note, sizeof note,
-               "machine %zu: %zu slices clamped into their hand-overs (its runs bound no one "
-               "offset: its clock drifted during them)",
-               m, c[m].clamped);
+      snprintf(
+          note, sizeof note,
+          "machine %zu: %zu of its slices clamped into their hand-overs (its runs bound no one "
+          "offset: its clock drifted during them)",
+          m, c[m].clamped);
       json_array_append_new(notes, json_string(note));
     }
   }
