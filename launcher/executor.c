@@ -224,11 +224,14 @@ static bool all_reached(const handover *h) {
   return true;
 }
 
-/* Reports the work of h done: a store into the controller's timeline, or
- * a DONE frame. A copy out's bytes go in a REPLY frame, which moves the
- * timeline there once they landed: a later report must not pass it, so it
- * is waited for (or the job's failure). */
+/* Reports the work of h done (its ends reached): a store into the
+ * controller's timeline, or a DONE frame. A copy out's bytes go in a
+ * REPLY frame, which moves the timeline there once they landed: a later
+ * report must not pass it, so it is waited for (or the job's failure). */
 static void report(executor *e, const handover *h) {
+  /* Its ends are reached: a trace stamps its steps so before the report
+   * leaves, never after the controller has it. */
+  rig_trace_reached(h->ends, h->nends);
   uint64_t v = h->f.h.value;
   /* Reports go in value order (the runner takes them so, the completer
    * keeps it). */

@@ -287,13 +287,17 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
 void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
   if (m <= 0 || m >= job->size || !job->proxies[m] || index >= job->machines[m].ndevices) return;
   proxy *px = job->proxies[m][index];
+  /* The report is here: a trace's hand-overs to it end now. */
+  rig_point pt = rig_point_make(rig_device_index(px->dev), value);
   if (px->tl) {
     rig_express_report(px->tl, value);
+    rig_trace_reached(&pt, 1);
     return;
   }
   uint64_t old = atomic_load(&px->shadow);
   while (old < value && !atomic_compare_exchange_weak(&px->shadow, &old, value)) {
   }
+  rig_trace_reached(&pt, 1);
   rig_device_signal(px->dev);
 }
 

@@ -19,7 +19,9 @@
 
 #include <jansson.h>
 
-#include "cli.h" /* cli_format_ns, cli_summary_line (launcher/progrun/cli_units.c) */
+#include "cli.h"       /* cli_format_ns, cli_summary_line (launcher/progrun/cli_units.c) */
+#include "cli_job.h"   /* cli_trace_text (launcher/progrun/cli_trace.c) */
+#include "cli_trace.h" /* cli_trace_narrow (launcher/progrun/cli_trace_clock.c) */
 #include "desc_gen.h"
 #include "describe.h" /* examples/embed: saxpy built in C */
 #include "proc.h"
@@ -1480,6 +1482,146 @@ static void test_a_trace_shows_every_step_per_device_in_order_with_a_run_counter
   CU_ASSERT_EQUAL(f.submits, 3 * 11);
   CU_ASSERT_EQUAL(f.works, f.submits);
   CU_ASSERT_EQUAL(f.handovers, 0);
+}
+
+/* A trace as another process sends it (rig_trace_encode's form: a head,
+ * the tracks' names, the events), decoded. */
+static rig_trace *trace_of(const char *track, const rig_trace_event *ev, size_t n) {
+  struct {
+    char magic[8];
+    uint32_t ntracks, unused;
+    uint64_t nevents, dropped;
+  } h = {{'r', 'i', 'g', 't', 'r', 'a', 'c', 'e'}, 1, 0, n, 0};
+  size_t len = sizeof h + 64 + n * sizeof *ev;
+  uint8_t *b = calloc(1, len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  memcpy(b, &h, sizeof h);
+  snprintf((char *)b + sizeof h, 64, "%s", track);
+  memcpy(b + sizeof h + 64, ev, n * sizeof *ev);
+  rig_trace *t = NULL;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_trace_decode(b, len, n, &t, &err), RIG_OK);
+  free(b);
+  return t;
+}
+
+/* Machine 0's hand-overs to machine 1 of runs 0 and 1, [1000, 2000] and
+ * [3000, 4000] ns; machine 1's steps of those runs on a clock 500 ns
+ * ahead (reached at 1900 and 4400 there), or (drifted) with the second
+ * reached at 5000, which no one offset explains. */
+static void two_machines(bool drifted, rig_trace **t0, rig_trace **t1) {
+  rig_trace_event h[2] = {{RIG_TRACE_HANDOVER, 0, -1, 0, 1000, 1100, 2000},
+                          {RIG_TRACE_HANDOVER, 0, -1, 1, 3000, 3100, 4000}};
+  rig_trace_event s[2] = {{RIG_TRACE_STEP, 0, 0, 0, 1600, 1700, 1900},
+                          {RIG_TRACE_STEP, 0, 0, 1, 3700, 3800, drifted ? 5000 : 4400}};
+  *t0 = trace_of("host@rank1", h, 2);
+  *t1 = trace_of("host", s, 2);
+}
+
+/* Each run bounds machine 1's offset (its clock less machine 0's) as a
+ * ping does: at most 1600 - 1000 and 3700 - 3000 (nothing there starts
+ * before its hand-over), at least 1900 - 2000 and 4400 - 4000 (nothing
+ * there ends after it): [400, 600], where the pings' 450 within 1000 is
+ * narrowed to 500 within 100, and where pings apart from it are left for
+ * it. Runs that contradict each other change nothing and say so. */
+static void test_a_machine_s_clock_is_narrowed_by_its_runs(void) {
+  for (int drifted = 0; drifted < 2; drifted++) {
+    rig_trace *t0, *t1;
+    two_machines(drifted, &t0, &t1);
+    cli_handover *h = NULL;
+    size_t nh = 0;
+    CU_ASSERT_FATAL(cli_trace_handovers(t0, 1, &h, &nh));
+    CU_ASSERT_EQUAL_FATAL(nh, 2);
+    CU_ASSERT(h[1].run == 1 && h[1].begin == 3000 && h[1].end == 4000);
+    CU_ASSERT_PTR_EQUAL(cli_handover_of(h, nh, 1), &h[1]);
+    CU_ASSERT_PTR_NULL(cli_handover_of(h, nh, 2));
+    const int64_t pings[2] = {450, 5000};
+    for (int i = 0; i < 2; i++) {
+      int64_t offset = pings[i];
+      uint64_t error = i == 0 ? 1000 : 10;
+      bool narrowed = cli_trace_narrow(h, nh, t1, &offset, &error);
+      CU_ASSERT_EQUAL(narrowed, !drifted);
+      CU_ASSERT_EQUAL(offset, drifted ? pings[i] : 500);
+      CU_ASSERT_EQUAL(error, drifted ? (i == 0 ? 1000u : 10u) : 100u);
+    }
+    free(h);
+    rig_trace_free(t0);
+    rig_trace_free(t1);
+  }
+}
+
+/* Where the runs bound no one offset, each slice that would leave its
+ * hand-over is clamped into it (the drifted run's work, 5000 - 0 ns, ends
+ * at its hand-over's 4000), and the file counts and notes it. */
+static void test_a_drifted_machine_s_slices_are_clamped_into_their_hand_overs_and_noted(void) {
+  rig_trace *t[2];
+  two_machines(true, &t[0], &t[1]);
+  cli_trace_machine ms[2] = {{"node0", t[0], 0, 0}, {"node1", t[1], 0, 50}};
+  char *text = NULL;
+  size_t len = 0;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(cli_trace_text(ms, 2, &text, &len, &err), CLI_EXIT_OK);
+  json_t *root = json_loads(text, 0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  json_t *other = json_object_get(root, "otherData");
+  json_t *m1 = json_array_get(json_object_get(other, "machines"), 1);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(m1, "clamped")), 1);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(m1, "offset_ns")), 0);
+  const char *note = json_string_value(json_array_get(json_object_get(other, "notes"), 0));
+  CU_ASSERT_PTR_NOT_NULL(note);
+  if (note)
+    CU_ASSERT_STRING_EQUAL(note, "machine 1: 1 of its slices clamped into their hand-overs (its "
+                                 "runs bound no one offset: its clock drifted during them)");
+  /* Machine 1's work of run 1: from 3700 to 4000 ns, 2.7 to 3 us past the
+   * file's first event (1000). */
+  size_t i, found = 0;
+  json_t *e;
+  json_array_foreach(json_object_get(root, "traceEvents"), i, e) {
+    json_t *args = json_object_get(e, "args");
+    if (json_integer_value(json_object_get(e, "pid")) != 1 ||
+        strcmp(json_string_value(json_object_get(e, "name")), "step 0") != 0 ||
+        json_integer_value(json_object_get(args, "run")) != 1)
+      continue;
+    found++;
+    CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(e, "ts")), 2.7, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(json_real_value(json_object_get(e, "dur")), 0.3, 1e-9);
+  }
+  CU_ASSERT_EQUAL(found, 1);
+  json_decref(root);
+  free(text);
+  rig_trace_free(t[0]);
+  rig_trace_free(t[1]);
+}
+
+/* A track's rows go by what truly overlaps, whatever order the steps were
+ * recorded in: of the work slices [100, 200], [50, 90] (recorded after,
+ * begun before) and [150, 300], the second row takes only the third; the
+ * submits, [100, 110], [50, 60] and [150, 160], need one row. */
+static void test_a_trace_opens_a_track_s_rows_only_for_slices_that_overlap(void) {
+  rig_trace_event ev[3] = {{RIG_TRACE_STEP, 0, 0, 0, 100, 110, 200},
+                           {RIG_TRACE_STEP, 0, 0, 1, 50, 60, 90},
+                           {RIG_TRACE_STEP, 0, 0, 2, 150, 160, 300}};
+  rig_trace *t = trace_of("cpu:0", ev, 3);
+  cli_trace_machine ms[1] = {{"node0", t, 0, 0}};
+  char *text = NULL;
+  size_t len = 0;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(cli_trace_text(ms, 1, &text, &len, &err), CLI_EXIT_OK);
+  json_t *root = json_loads(text, 0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  char names[256] = "";
+  size_t i;
+  json_t *e;
+  json_array_foreach(json_object_get(root, "traceEvents"), i, e) {
+    if (strcmp(json_string_value(json_object_get(e, "name")), "thread_name") != 0) continue;
+    size_t at = strlen(names);
+    snprintf(names + at, sizeof names - at, "%s;",
+             json_string_value(json_object_get(json_object_get(e, "args"), "name")));
+  }
+  CU_ASSERT_STRING_EQUAL(names, "cpu:0 submit;cpu:0 work;cpu:0 work 2;");
+  json_decref(root);
+  free(text);
+  rig_trace_free(t);
 }
 
 /* A --trace that cannot be written (a directory, a missing directory) is
@@ -3055,6 +3197,11 @@ void rig_test_register(void) {
        test_json_writes_the_figures_of_the_job_and_each_machine},
       {"json to an unwritable path is refused before any run",
        test_json_to_an_unwritable_path_is_refused_before_any_run},
+      {"a machine's clock is narrowed by its runs", test_a_machine_s_clock_is_narrowed_by_its_runs},
+      {"a trace opens a track's rows only for slices that overlap",
+       test_a_trace_opens_a_track_s_rows_only_for_slices_that_overlap},
+      {"a drifted machine's slices are clamped into their hand-overs and noted",
+       test_a_drifted_machine_s_slices_are_clamped_into_their_hand_overs_and_noted},
       {"a trace shows every step per device in order with a run counter",
        test_a_trace_shows_every_step_per_device_in_order_with_a_run_counter},
       {"a bad trace path is refused before any run",

@@ -1870,6 +1870,82 @@ static void test_a_traced_run_records_each_step_and_allocates_nothing(void) {
   rig_desc_free(d);
 }
 
+/* A host step's work is done when its submit returns: its reach is
+ * stamped then (the submit's end), not when the observer polls. */
+static void test_a_traced_host_step_is_reached_when_its_submit_returns(void) {
+  rig_device *dev = rig_host();
+  rig_desc *d = desc_of(1, rig_host_isa());
+  rig_desc_add_input(d, 0, 64);
+  count_step(d, NULL, 0, add_pk(d, 0), rig_desc_slot_input(0));
+  rig_program *p = load_ok(d, &dev, 1, NULL);
+  rig_buffer *in = buf(dev, 64);
+  fr x;
+  fr_init(&x, p, &in, 1, NULL, 0);
+  rig_trace *t = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_trace_make(64, &t, NULL), RIG_OK);
+  rig_trace_set(t);
+  for (int i = 0; i < 20; i++) run_ok(p, &x);
+  rig_trace_set(NULL);
+  CU_ASSERT(rig_trace_settle(t, 10000));
+  CU_ASSERT_EQUAL_FATAL(rig_trace_count(t), 40);
+  const rig_trace_event *e = rig_trace_events(t);
+  for (size_t i = 1; i < 40; i += 2) {
+    CU_ASSERT_EQUAL(e[i].kind, RIG_TRACE_STEP);
+    CU_ASSERT_EQUAL(e[i].reached_ns, e[i].submitted_ns);
+  }
+  rig_trace_free(t);
+  fr_free(&x);
+  rig_program_release(p);
+  rig_buffer_release(in);
+  rig_desc_free(d);
+}
+
+/* rig_trace_reached stamps the steps at or before the points it is given
+ * at once (the observer cannot: the gated device's work waits), and the
+ * observer's later sight of them keeps that earlier stamp. */
+static void test_a_point_said_reached_stamps_its_steps_and_the_earliest_stamp_stays(void) {
+  rig_polled *pd;
+  rig_device *dev = polled_dev(&pd, "polled", false);
+  rig_polled_gate(pd, true);
+  rig_desc *d = desc_of(1, "polled");
+  rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, 64, RIG_COPIES_ONE);
+  int64_t img = add_pk(d, 0);
+  count_step(d, NULL, 0, img, rig_desc_slot_memory(0, 0, 64));
+  count_step(d, NULL, 0, img, rig_desc_slot_memory(0, 0, 64));
+  rig_program *p = load_ok(d, &dev, 1, NULL);
+  fr x;
+  fr_init(&x, p, NULL, 0, NULL, 0);
+  rig_trace *t = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_trace_make(8, &t, NULL), RIG_OK);
+  rig_trace_set(t);
+  run_ok(p, &x);
+  CU_ASSERT_EQUAL_FATAL(x.nends, 1);
+  CU_ASSERT_FALSE(rig_point_reached(x.ends[0]));
+  rig_point other = rig_point_make(rig_device_index(rig_host()), 1);
+  rig_trace_reached(&other, 1); /* another device's: stamps nothing */
+  uint64_t before = rig_trace_now();
+  rig_trace_reached(x.ends, 1);
+  uint64_t after = rig_trace_now();
+  const rig_trace_event *e = rig_trace_events(t);
+  CU_ASSERT_EQUAL_FATAL(rig_trace_count(t), 3);
+  uint64_t stamped[2];
+  for (size_t i = 1; i < 3; i++) {
+    stamped[i - 1] = __atomic_load_n(&e[i].reached_ns, __ATOMIC_RELAXED);
+    CU_ASSERT(stamped[i - 1] >= before && stamped[i - 1] <= after);
+  }
+  rig_polled_gate(pd, false);
+  rig_polled_run(pd, 100);
+  wait_ends(&x);
+  rig_trace_set(NULL);
+  CU_ASSERT(rig_trace_settle(t, 10000));
+  CU_ASSERT_EQUAL(e[1].reached_ns, stamped[0]);
+  CU_ASSERT_EQUAL(e[2].reached_ns, stamped[1]);
+  rig_trace_free(t);
+  fr_free(&x);
+  rig_program_release(p);
+  rig_desc_free(d);
+}
+
 /* A trace's bytes decode back to its events; bytes another encode did not
  * make are refused, saying why. */
 static void test_a_malformed_trace_is_refused_with_its_reason(void) {
@@ -2259,6 +2335,10 @@ void rig_test_register(void) {
       {"a run allocates nothing", test_a_run_allocates_nothing},
       {"a traced run records each step and allocates nothing",
        test_a_traced_run_records_each_step_and_allocates_nothing},
+      {"a traced host step is reached when its submit returns",
+       test_a_traced_host_step_is_reached_when_its_submit_returns},
+      {"a point said reached stamps its steps and the earliest stamp stays",
+       test_a_point_said_reached_stamps_its_steps_and_the_earliest_stamp_stays},
       {"a malformed trace is refused with its reason",
        test_a_malformed_trace_is_refused_with_its_reason},
       CU_TEST_INFO_NULL};

@@ -793,6 +793,60 @@ static void test_a_traced_pipeline_shows_both_machines(void) {
   rig_proc_free(&p);
 }
 
+/* The pipeline (i == 0) or the ring of 2 machines (i == 1), 300 runs
+ * traced into `trace`, its promises checked (trace_check); false when a
+ * run or a check failed. */
+static bool trace_sequential(int i, char *trace, size_t size, trace_facts *f) {
+  char job[512], name[64];
+  snprintf(name, sizeof name, "sequential-%d-trace.json", i);
+  const char *args[] = {i == 0 ? write_pipeline("pipeline-300.json", 300, job, sizeof job)
+                               : example("ring-2.json", job, sizeof job),
+                        "--runs",
+                        "300",
+                        "--quiet",
+                        "--trace",
+                        in_tmp(name, trace, size),
+                        NULL};
+  rig_proc p = mpirun(2, args, 90);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  bool ok = p.code == 0 && trace_check(trace, 2, 300, f);
+  if (p.code == 0 && !ok) fprintf(stderr, "%s: %s\n", trace, f->why);
+  rig_proc_free(&p);
+  return ok;
+}
+
+/* Machine 1's slices are stamped there, before the report of their end
+ * leaves, and its clock is narrowed by the runs: each lies inside its
+ * hand-over (trace_check), none clamped there, and on one host (one
+ * clock) the offset is 0 within its error. */
+static void test_a_traced_machine_s_slices_lie_inside_their_hand_overs_unclamped(void) {
+  for (int i = 0; i < 2; i++) {
+    char trace[512];
+    trace_facts f;
+    CU_ASSERT(trace_sequential(i, trace, sizeof trace, &f));
+    CU_ASSERT_EQUAL(f.handovers, 300);
+    CU_ASSERT_EQUAL(f.clamped, 0);
+    CU_ASSERT(llabs(f.offset_ns[1]) <= f.error_ns[1]);
+    if (llabs(f.offset_ns[1]) > f.error_ns[1] || f.clamped)
+      fprintf(stderr, "%s: offset %lld within %lld, %lld clamped\n", trace, f.offset_ns[1],
+              f.error_ns[1], f.clamped);
+  }
+}
+
+/* The pipeline and the ring run one step a run on each machine, one run
+ * after the other: no slice of a track overlaps another, so each track
+ * has one row, and each thread id is one machine's (trace_check). */
+static void test_a_traced_sequential_job_has_one_row_per_track(void) {
+  for (int i = 0; i < 2; i++) {
+    char trace[512];
+    trace_facts f;
+    CU_ASSERT(trace_sequential(i, trace, sizeof trace, &f));
+    CU_ASSERT_EQUAL(f.rows, 1);
+    if (f.rows != 1) fprintf(stderr, "%s: %zu rows\n", trace, f.rows);
+  }
+}
+
 /* Under mpirun too a --trace that cannot be written is found before the
  * job starts: exit 2, said once by rank 0. */
 static void test_a_bad_trace_path_under_mpirun_is_refused_before_any_run(void) {
@@ -1097,6 +1151,10 @@ void rig_test_register(void) {
       {"a traced job shows every machine in one file with its clock",
        test_a_traced_job_shows_every_machine_in_one_file_with_its_clock},
       {"a traced pipeline shows both machines", test_a_traced_pipeline_shows_both_machines},
+      {"a traced machine's slices lie inside their hand-overs, unclamped",
+       test_a_traced_machine_s_slices_lie_inside_their_hand_overs_unclamped},
+      {"a traced sequential job has one row per track",
+       test_a_traced_sequential_job_has_one_row_per_track},
       {"a bad trace path under mpirun is refused before any run",
        test_a_bad_trace_path_under_mpirun_is_refused_before_any_run},
       {"srun without PMIx is refused instead of running separate jobs",

@@ -127,14 +127,16 @@ rig_status rig_program_run_received(const void *words, size_t len,
  * rig_trace_now's nanoseconds. While a trace is the process's sink
  * (rig_trace_set), every run of a program of this machine records a RUN
  * event at its start and a STEP event per Submit or Move step: when its
- * submit was called (begin), when it returned (submitted), and when the
- * trace's observer thread, waiting on the step's points in order, saw its
- * point reached (reached; 0 when the wait failed or the trace was settled
- * before); a run of a program of another machine records a HANDOVER, its
- * reach that of the run's end there as this machine learns it; a rail of
- * this process records READY and ARRIVED (rig_rail_set_stamp), instants. Without a sink a run tests
- * one pointer and records nothing; with one it allocates nothing: a full trace counts what it
- * drops. */
+ * submit was called (begin), when it returned (submitted), and when its
+ * point was first seen reached (reached: the submit's return for work done
+ * by then, else the first of rig_trace_reached's callers and the trace's
+ * observer thread, which polls; 0 when the wait failed or the trace was
+ * settled before); a run of a program of another machine records a
+ * HANDOVER, its reach that of the run's end there as this machine learns
+ * it; a rail of this process records READY and ARRIVED
+ * (rig_rail_set_stamp), instants. Without a sink a run tests one pointer
+ * and records nothing; with one it allocates nothing: a full trace counts
+ * what it drops. */
 typedef struct rig_trace rig_trace;
 
 typedef enum rig_trace_kind {
@@ -167,6 +169,12 @@ void rig_trace_set(rig_trace *t);
 rig_trace *rig_trace_sink(void);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t rig_trace_now(void);
+/* Tells the sink, if any, that the points pts were seen reached: call it
+ * once they were (a wait returned, a report came), before acting on it.
+ * Each recorded STEP or HANDOVER whose point is at or before one of them
+ * on its device, and not stamped earlier, takes the time now as its reach.
+ * Without a sink it costs one load. */
+void rig_trace_reached(const rig_point *pts, size_t n);
 /* Waits, at most timeout_ms, until the observer has seen every recorded
  * step's point; false when the bound passed (those steps keep reached 0). */
 bool rig_trace_settle(rig_trace *t, unsigned timeout_ms);

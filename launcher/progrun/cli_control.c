@@ -131,6 +131,7 @@ static int wait_alone(cli_session *s, uint64_t r, uint64_t start, waits *w, rig_
   for (size_t k = 0; k < mm->nends; k++)
     if (rig_point_wait(mm->ends[k], err) != RIG_OK) return prefix_run(s, err, r, 0), CLI_EXIT_FAIL;
   w->last[0] = cli_now_ns() - start;
+  rig_trace_reached(mm->ends, mm->nends);
   return CLI_EXIT_OK;
 }
 
@@ -153,7 +154,11 @@ static int wait_run(cli_session *s, uint64_t r, uint64_t start, waits *w, rig_er
       if (w->done[m]) continue;
       if (ends_reached(&s->machines[m], &w->seen[m], &reached, err) != RIG_OK)
         return prefix_run(s, err, r, m), CLI_EXIT_FAIL;
-      if (reached) w->last[m] = cli_now_ns() - start, w->done[m] = true, left--;
+      if (!reached) continue;
+      w->last[m] = cli_now_ns() - start, w->done[m] = true, left--;
+      /* Seen here first, maybe: the trace's slices (a hand-over's) end by
+       * now, before the next run's start. */
+      rig_trace_reached(s->machines[m].ends, s->machines[m].nends);
     }
     if (left == 0) return CLI_EXIT_OK;
     if (s->job && rig_job_failed(s->job, err)) {

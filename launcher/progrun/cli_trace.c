@@ -5,13 +5,13 @@
  * its steps' submits and a track of their work (from the submit called to
  * the point seen reached); on the controller a track of the hand-overs of
  * other machines' runs; a track of instants of the machine's rails (a
- * count ready, a count told arrived); a counter "run" per machine. Times are each
- * machine's clock less its offset, so all are the controller's, in us from
- * the trace's first event. Slices of one track do not overlap: a slice
- * that would overlap the one before goes on a further track of the same
- * name with a number ("cpu:0 work 2"), as work submitted before the last
- * finished does; past LANES such tracks of one kind, the last takes the
- * rest. */
+ * count ready, a count told arrived); a counter "run" per machine. Times
+ * are each machine's clock less its offset (narrowed by the runs:
+ * cli_trace_clock.c), so all are the controller's, in us from the trace's
+ * first event. A track's slices that truly overlap (work queued behind
+ * work) go on further rows of the same name with a number ("cpu:0 work
+ * 2"); past LANES rows of one kind, the last takes the rest. Thread ids
+ * are unique in the file, not only in their process. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -19,26 +19,46 @@
 #include <string.h>
 
 #include "cli_job.h"
+#include "cli_trace.h"
 
 /* Thread ids: per track TIDS_PER apart, one kind of slice in each block of
- * LANES, each lane a further row of that kind. */
-#define LANES    64
-#define TIDS_PER (3 * LANES)
+ * LANES, each lane a further row of that kind; the rails' past every
+ * track; each machine's block TIDS_MACHINE past the one before. */
+#define LANES        64
+#define TIDS_PER     (3 * LANES)
+#define TIDS_RAILS   ((RIG_TRACE_TRACKS + 1) * TIDS_PER + 1)
+#define TIDS_MACHINE (TIDS_RAILS + 1)
 enum { KIND_SUBMIT, KIND_WORK, KIND_HANDOVER };
 
-typedef struct lanes {
-  uint64_t end[LANES]; /* the last slice's end on each lane, 0: none */
-  size_t used;
-} lanes;
+/* A machine's clock as the file uses it, and what it cost. */
+typedef struct mclock {
+  int64_t offset;
+  uint64_t error;
+  bool narrowed;   /* false: the runs contradicted each other */
+  size_t clamped;  /* slices moved inside their hand-over */
+  cli_handover *h; /* machine 0's hand-overs to it, by run */
+  size_t nh;
+} mclock;
+
+/* A slice to write: its event, kind and track, its times (the
+ * controller's clock) and its row's thread id. */
+typedef struct item {
+  size_t event;
+  int kind;
+  size_t track;
+  uint64_t begin, end;
+  json_int_t tid;
+} item;
 
 typedef struct writer {
   json_t *events;
   bool ok;
   uint64_t base; /* the first event's time, the controller's clock */
   const cli_trace_machine *m;
+  mclock *clock;
   size_t machine;
-  lanes *lanes; /* per track and kind */
-  bool rails_named;
+  item *items;
+  size_t nitems;
 } writer;
 
 static void add(writer *w, json_t *e) {
@@ -47,160 +67,271 @@ static void add(writer *w, json_t *e) {
 
 /* A machine's time as the controller's: offset is the machine's clock
  * less the controller's. */
-static uint64_t aligned(const cli_trace_machine *m, uint64_t t) {
-  int64_t v = (int64_t)t - m->offset_ns;
+static uint64_t aligned(int64_t offset, uint64_t t) {
+  int64_t v = (int64_t)t - offset;
   return v < 0 ? 0 : (uint64_t)v;
 }
 
+/* A time of the controller's clock in us from the file's start. */
 static double us(const writer *w, uint64_t t) {
-  uint64_t a = aligned(w->m, t);
-  return a > w->base ? (double)(a - w->base) / 1000.0 : 0.0;
+  return t > w->base ? (double)(t - w->base) / 1000.0 : 0.0;
+}
+
+static json_int_t tid_of(const writer *w, size_t local) {
+  return (json_int_t)(w->machine * TIDS_MACHINE + local);
+}
+
+static void name_thread(writer *w, json_int_t tid, const char *name) {
+  add(w, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "ph", "M", "name", "thread_name", "pid",
+                   (json_int_t)w->machine, "tid", tid, "args", "name", name));
+  add(w, json_pack("{s:s, s:s, s:I, s:I, s:{s:I}}", "ph", "M", "name", "thread_sort_index", "pid",
+                   (json_int_t)w->machine, "tid", tid, "args", "sort_index", tid));
+}
+
+/* ---- rows ------------------------------------------------------------------------ */
+
+static int by_row_then_time(const void *a, const void *b) {
+  const item *x = *(const item *const *)a, *y = *(const item *const *)b;
+  size_t kx = x->track * 3 + (size_t)x->kind, ky = y->track * 3 + (size_t)y->kind;
+  if (kx != ky) return kx < ky ? -1 : 1;
+  if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+  return x->event < y->event ? -1 : x->event > y->event;
 }
 
 static const char *const kind_names[] = {"submit", "work"};
 
-static void name_thread(writer *w, int tid, const char *name) {
-  add(w, json_pack("{s:s, s:s, s:I, s:i, s:{s:s}}", "ph", "M", "name", "thread_name", "pid",
-                   (json_int_t)w->machine, "tid", tid, "args", "name", name));
-  add(w, json_pack("{s:s, s:s, s:I, s:i, s:{s:i}}", "ph", "M", "name", "thread_sort_index", "pid",
-                   (json_int_t)w->machine, "tid", tid, "args", "sort_index", tid));
+static void name_row(writer *w, const item *it, size_t lane, json_int_t tid) {
+  char name[96];
+  if (it->kind == KIND_HANDOVER)
+    snprintf(name, sizeof name, "hand-overs");
+  else
+    snprintf(name, sizeof name, "%s %s", rig_trace_track(w->m->trace, it->track),
+             kind_names[it->kind]);
+  if (lane > 0) snprintf(name + strlen(name), sizeof name - strlen(name), " %zu", lane + 1);
+  name_thread(w, tid, name);
 }
 
-/* The lane of [begin, end) among those of track `track`'s slices of this
- * kind: the first free one (its last slice ended), made and named when
- * new. The last lane takes what no lane can (more than LANES at once). */
-static int lane_of(writer *w, size_t track, int kind, uint64_t begin, uint64_t end) {
-  lanes *l = &w->lanes[track * 3 + (size_t)kind];
-  size_t i = 0;
-  while (i < l->used && l->end[i] > begin) i++;
-  if (i == LANES) i = LANES - 1;
-  int tid = (int)(track * TIDS_PER + (size_t)kind * LANES + i) + 1;
-  if (i == l->used) {
-    char name[96];
-    if (kind == KIND_HANDOVER)
-      snprintf(name, sizeof name, "hand-overs");
-    else
-      snprintf(name, sizeof name, "%s %s", rig_trace_track(w->m->trace, track), kind_names[kind]);
-    if (i > 0) snprintf(name + strlen(name), sizeof name - strlen(name), " %zu", i + 1);
-    name_thread(w, tid, name);
-    l->used++;
+/* Each slice's row: taken in order of their start, a slice goes on the
+ * first row of its track and kind whose last slice ended by then, a new
+ * row only when every row's overlaps it (the fewest rows there can be). */
+static bool assign_rows(writer *w) {
+  item **order = calloc(w->nitems ? w->nitems : 1, sizeof *order);
+  if (!order) return false;
+  for (size_t i = 0; i < w->nitems; i++) order[i] = &w->items[i];
+  qsort(order, w->nitems, sizeof *order, by_row_then_time);
+  uint64_t end[LANES]; /* each row's last end */
+  size_t used = 0;
+  for (size_t i = 0; i < w->nitems; i++) {
+    item *it = order[i];
+    const item *prev = i ? order[i - 1] : NULL;
+    if (!prev || prev->track != it->track || prev->kind != it->kind) used = 0;
+    size_t lane = 0;
+    while (lane < used && end[lane] > it->begin) lane++;
+    if (lane == LANES) lane = LANES - 1;
+    it->tid = tid_of(w, it->track * TIDS_PER + (size_t)it->kind * LANES + lane + 1);
+    if (lane == used) {
+      name_row(w, it, lane, it->tid);
+      end[used++] = it->end;
+    } else if (it->end > end[lane]) {
+      end[lane] = it->end;
+    }
   }
-  l->end[i] = end;
-  return tid;
+  free(order);
+  return true;
 }
 
-static void slice(writer *w, int tid, const char *name, uint64_t begin, uint64_t end,
-                  const rig_trace_event *e, const char *device) {
-  double ts = us(w, begin), te = us(w, end);
-  json_t *args = json_pack("{s:I, s:s}", "run", (json_int_t)e->run, "device", device);
+/* ---- slices -------------------------------------------------------------------------- */
+
+/* [begin, end) of machine w->machine's clock as the controller's, inside
+ * its run's hand-over where the machine's clock could not be narrowed
+ * (counted). */
+static void place(writer *w, const rig_trace_event *e, uint64_t begin, uint64_t end, item *it) {
+  mclock *c = &w->clock[w->machine];
+  it->begin = aligned(c->offset, begin);
+  it->end = aligned(c->offset, end);
+  const cli_handover *x = w->machine ? cli_handover_of(c->h, c->nh, e->run) : NULL;
+  if (!x) return;
+  bool moved = false;
+  if (it->begin < x->begin) it->begin = x->begin, moved = true;
+  if (x->end && it->end > x->end) it->end = x->end, moved = true;
+  if (it->end < it->begin) it->end = it->begin;
+  if (moved) c->clamped++;
+}
+
+/* The machine's slices, each an item, in the order of its events. */
+static bool collect(writer *w) {
+  const rig_trace *t = w->m->trace;
+  size_t n = rig_trace_count(t);
+  const rig_trace_event *ev = rig_trace_events(t);
+  w->items = calloc(2 * n + 1, sizeof *w->items);
+  if (!w->items) return false;
+  w->nitems = 0;
+  for (size_t i = 0; i < n; i++) {
+    const rig_trace_event *e = &ev[i];
+    item *it = &w->items[w->nitems];
+    if (e->kind == RIG_TRACE_HANDOVER) {
+      if (!e->reached_ns) continue;
+      /* One track of hand-overs, whatever the device. */
+      *it = (item){.event = i, .kind = KIND_HANDOVER, .track = RIG_TRACE_TRACKS};
+      place(w, e, e->begin_ns, e->reached_ns, it);
+      w->nitems++;
+    } else if (e->kind == RIG_TRACE_STEP) {
+      *it = (item){.event = i, .kind = KIND_SUBMIT, .track = e->track};
+      place(w, e, e->begin_ns, e->submitted_ns, it);
+      w->nitems++;
+      /* A step whose reach was not seen (its device lost) has no work. */
+      if (!e->reached_ns) continue;
+      it = &w->items[w->nitems++];
+      *it = (item){.event = i, .kind = KIND_WORK, .track = e->track};
+      place(w, e, e->begin_ns, e->reached_ns, it);
+    }
+  }
+  return true;
+}
+
+static void slice(writer *w, const item *it) {
+  const rig_trace_event *e = &rig_trace_events(w->m->trace)[it->event];
+  bool handover = it->kind == KIND_HANDOVER;
+  const char *dev = rig_trace_track(w->m->trace, e->track);
+  char name[160];
+  if (handover)
+    snprintf(name, sizeof name, "run %" PRIu64 " to %s", e->run, dev);
+  else if (it->kind == KIND_SUBMIT)
+    snprintf(name, sizeof name, "step %" PRId64 " submit", e->step);
+  else
+    snprintf(name, sizeof name, "step %" PRId64, e->step);
+  double ts = us(w, it->begin), te = us(w, it->end);
+  json_t *args = json_pack("{s:I, s:s}", "run", (json_int_t)e->run, "device", dev);
   if (args && e->step >= 0) json_object_set_new(args, "step", json_integer(e->step));
-  add(w,
-      json_pack("{s:s, s:s, s:s, s:I, s:i, s:f, s:f, s:o}", "ph", "X", "name", name, "cat",
-                e->kind == RIG_TRACE_HANDOVER ? "hand-over" : "step", "pid", (json_int_t)w->machine,
-                "tid", tid, "ts", ts, "dur", te > ts ? te - ts : 0.0, "args", args));
+  add(w, json_pack("{s:s, s:s, s:s, s:I, s:I, s:f, s:f, s:o}", "ph", "X", "name", name, "cat",
+                   handover ? "hand-over" : "step", "pid", (json_int_t)w->machine, "tid", it->tid,
+                   "ts", ts, "dur", te > ts ? te - ts : 0.0, "args", args));
+}
+
+/* An event that is no slice: a rail's instant, or the run counter. */
+static void instant(writer *w, const rig_trace_event *e, bool *rails_named) {
+  uint64_t at = aligned(w->clock[w->machine].offset, e->begin_ns);
+  if (e->kind == RIG_TRACE_RUN) {
+    add(w, json_pack("{s:s, s:s, s:I, s:i, s:f, s:{s:I}}", "ph", "C", "name", "run", "pid",
+                     (json_int_t)w->machine, "tid", 0, "ts", us(w, at), "args", "run",
+                     (json_int_t)e->run));
+    return;
+  }
+  /* One track of the machine's rails' instants, past every other. */
+  json_int_t tid = tid_of(w, TIDS_RAILS);
+  if (!*rails_named) name_thread(w, tid, "rails");
+  *rails_named = true;
+  bool ready = e->kind == RIG_TRACE_READY;
+  char name[160];
+  snprintf(name, sizeof name, "rail %" PRId64 " %s %" PRIu64, e->step, ready ? "ready" : "arrived",
+           e->run);
+  add(w, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:f, s:{s:I, s:I}}", "ph", "i", "s", "t", "name",
+                   name, "cat", ready ? "rail ready" : "rail arrived", "pid",
+                   (json_int_t)w->machine, "tid", tid, "ts", us(w, at), "args", "rail",
+                   (json_int_t)e->step, "count", (json_int_t)e->run));
 }
 
 static void machine_events(writer *w) {
   const rig_trace *t = w->m->trace;
-  size_t n = rig_trace_count(t);
-  const rig_trace_event *ev = rig_trace_events(t);
   char name[160];
   snprintf(name, sizeof name, "machine %zu (%s)", w->machine, w->m->host);
   add(w, json_pack("{s:s, s:s, s:I, s:i, s:{s:s}}", "ph", "M", "name", "process_name", "pid",
                    (json_int_t)w->machine, "tid", 0, "args", "name", name));
   add(w, json_pack("{s:s, s:s, s:I, s:i, s:{s:I}}", "ph", "M", "name", "process_sort_index", "pid",
                    (json_int_t)w->machine, "tid", 0, "args", "sort_index", (json_int_t)w->machine));
-  for (size_t i = 0; w->ok && i < n; i++) {
-    const rig_trace_event *e = &ev[i];
-    bool tracked = e->kind == RIG_TRACE_STEP || e->kind == RIG_TRACE_HANDOVER;
-    const char *dev = tracked ? rig_trace_track(t, e->track) : "";
-    if (e->kind == RIG_TRACE_READY || e->kind == RIG_TRACE_ARRIVED) {
-      /* One track of the machine's rails' instants, past every other. */
-      int tid = (RIG_TRACE_TRACKS + 1) * TIDS_PER + 1;
-      if (!w->rails_named) name_thread(w, tid, "rails");
-      w->rails_named = true;
-      bool ready = e->kind == RIG_TRACE_READY;
-      snprintf(name, sizeof name, "rail %" PRId64 " %s %" PRIu64, e->step,
-               ready ? "ready" : "arrived", e->run);
-      add(w, json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:f, s:{s:I, s:I}}", "ph", "i", "s", "t",
-                       "name", name, "cat", ready ? "rail ready" : "rail arrived", "pid",
-                       (json_int_t)w->machine, "tid", tid, "ts", us(w, e->begin_ns), "args", "rail",
-                       (json_int_t)e->step, "count", (json_int_t)e->run));
-    } else if (e->kind == RIG_TRACE_RUN) {
-      add(w, json_pack("{s:s, s:s, s:I, s:i, s:f, s:{s:I}}", "ph", "C", "name", "run", "pid",
-                       (json_int_t)w->machine, "tid", 0, "ts", us(w, e->begin_ns), "args", "run",
-                       (json_int_t)e->run));
-    } else if (e->kind == RIG_TRACE_HANDOVER) {
-      if (!e->reached_ns) continue;
-      snprintf(name, sizeof name, "run %" PRIu64 " to %s", e->run, dev);
-      /* One track of hand-overs, whatever the device. */
-      int tid = lane_of(w, RIG_TRACE_TRACKS, KIND_HANDOVER, e->begin_ns, e->reached_ns);
-      slice(w, tid, name, e->begin_ns, e->reached_ns, e, dev);
-    } else {
-      snprintf(name, sizeof name, "step %" PRId64 " submit", e->step);
-      int tid = lane_of(w, e->track, KIND_SUBMIT, e->begin_ns, e->submitted_ns);
-      slice(w, tid, name, e->begin_ns, e->submitted_ns, e, dev);
-      /* A step whose reach was not seen (its device lost) has no work. */
-      if (!e->reached_ns) continue;
-      snprintf(name, sizeof name, "step %" PRId64, e->step);
-      tid = lane_of(w, e->track, KIND_WORK, e->begin_ns, e->reached_ns);
-      slice(w, tid, name, e->begin_ns, e->reached_ns, e, dev);
-    }
+  if (!collect(w) || !assign_rows(w)) {
+    w->ok = false;
+    return;
+  }
+  const rig_trace_event *ev = rig_trace_events(t);
+  bool rails_named = false;
+  size_t next = 0;
+  for (size_t i = 0; w->ok && i < rig_trace_count(t); i++) {
+    if (ev[i].kind == RIG_TRACE_RUN || ev[i].kind == RIG_TRACE_READY ||
+        ev[i].kind == RIG_TRACE_ARRIVED)
+      instant(w, &ev[i], &rails_named);
+    for (; next < w->nitems && w->items[next].event == i; next++) slice(w, &w->items[next]);
   }
 }
 
+/* ---- the file ------------------------------------------------------------------------ */
+
 /* What the file says of each machine besides its events. */
-static json_t *metadata(const cli_trace_machine *ms, size_t n, uint64_t base) {
+static json_t *metadata(const cli_trace_machine *ms, const mclock *c, size_t n, uint64_t base) {
   json_t *machines = json_array(), *notes = json_array();
   for (size_t m = 0; m < n; m++) {
     uint64_t dropped = ms[m].trace ? rig_trace_dropped(ms[m].trace) : 0;
     size_t count = ms[m].trace ? rig_trace_count(ms[m].trace) : 0;
-    json_array_append_new(machines,
-                          json_pack("{s:I, s:s, s:I, s:I, s:I, s:I}", "machine", (json_int_t)m,
-                                    "host", ms[m].host, "offset_ns", (json_int_t)ms[m].offset_ns,
-                                    "error_ns", (json_int_t)ms[m].error_ns, "events",
-                                    (json_int_t)count, "dropped", (json_int_t)dropped));
+    json_array_append_new(
+        machines,
+        json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "machine", (json_int_t)m, "host",
+                  ms[m].host, "offset_ns", (json_int_t)c[m].offset, "error_ns",
+                  (json_int_t)c[m].error, "pings_offset_ns", (json_int_t)ms[m].offset_ns,
+                  "pings_error_ns", (json_int_t)ms[m].error_ns, "events", (json_int_t)count,
+                  "dropped", (json_int_t)dropped, "clamped", (json_int_t)c[m].clamped));
+    char note[160];
     if (dropped) {
-      char note[128];
       snprintf(note, sizeof note, "machine %zu: dropped %" PRIu64 " events (its trace was full)", m,
                dropped);
+      json_array_append_new(notes, json_string(note));
+    }
+    if (c[m].clamped) {
+      snprintf(
+          note, sizeof note,
+          "machine %zu: %zu of its slices clamped into their hand-overs (its runs bound no one "
+          "offset: its clock drifted during them)",
+          m, c[m].clamped);
       json_array_append_new(notes, json_string(note));
     }
   }
   return json_pack("{s:s, s:s, s:I, s:o, s:o}", "producer", "progrun 0.1.0", "clock",
                    "CLOCK_MONOTONIC of machine 0, the controller; other machines' aligned by "
-                   "their offset_ns (their clock less the controller's, within error_ns)",
+                   "their offset_ns (their clock less the controller's, within error_ns), "
+                   "measured by pings and narrowed by the runs",
                    "base_ns", (json_int_t)base, "machines", machines, "notes", notes);
 }
 
-int cli_trace_text(const cli_trace_machine *ms, size_t n, char **out, size_t *len, rig_error *err) {
-  writer w = {.events = json_array(), .ok = true, .base = UINT64_MAX};
-  w.lanes = calloc((RIG_TRACE_TRACKS + 1) * 3, sizeof *w.lanes);
+/* Every machine's clock: the pings', narrowed by its runs; and the
+ * file's time 0. */
+static bool clocks(const cli_trace_machine *ms, size_t n, mclock *c, uint64_t *base) {
+  for (size_t m = 0; m < n; m++) {
+    c[m] = (mclock){ms[m].offset_ns, ms[m].error_ns, true, 0, NULL, 0};
+    if (m == 0 || !ms[m].trace || !ms[0].trace) continue;
+    if (!cli_trace_handovers(ms[0].trace, m, &c[m].h, &c[m].nh)) return false;
+    c[m].narrowed = cli_trace_narrow(c[m].h, c[m].nh, ms[m].trace, &c[m].offset, &c[m].error);
+  }
+  *base = UINT64_MAX;
   for (size_t m = 0; m < n; m++) {
     const rig_trace *t = ms[m].trace;
     for (size_t i = 0; t && i < rig_trace_count(t); i++) {
-      uint64_t a = aligned(&ms[m], rig_trace_events(t)[i].begin_ns);
-      if (a < w.base) w.base = a;
+      uint64_t a = aligned(c[m].offset, rig_trace_events(t)[i].begin_ns);
+      if (a < *base) *base = a;
     }
   }
-  if (w.base == UINT64_MAX) w.base = 0;
-  for (size_t m = 0; w.ok && w.lanes && m < n; m++) {
+  if (*base == UINT64_MAX) *base = 0;
+  return true;
+}
+
+int cli_trace_text(const cli_trace_machine *ms, size_t n, char **out, size_t *len, rig_error *err) {
+  writer w = {.events = json_array(), .ok = true};
+  mclock *c = calloc(n ? n : 1, sizeof *c);
+  w.clock = c;
+  w.ok = w.events && c && clocks(ms, n, c, &w.base);
+  for (size_t m = 0; w.ok && m < n; m++) {
     if (!ms[m].trace) continue;
-    memset(w.lanes, 0, (RIG_TRACE_TRACKS + 1) * 3 * sizeof *w.lanes);
-    w.rails_named = false;
     w.m = &ms[m];
     w.machine = m;
     machine_events(&w);
+    free(w.items);
+    w.items = NULL;
   }
-  free(w.lanes);
-  json_t *root = w.ok && w.lanes
-                     ? json_pack("{s:o, s:s, s:o}", "traceEvents", w.events, "displayTimeUnit",
-                                 "ns", "otherData", metadata(ms, n, w.base))
-                     : NULL;
-  if (!root) {
-    if (!w.ok || !w.lanes) json_decref(w.events);
-    return rig_error_set(err, RIG_ENOMEM, "out of memory for the trace"), CLI_EXIT_FAIL;
-  }
+  json_t *root = w.ok ? json_pack("{s:o, s:s, s:o}", "traceEvents", w.events, "displayTimeUnit",
+                                  "ns", "otherData", metadata(ms, c, n, w.base))
+                      : NULL;
+  if (!w.ok) json_decref(w.events);
+  for (size_t m = 0; c && m < n; m++) free(c[m].h);
+  free(c);
+  if (!root) return rig_error_set(err, RIG_ENOMEM, "out of memory for the trace"), CLI_EXIT_FAIL;
   char *text = json_dumps(root, JSON_COMPACT);
   json_decref(root);
   if (!text) return rig_error_set(err, RIG_ENOMEM, "out of memory for the trace"), CLI_EXIT_FAIL;

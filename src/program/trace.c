@@ -1,11 +1,14 @@
-/* Tracing: the process's sink, its bounded record, and the observer that
- * stamps when each step's point is reached (docs/internals.md "Tracing").
+/* Tracing: the process's sink, its bounded record, and the stamps of when
+ * each step's point is reached (docs/internals.md "Tracing").
  *
  * A run records under the trace's lock into arrays made with the trace, so
- * that it allocates nothing; when they are full it only counts. The
- * observer thread polls the recorded steps' points: each stamp is when
- * that point was first seen reached, never before the true moment and
- * late by the observer's polling. */
+ * that it allocates nothing; when they are full it only counts. A step's
+ * reach is the first time any thread of this process saw its point
+ * reached: the run itself (work done when its submit returned), whoever
+ * waits for it (rig_trace_reached: an executor before its report, the
+ * controller when a report comes) and, for the rest, the observer thread,
+ * which polls. Each stamp is taken after its point was seen reached, so
+ * none is before the true moment; the earliest is kept. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -32,6 +35,7 @@ struct rig_trace {
   rig_point *points; /* per event: a STEP's last point */
   bool *seen;        /* per event: the observer is done with it */
   size_t cap, n, observed;
+  size_t unstamped; /* events below are stamped (or instants or given up) */
   uint64_t dropped;
   ttrack tracks[RIG_TRACE_TRACKS];
   size_t ntracks;
@@ -90,14 +94,59 @@ rig_trace *rig_trace_sink(void) {
   return atomic_load(&rig_program_tracing);
 }
 
-/* Whether step i's point is done with: reached (stamped now), or of a
- * device that is lost or gone (never stamped). */
+/* Stamps event i reached at `now` unless an earlier stamp is there. Under
+ * the lock; the observer reads the stamp without it. */
+static void stamp(rig_trace *t, size_t i, uint64_t now) {
+  uint64_t was = __atomic_load_n(&t->ev[i].reached_ns, __ATOMIC_RELAXED);
+  if (!was || now < was) __atomic_store_n(&t->ev[i].reached_ns, now, __ATOMIC_RELAXED);
+}
+
+/* Whether pt is at or before one of pts on its device: a device's points
+ * are reached in the order of their values. */
+static bool covered(rig_point pt, const rig_point *pts, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (pts[k] != RIG_POINT_REACHED && rig_point_device(pts[k]) == rig_point_device(pt) &&
+        rig_point_value(pt) <= rig_point_value(pts[k]))
+      return true;
+  return false;
+}
+
+void rig_trace_reached(const rig_point *pts, size_t n) {
+  /* Untraced, this load is all it costs. */
+  if (!n || !atomic_load_explicit(&rig_program_tracing, memory_order_relaxed)) return;
+  atomic_fetch_add(&in_stamp, 1);
+  rig_trace *t = atomic_load(&rig_program_tracing);
+  if (t) {
+    pthread_mutex_lock(&t->lock);
+    /* Read under the lock: after every recorded event's submit time, and
+     * after every stamp there (which it could not lower). */
+    uint64_t now = rig_trace_now();
+    if (t->unstamped < t->observed) t->unstamped = t->observed;
+    bool before = true; /* every event so far is stamped */
+    for (size_t i = t->unstamped; i < t->n; i++) {
+      const rig_trace_event *e = &t->ev[i];
+      bool tracked = e->kind == RIG_TRACE_STEP || e->kind == RIG_TRACE_HANDOVER;
+      if (tracked && !e->reached_ns && covered(t->points[i], pts, n)) stamp(t, i, now);
+      if (before && (!tracked || e->reached_ns))
+        t->unstamped = i + 1;
+      else
+        before = false;
+    }
+    pthread_mutex_unlock(&t->lock);
+  }
+  atomic_fetch_sub(&in_stamp, 1);
+}
+
+/* Whether step i's point is done with: stamped already (by its run or a
+ * waiter), reached (stamped now), or of a device that is lost or gone
+ * (never stamped). */
 static bool look(rig_trace *t, size_t i) {
+  if (__atomic_load_n(&t->ev[i].reached_ns, __ATOMIC_RELAXED)) return true;
   rig_point pt = t->points[i];
   if (rig_point_reached(pt)) {
     uint64_t now = rig_trace_now();
     pthread_mutex_lock(&t->lock);
-    t->ev[i].reached_ns = now;
+    stamp(t, i, now);
     pthread_mutex_unlock(&t->lock);
     return true;
   }
@@ -238,13 +287,17 @@ static size_t track_of(rig_trace *t, const rig_device *dev) {
 
 void rig_program_trace_step(rig_trace *t, rig_trace_kind kind, const rig_device *dev, int64_t step,
                             uint64_t run, uint64_t begin, rig_point pt) {
+  /* Work done by the time its submit returned (the host's) is reached
+   * then: looked at before the clock is read, so the stamp is not early. */
+  bool done = rig_point_reached(pt);
   uint64_t submitted = rig_trace_now();
   pthread_mutex_lock(&t->lock);
   size_t track = track_of(t, dev);
   if (t->n == t->cap || track == RIG_TRACE_TRACKS) {
     t->dropped++;
   } else {
-    t->ev[t->n] = (rig_trace_event){kind, (uint32_t)track, step, run, begin, submitted, 0};
+    t->ev[t->n] =
+        (rig_trace_event){kind, (uint32_t)track, step, run, begin, submitted, done ? submitted : 0};
     t->points[t->n++] = pt;
     pthread_cond_signal(&t->more);
   }

@@ -24,7 +24,7 @@ typedef struct slice {
   long long pid, tid, run, step;
   double ts, end;
   const char *device;
-  bool submit;
+  bool submit, handover;
 } slice;
 
 static int by_track_then_time(const void *a, const void *b) {
@@ -63,8 +63,73 @@ static bool check_metadata(json_t *root, size_t machines, trace_facts *f) {
     if (m == 0 && (json_integer_value(off) != 0 || json_integer_value(err) != 0))
       return broken(f, "machine 0's offset is not 0 within 0");
     if (json_integer_value(err) < 0) return broken(f, "machine %zu: a negative error", m);
+    json_t *clamped = json_object_get(o, "clamped");
+    if (!json_is_integer(clamped) || json_integer_value(clamped) < 0)
+      return broken(f, "machine %zu: no count of clamped slices", m);
+    f->clamped += json_integer_value(clamped);
+    if (m < 16) f->offset_ns[m] = json_integer_value(off), f->error_ns[m] = json_integer_value(err);
   }
   return true;
+}
+
+/* The machine a hand-over's device names ("host@rank2": 2), or -1. */
+static long long machine_of(const char *device) {
+  const char *at = device ? strrchr(device, '@') : NULL;
+  long long m;
+  char end;
+  return at && sscanf(at, "@rank%lld%c", &m, &end) == 1 ? m : -1;
+}
+
+/* Each slice of another machine's run lies inside that run's hand-over. */
+static bool check_inside(const slice *s, size_t ns, trace_facts *f) {
+  for (size_t a = 0; a < ns; a++) {
+    if (s[a].pid == 0 || s[a].handover) continue;
+    const slice *h = NULL;
+    for (size_t b = 0; !h && b < ns; b++)
+      if (s[b].handover && s[b].run == s[a].run && machine_of(s[b].device) == s[a].pid) h = &s[b];
+    if (!h) return broken(f, "machine %lld: run %lld has no hand-over", s[a].pid, s[a].run);
+    if (s[a].ts + EPS < h->ts || s[a].end > h->end + EPS)
+      return broken(f,
+                    "machine %lld: a slice of run %lld at %.3f to %.3f us outside its hand-over "
+                    "(%.3f to %.3f)",
+                    s[a].pid, s[a].run, s[a].ts, s[a].end, h->ts, h->end);
+  }
+  return true;
+}
+
+/* Rows: no thread id names tracks of two machines, and the most rows of
+ * one track ("cpu:0 work", "cpu:0 work 2", ...). */
+static bool check_rows(json_t *events, trace_facts *f) {
+  size_t n = json_array_size(events), nn = 0;
+  json_t **named = calloc(n ? n : 1, sizeof *named);
+  if (!named) return broken(f, "out of memory");
+  size_t i;
+  json_t *e;
+  json_array_foreach(events, i, e) {
+    if (strcmp(json_string_value(json_object_get(e, "ph")), "M") == 0 &&
+        strcmp(json_string_value(json_object_get(e, "name")), "thread_name") == 0)
+      named[nn++] = e;
+  }
+  bool ok = true;
+  for (size_t a = 0; ok && a < nn; a++) {
+    long long pid = json_integer_value(json_object_get(named[a], "pid"));
+    long long tid = json_integer_value(json_object_get(named[a], "tid"));
+    const char *name =
+        json_string_value(json_object_get(json_object_get(named[a], "args"), "name"));
+    /* Its row: the number after its track's name, 1 for none. */
+    const char *sp = name ? strrchr(name, ' ') : NULL;
+    char *end;
+    long row = sp ? strtol(sp + 1, &end, 10) : 0;
+    if (!sp || sp[1] < '0' || sp[1] > '9' || *end) row = 1;
+    if ((size_t)row > f->rows) f->rows = (size_t)row;
+    for (size_t b = 0; ok && b < a; b++)
+      if (json_integer_value(json_object_get(named[b], "tid")) == tid &&
+          json_integer_value(json_object_get(named[b], "pid")) != pid)
+        ok = broken(f, "thread id %lld names a track of machines %lld and %lld", tid,
+                    json_integer_value(json_object_get(named[b], "pid")), pid);
+  }
+  free(named);
+  return ok;
 }
 
 /* The events by kind: process names, slices, the run counters. */
@@ -141,7 +206,8 @@ static bool check_events(json_t *events, size_t machines, long long runs, trace_
         ok = broken(f, "slice %zu: no device or category, or it ends before it starts", i);
         break;
       }
-      if (strcmp(cat, "hand-over") == 0)
+      x->handover = strcmp(cat, "hand-over") == 0;
+      if (x->handover)
         f->handovers++;
       else if (x->submit)
         f->submits++;
@@ -167,6 +233,7 @@ static bool check_events(json_t *events, size_t machines, long long runs, trace_
       ok = broken(f, "machine %lld: the work of step %lld of run %lld has no submit before it",
                   s[a].pid, s[a].step, s[a].run);
   }
+  if (ok) ok = check_inside(s, ns, f);
   /* Devices per machine: those with a submit slice. */
   for (size_t a = 0; ok && a < ns; a++) {
     if (!s[a].submit || s[a].pid >= 16) continue;
@@ -202,6 +269,7 @@ bool trace_check(const char *path, size_t machines, long long runs, trace_facts 
   bool ok = json_is_array(events) ? true : broken(f, "no traceEvents array");
   ok = ok && check_metadata(root, machines, f);
   ok = ok && check_events(events, machines, runs, f);
+  ok = ok && check_rows(events, f);
   json_decref(root);
   return ok;
 }

@@ -18,6 +18,9 @@ typedef struct trace_facts {
   size_t readies;     /* rail instants: a count made ready */
   size_t arrivals;    /* rail instants: a count told arrived */
   size_t devices[16]; /* per machine: devices with a submit slice */
+  size_t rows;        /* the most rows one track of a kind has ("cpu:0 work 2": 2) */
+  long long offset_ns[16], error_ns[16]; /* per machine: otherData's */
+  long long clamped;                     /* slices clamped into their hand-overs, all machines */
   char why[512];
 } trace_facts;
 
@@ -26,10 +29,12 @@ typedef struct trace_facts {
  * names each machine with an integer offset_ns and error_ns (machine 0's
  * both 0); each machine is a process named "machine M (...)"; each slice
  * lies on a named track, and the slices of one track do not overlap and
- * come in order; every work slice has its step's submit slice, on the
- * same machine and device, starting no later; each machine's "run"
- * counter goes 0, 1, ..., runs - 1; a rail's instants of one kind on one
- * machine count up. False (why says what) when not. */
+ * come in order; a thread id names one track in the whole file; every
+ * work slice has its step's submit slice, on the same machine and device,
+ * starting no later; each slice of another machine's run lies inside that
+ * run's hand-over on machine 0 (it starts no sooner, ends no later); each
+ * machine's "run" counter goes 0, 1, ..., runs - 1; a rail's instants of
+ * one kind on one machine count up. False (why says what) when not. */
 bool trace_check(const char *path, size_t machines, long long runs, trace_facts *f);
 
 #endif
