@@ -64,7 +64,8 @@ typedef struct ex_timeline {
   _Atomic uint64_t posted;  /* the last value handed over (a report past it is false) */
   _Atomic uint32_t seq;     /* futex: bumped after each report */
   _Atomic uint32_t waiters; /* threads asleep (or about to be) on seq */
-  unsigned char pad[40];
+  uint32_t device;          /* the controller's: its proxy's index (a trace's stamps) */
+  unsigned char pad[36];
 } ex_timeline;
 
 _Static_assert(sizeof(ex_slot) == EX_SLOT && sizeof(ex_timeline) == 64 &&

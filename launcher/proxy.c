@@ -277,6 +277,7 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
       free(px);
       return st;
     }
+    if (px->tl) px->tl->device = rig_device_index(px->dev);
     atomic_fetch_add(&px->link->refs, 1);
     job->proxies[m][i] = px;
     job->devices[m][i] = px->dev;

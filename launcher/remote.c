@@ -99,8 +99,12 @@ static void on_report(void *ctx, const void *bytes, size_t len) {
   else if (tl && r.value > atomic_load_explicit(&tl->posted, memory_order_acquire))
     snprintf(why, sizeof why, "device %u: a report of value %llu past its last hand-over %llu",
              r.device, (unsigned long long)r.value, (unsigned long long)atomic_load(&tl->posted));
-  if (tl && !why[0])
+  if (tl && !why[0]) {
     rig_express_report(tl, r.value);
+    /* The report is here: a trace's hand-overs to it end now. */
+    rig_point pt = rig_point_make(tl->device, r.value);
+    rig_trace_reached(&pt, 1);
+  }
   else if (ex)
     fail(ex, known ? (int)r.machine : 0, why);
   pthread_mutex_unlock(&table_lock);
