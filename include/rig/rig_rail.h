@@ -78,6 +78,19 @@ rig_status rig_rail_check(const rig_rail_transfer *send, size_t nsend,
  * (of the receive transfers): the largest end, rounded up to 256. */
 uint64_t rig_rail_copy_bytes(const rig_rail_transfer *t, size_t n, bool inbound);
 
+/* The host memory one end takes: two copies of outbound (of `send`) and of
+ * inbound (of `receive`), and its counts page. For checked transfers. */
+uint64_t rig_rail_end_bytes(const rig_rail_transfer *send, size_t nsend,
+                            const rig_rail_transfer *receive, size_t nreceive);
+
+/* Whether an end of `bytes` fits this host now: its areas are shared
+ * memory, so at most half of what /dev/shm has free (a peer's end on the
+ * same host takes as much again), and within the host's memory beside what
+ * rails hold. RIG_ENOMEM saying what there is: `its end needs 256 MiB of
+ * shared memory, past half of the 60 MiB /dev/shm has free`. rig_rail_create
+ * checks it before it makes anything. */
+rig_status rig_rail_room(uint64_t bytes, rig_error *err);
+
 /* Makes this process's end of rail `id` (id >= 1): its areas on the host,
  * zero-filled and page aligned, registered with the process's UCX context
  * (made, with the rail thread, at the first end). `send` flows from here to
