@@ -23,23 +23,12 @@ typedef struct area_wire {
 struct rig_area {
   void *base;
   size_t length;
-  rig_seg seg;          /* made here */
-  struct peer_ep *peer; /* mapped: the endpoint the key was unpacked on */
-  ucp_rkey_h rkey;      /* mapped */
+  rig_seg seg;     /* made here */
+  rig_peer *peer;  /* mapped: the endpoint the key was unpacked on */
+  ucp_rkey_h rkey; /* mapped */
   void *address;
   size_t address_len;
 };
-
-/* Endpoints to the peers whose areas are mapped here, one per peer worker
- * (the rail thread's). */
-typedef struct peer_ep {
-  struct peer_ep *next;
-  ucp_ep_h ep;
-  int refs;
-  size_t len;
-  unsigned char worker[];
-} peer_ep;
-static peer_ep *peers;
 
 /* The segment and the address bytes of a made area. */
 static rig_status make_here(rig_area *a, rig_error *err) {
@@ -73,27 +62,10 @@ static rig_status map_on_thread(void *arg, rig_error *err) {
   rig_area *a = m->a;
   /* One host: no peer-failure handling (it keeps UCX 1.13 off shared
    * memory); the job learns of a lost peer itself. */
-  peer_ep *p = peers;
-  while (p && (p->len != m->worker_len || memcmp(p->worker, m->worker, p->len) != 0)) p = p->next;
-  if (!p) {
-    if (!(p = calloc(1, sizeof *p + m->worker_len)))
-      return rig_error_set(err, RIG_ENOMEM, "out of memory for an area");
-    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                          .address = (const ucp_address_t *)m->worker};
-    ucs_status_t st = ucp_ep_create(rig_engine_worker(), &ep, &p->ep);
-    if (st != UCS_OK) {
-      free(p);
-      return rig_ucx_error(err, "ucp_ep_create", st);
-    }
-    p->len = m->worker_len;
-    memcpy(p->worker, m->worker, p->len);
-    p->next = peers;
-    peers = p;
-  }
-  p->refs++;
-  a->peer = p;
+  rig_status rs = rig_peer_take(m->worker, m->worker_len, false, &a->peer, err);
+  if (rs != RIG_OK) return rs;
   ucs_status_t st;
-  if ((st = ucp_ep_rkey_unpack(p->ep, m->key, &a->rkey)) != UCS_OK) {
+  if ((st = ucp_ep_rkey_unpack(rig_peer_ep(a->peer), m->key, &a->rkey)) != UCS_OK) {
     a->rkey = NULL;
     return rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
   }
@@ -108,25 +80,7 @@ static rig_status unmap_on_thread(void *arg, rig_error *err) {
   (void)err;
   rig_area *a = arg;
   if (a->rkey) ucp_rkey_destroy(a->rkey);
-  peer_ep *p = a->peer;
-  if (p && --p->refs == 0) {
-    for (peer_ep **at = &peers; *at; at = &(*at)->next)
-      if (*at == p) {
-        *at = p->next;
-        break;
-      }
-    /* (A forced close needs peer failure handling, which this endpoint
-     * has not.) The peer may be gone: the wait for the close is bounded,
-     * and a close left waiting only leaves its request. */
-    ucp_request_param_t cp = {0};
-    ucs_status_ptr_t sp = ucp_ep_close_nbx(p->ep, &cp);
-    for (int turns = 0; UCS_PTR_IS_PTR(sp) && turns < 100000; turns++) {
-      ucp_worker_progress(rig_engine_worker());
-      if (ucp_request_check_status(sp) != UCS_INPROGRESS) break;
-    }
-    if (UCS_PTR_IS_PTR(sp) && ucp_request_check_status(sp) != UCS_INPROGRESS) ucp_request_free(sp);
-    free(p);
-  }
+  if (a->peer) rig_peer_leave(a->peer, NULL, false);
   return RIG_OK;
 }
 

@@ -70,13 +70,6 @@ static void flush_done(void *request, ucs_status_t st, void *user_data) {
   r->flushed_adds = r->flushing_adds;
 }
 
-static void close_done(void *request, ucs_status_t st, void *user_data) {
-  (void)st;
-  rig_rail *r = user_data;
-  r->close_request = NULL;
-  ucp_request_free(request);
-}
-
 /* ---- operations ------------------------------------------------------------------- */
 
 /* A non-fetching add of r->operand at the peer's counts page + at. */
@@ -192,29 +185,23 @@ static bool step_close(rig_rail *r, uint64_t ready) {
   return true;
 }
 
+/* Leaves the endpoint and, unless an operation of r may still use them,
+ * the peer's remote keys. */
 static void drop_peer(rig_rail *r, bool force) {
-  if (r->peer.inbound_rkey) ucp_rkey_destroy(r->peer.inbound_rkey);
-  if (r->peer.counts_rkey) ucp_rkey_destroy(r->peer.counts_rkey);
+  bool idle = !r->flush_request && !r->add_request && r->sent == r->posted;
+  if (idle && r->peer.inbound_rkey) ucp_rkey_destroy(r->peer.inbound_rkey);
+  if (idle && r->peer.counts_rkey) ucp_rkey_destroy(r->peer.counts_rkey);
   r->peer.inbound_rkey = r->peer.counts_rkey = NULL;
-  if (!r->peer.ep) return;
-  ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                           UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
-                           .cb.send = close_done,
-                           .user_data = r,
-                           .flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0};
-  ucs_status_ptr_t sp = ucp_ep_close_nbx(r->peer.ep, &p);
+  if (r->peer.link) rig_peer_leave(r->peer.link, r, force);
+  r->peer.link = NULL;
   r->peer.ep = NULL;
-  r->close_request = UCS_PTR_IS_PTR(sp) ? sp : NULL;
 }
 
-/* Abandoned (the peer lost, or no goodbye in time): the endpoint goes,
- * the areas stay mapped. */
-static bool pump_abandoned(rig_rail *r, bool *waiting) {
-  if (r->peer.ep) drop_peer(r, true);
-  if (r->close_request || r->flush_request) {
-    *waiting = true;
-    return false;
-  }
+/* Abandoned (the peer lost, or no goodbye in time): the endpoint is left,
+ * the areas stay mapped, and so does the rail, whose operations may still
+ * complete. */
+static bool pump_abandoned(rig_rail *r) {
+  drop_peer(r, true);
   rig_engine_remove(r);
   atomic_store(&r->state, RAIL_CLOSED);
   return true;
@@ -226,11 +213,8 @@ static bool pump_closing(rig_rail *r, uint64_t ready, bool *busy) {
   *busy |= step_close(r, ready);
   uint64_t bye =
       atomic_load_explicit((_Atomic uint64_t *)(r->counts + RAIL_BYE_AT), memory_order_acquire);
-  if (r->bye_posted && !r->add_request && bye >= 1 && r->peer.ep) {
+  if (r->bye_posted && !r->add_request && !r->flush_request && bye >= 1) {
     drop_peer(r, false);
-    *busy = true;
-  }
-  if (r->bye_posted && !r->peer.ep && !r->close_request && !r->flush_request) {
     rig_engine_remove(r);
     atomic_store(&r->state, RAIL_CLOSED);
     return true;
@@ -243,7 +227,7 @@ bool rig_rail_pump(rig_rail *r, bool *waiting) {
     r->hooks.failed(r->hooks.ctx, r, r->why); /* why is set before tell, and kept */
   int state = atomic_load(&r->state);
   if (state == RAIL_CLOSED) return false;
-  if (atomic_load(&r->abandon)) return pump_abandoned(r, waiting);
+  if (atomic_load(&r->abandon)) return pump_abandoned(r);
   bool busy = false;
   uint64_t ready = atomic_load_explicit(count_at(r, RIG_RAIL_READY_AT), memory_order_acquire);
   bool live = !atomic_load(&r->failed) && ready != RIG_RAIL_RAISED;
@@ -253,8 +237,8 @@ bool rig_rail_pump(rig_rail *r, bool *waiting) {
   if (live) busy |= tell_arrived(r);
   if (state == RAIL_CLOSING && live && pump_closing(r, ready, &busy)) return true;
   /* A failed rail waits for nothing but its requests. */
-  bool flying = r->add_request || r->close_request || r->flush_request ||
-                (live && (r->sent < r->posted || r->added < r->posted));
+  bool flying =
+      r->add_request || r->flush_request || (live && (r->sent < r->posted || r->added < r->posted));
   atomic_store_explicit(&r->in_flight, flying, memory_order_relaxed);
   if (flying) *waiting = true;
   return busy;

@@ -382,9 +382,7 @@ bool rig_rail_failed(const rig_rail *r, rig_error *why) {
 
 /* ---- attaching ---------------------------------------------------------------------- */
 
-static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
-  (void)ep;
-  rig_rail *r = arg;
+void rig_rail_peer_lost(rig_rail *r, ucs_status_t st) {
   /* A peer lost while closing is the goodbye that will not come. */
   if (atomic_load(&r->state) == RAIL_CLOSING) atomic_store(&r->abandon, true);
   rig_rail_fail_ucx(r, "the peer's end is lost", st);
@@ -393,34 +391,36 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
 typedef struct attach_args {
   rig_rail *r;
   const unsigned char *worker, *in_key, *counts_key;
+  size_t worker_len;
   bool same_host;
 } attach_args;
 
+/* Peer-failure handling keeps UCX (1.13) off shared memory, and on one
+ * host the job learns of a lost peer anyway (the launcher, the control
+ * protocol's silence): there the rail takes shared memory, across hosts
+ * UCX reports a lost peer. */
 static rig_status attach_on_thread(void *arg, rig_error *err) {
   attach_args *a = arg;
   rig_rail *r = a->r;
-  ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
-                        .address = (const ucp_address_t *)a->worker,
-                        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-                        .err_handler = {.cb = ep_failed, .arg = r}};
-  /* Peer-failure handling keeps UCX (1.13) off shared memory, and on one
-   * host the job learns of a lost peer anyway (the launcher, the control
-   * protocol's silence): there the rail takes shared memory, across hosts
-   * UCX reports a lost peer. */
-  if (a->same_host)
-    ep.field_mask &=
-        ~(uint64_t)(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
-  ucs_status_t st = ucp_ep_create(rig_engine_worker(), &ep, &r->peer.ep);
-  if (st != UCS_OK) return rig_ucx_error(err, "ucp_ep_create", st);
-  if (a->in_key &&
-      (st = ucp_ep_rkey_unpack(r->peer.ep, a->in_key, &r->peer.inbound_rkey)) != UCS_OK)
-    return rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
-  if ((st = ucp_ep_rkey_unpack(r->peer.ep, a->counts_key, &r->peer.counts_rkey)) != UCS_OK)
-    return rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
-  rig_status rs = rig_engine_add(r, err);
-  if (rs == RIG_OK) atomic_store(&r->state, RAIL_LIVE);
+  rig_status rs = rig_peer_take(a->worker, a->worker_len, !a->same_host, &r->peer.link, err);
+  if (rs != RIG_OK) return rs;
+  r->peer.ep = rig_peer_ep(r->peer.link);
+  ucs_status_t st = UCS_OK;
+  if (a->in_key) st = ucp_ep_rkey_unpack(r->peer.ep, a->in_key, &r->peer.inbound_rkey);
+  if (st == UCS_OK) st = ucp_ep_rkey_unpack(r->peer.ep, a->counts_key, &r->peer.counts_rkey);
+  rs = st == UCS_OK ? RIG_OK : rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
+  if (rs == RIG_OK && !a->same_host) rs = rig_peer_watch(r->peer.link, r, err);
+  if (rs == RIG_OK) rs = rig_engine_add(r, err);
+  if (rs == RIG_OK) {
+    atomic_store(&r->state, RAIL_LIVE);
+    return RIG_OK;
+  }
+  if (r->peer.inbound_rkey) ucp_rkey_destroy(r->peer.inbound_rkey);
+  if (r->peer.counts_rkey) ucp_rkey_destroy(r->peer.counts_rkey);
+  r->peer.inbound_rkey = r->peer.counts_rkey = NULL;
+  rig_peer_leave(r->peer.link, r, false);
+  r->peer.link = NULL;
+  r->peer.ep = NULL;
   return rs;
 }
 
@@ -466,8 +466,12 @@ rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error 
   char host[64] = {0};
   gethostname(host, sizeof host - 1);
   w.host[sizeof w.host - 1] = '\0';
-  attach_args a = {r, at, w.in_rkey_len ? at + w.worker_len : NULL,
-                   at + w.worker_len + w.in_rkey_len, strcmp(host, w.host) == 0};
+  attach_args a = {r,
+                   at,
+                   w.in_rkey_len ? at + w.worker_len : NULL,
+                   at + w.worker_len + w.in_rkey_len,
+                   w.worker_len,
+                   strcmp(host, w.host) == 0};
   return rig_engine_call(attach_on_thread, &a, err);
 }
 

@@ -29,6 +29,8 @@ typedef enum rail_state {
   RAIL_CLOSED,  /* dropped: the areas are gone (or kept, when abandoned) */
 } rail_state;
 
+typedef struct rig_peer rig_peer;
+
 typedef struct put_slot {
   _Atomic bool done;
   void *request;
@@ -83,6 +85,7 @@ rig_status rig_ucx_config(ucp_config_t **out, bool *shared, rig_error *err);
 typedef struct rail_peer {
   uint64_t inbound, inbound_copy; /* its inbound's address, one copy's bytes */
   uint64_t counts;                /* its counts page */
+  rig_peer *link;                 /* the endpoint, shared with others to the peer */
   ucp_ep_h ep;
   ucp_rkey_h inbound_rkey, counts_rkey;
 } rail_peer;
@@ -119,7 +122,6 @@ struct rig_rail {
   uint64_t flushed, flushed_adds;   /* what the last completed one covered */
   put_slot ring[RAIL_WINDOW];
   bool bye_posted;
-  void *close_request;
   _Atomic bool abandon; /* the releaser gave up waiting: drop the peer, keep the areas */
   /* Failure. */
   _Atomic bool failed;
@@ -167,5 +169,20 @@ bool rig_rail_pump(rig_rail *r, bool *waiting);
 void rig_rail_fail(rig_rail *r, const char *why);
 /* Fails r with UCX's status. */
 void rig_rail_fail_ucx(rig_rail *r, const char *what, ucs_status_t st);
+/* UCX lost r's peer (the rail thread). */
+void rig_rail_peer_lost(rig_rail *r, ucs_status_t st);
+
+/* ---- endpoints (peer.c, on the rail thread) ---------------------------------- */
+
+/* The endpoint to the peer worker of this address (with peer-failure
+ * handling or without), made at the first take; each take is left once. */
+rig_status rig_peer_take(const void *worker, size_t len, bool handled, rig_peer **out,
+                         rig_error *err);
+ucp_ep_h rig_peer_ep(const rig_peer *p);
+/* r fails when UCX reports the peer lost (a handled endpoint). */
+rig_status rig_peer_watch(rig_peer *p, rig_rail *r, rig_error *err);
+/* Leaves p (r, when watched, is no longer told); the last closes it, by
+ * force when `force` (and the endpoint handles failure). */
+void rig_peer_leave(rig_peer *p, rig_rail *r, bool force);
 
 #endif
