@@ -7,6 +7,7 @@
  * is. Before anything is made, what is asked is checked against what the
  * host can give: half of what /dev/shm has free (the peer's end on the
  * same host takes as much again) and the host's memory. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "base/bytes.h"
 #include "rails_internal.h"
 
 /* The pool: chunks of CHUNK_UNITS units (a page or 4 KiB, whichever is
@@ -39,26 +41,18 @@ static size_t unit_bytes(void) {
   return page > 4096 ? (size_t)page : 4096;
 }
 
-/* Bytes as a person reads them: "40 GiB", "512 MiB", "100 bytes". */
-static void say_bytes(uint64_t n, char *out, size_t size) {
-  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  double v = (double)n;
-  while (v >= 1024 && u < 6) v /= 1024, u++;
-  snprintf(out, size, "%.4g %s", v, units[u]);
-}
-
 rig_status rig_shm_room(uint64_t bytes, bool shared, rig_error *err) {
   char want[32], has[32];
-  say_bytes(bytes, want, sizeof want);
+  rig_say_bytes(bytes, want, sizeof want);
   if (shared) {
     struct statvfs fs;
     if (statvfs("/dev/shm", &fs) != 0)
       return rig_error_set(err, RIG_ENOMEM,
-                           "needs %s of shared memory, and /dev/shm cannot be read", want);
+                           "its end needs %s of shared memory, and /dev/shm cannot be read: %s",
+                           want, strerror(errno));
     uint64_t free_bytes = (uint64_t)fs.f_bavail * fs.f_frsize;
     if (bytes > free_bytes / 2) {
-      say_bytes(free_bytes, has, sizeof has);
+      rig_say_bytes(free_bytes, has, sizeof has);
       return rig_error_set(err, RIG_ENOMEM,
                            "its end needs %s of shared memory, past half of the %s /dev/shm has "
                            "free",
@@ -71,12 +65,12 @@ rig_status rig_shm_room(uint64_t bytes, bool shared, rig_error *err) {
   uint64_t now = held;
   pthread_mutex_unlock(&lock);
   if (budget && (bytes > budget || now > budget - bytes)) {
-    say_bytes(budget, has, sizeof has);
-    char rails[32];
-    say_bytes(now, rails, sizeof rails);
+    rig_say_bytes(budget, has, sizeof has);
+    char taken[32];
+    rig_say_bytes(now, taken, sizeof taken);
     return rig_error_set(err, RIG_ENOMEM,
-                         "its end needs %s of memory, past the host's %s (rails hold %s of it)",
-                         want, has, rails);
+                         "its end needs %s of memory, past the host's %s (%s of it held already)",
+                         want, has, taken);
   }
   return RIG_OK;
 }
@@ -142,7 +136,7 @@ rig_status rig_seg_make(size_t length, rig_seg *out, rig_error *err) {
     *out = (rig_seg){0};
     rig_engine_drop();
     char size[32];
-    say_bytes(length, size, sizeof size);
+    rig_say_bytes(length, size, sizeof size);
     return rig_error_set(err, RIG_ENOMEM, "cannot make %s of %s memory: UCX: %s: %s", size,
                          rig_engine_shared() ? "shared" : "host", what, ucs_status_string(us));
   }
