@@ -79,11 +79,18 @@ void rig_rails_raise_all(const char *why) {
   pthread_mutex_unlock(&all_lock);
 }
 
-void rig_rail_fail(rig_rail *r, const char *why) {
+/* The rail fails (misused: by this end's program); the rail thread tells
+ * the layer above. */
+static void fail(rig_rail *r, const char *why, bool misused) {
   if (atomic_load(&r->failed)) return;
+  r->misused = misused; /* seen by whoever sees failed */
   rig_rail_raise(r, why);
   atomic_store(&r->tell, true);
   rig_engine_wake();
+}
+
+void rig_rail_fail(rig_rail *r, const char *why) {
+  fail(r, why, false);
 }
 
 void rig_rail_fail_ucx(rig_rail *r, const char *what, ucs_status_t st) {
@@ -118,7 +125,7 @@ static void ready_past(rig_rail *r, uint64_t c, uint64_t bound) {
              (long long)r->id, (unsigned long long)c,
              (unsigned long long)atomic_load(count_at(r, RIG_RAIL_SENT_AT)),
              (unsigned long long)bound);
-  rig_rail_fail(r, why);
+  fail(r, why, true);
 }
 
 /* The end's ready function: counts is the counts area's address. A count
@@ -368,6 +375,10 @@ int64_t rig_rail_id(const rig_rail *r) {
 
 const rig_rail_end *rig_rail_end_of(const rig_rail *r) {
   return r->elsewhere || !r->counts ? NULL : &r->end;
+}
+
+bool rig_rail_misused(const rig_rail *r) {
+  return atomic_load(&r->failed) && r->misused;
 }
 
 bool rig_rail_failed(const rig_rail *r, rig_error *why) {

@@ -126,6 +126,7 @@ struct rig_rail {
   /* Failure. */
   _Atomic bool failed;
   _Atomic bool tell; /* failed, and the layer above not told yet */
+  bool misused;      /* by this end's program (before tell) */
   pthread_mutex_t why_lock;
   char why[RIG_ERROR_MESSAGE_MAX];
   _Atomic bool released;     /* rig_rail_release was called */

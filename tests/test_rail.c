@@ -842,6 +842,7 @@ static void a_failed_job_raises_every_count_of_every_end(void) {
       CHECK(raised(w.e), "a ready lowered a raised count");
       CHECK(rig_rail_failed(a, &err) && strcmp(err.message, cause) == 0,
             "rail %lld failed with \"%s\"", (long long)rig_rail_id(a), err.message);
+      CHECK(!rig_rail_misused(a), "a job's failure is taken for the program's");
     }
     CHECK(rig_job_failed(job, &err) && strcmp(err.message, cause) == 0,
           "the job failed with \"%s\"", err.message);
@@ -905,6 +906,7 @@ static void a_ready_past_what_the_rail_may_send_fails_the_rail_naming_it(void) {
   CHECK(rig_rail_failed(r, &err) && strcmp(err.message, want) == 0, "the rail %s \"%s\"",
         rig_rail_failed(r, NULL) ? "failed with" : "did not fail", err.message);
   CHECK(raised(e), "the end is not raised");
+  CHECK(rig_rail_misused(r), "the rail's failure is not this end's program's");
   rig_rail_release(r);
 }
 

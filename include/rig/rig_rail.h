@@ -118,7 +118,8 @@ void rig_rail_address(const rig_rail *r, const void **bytes, size_t *len);
 rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error *err);
 
 /* What the layer above learns of a rail and does at its release: failed
- * is called once, on the rail thread, when UCX reports the peer lost (the
+ * is called once, on the rail thread, when the rail fails (UCX reports the
+ * peer lost, or this end's program broke its rules: rig_rail_misused; the
  * end's counts are already raised); release is called by rig_rail_release
  * before this end is drained and must not wait on the peer (the job asks
  * the other machine to release its end there), released after this end is
@@ -139,6 +140,9 @@ int64_t rig_rail_id(const rig_rail *r);
 const rig_rail_end *rig_rail_end_of(const rig_rail *r);
 /* Whether the rail failed (its peer lost, or it was raised), and why. */
 bool rig_rail_failed(const rig_rail *r, rig_error *why);
+/* Whether it failed by this end's program's fault (a ready past what the
+ * rail may send), rather than its peer's or the job's. */
+bool rig_rail_misused(const rig_rail *r);
 
 /* Raises every count of this end to RIG_RAIL_RAISED, with why as the
  * rail's failure, and stops its transfers. */
