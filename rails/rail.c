@@ -15,7 +15,8 @@
 /* ---- the process's live rails ------------------------------------------------------ */
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-static rig_rail *all; /* made and not yet released */
+static rig_rail *all;  /* made and not yet released */
+static rig_rail *kept; /* released but abandoned: kept on purpose, mapped */
 
 static void rails_register(rig_rail *r) {
   pthread_mutex_lock(&all_lock);
@@ -24,13 +25,18 @@ static void rails_register(rig_rail *r) {
   pthread_mutex_unlock(&all_lock);
 }
 
-static void rails_unregister(rig_rail *r) {
+/* Out of the live rails; into the kept ones when abandoned. */
+static void rails_unregister(rig_rail *r, bool keep) {
   pthread_mutex_lock(&all_lock);
   for (rig_rail **at = &all; *at; at = &(*at)->next_all)
     if (*at == r) {
       *at = r->next_all;
       break;
     }
+  if (keep) {
+    r->next_all = kept;
+    kept = r;
+  }
   pthread_mutex_unlock(&all_lock);
 }
 
@@ -514,7 +520,7 @@ void rig_rail_release(rig_rail *r) {
   if (!r || atomic_exchange(&r->released, true)) return;
   if (r->hooks.release) r->hooks.release(r->hooks.ctx, r);
   bool closed = r->elsewhere || close_end(r);
-  rails_unregister(r);
+  rails_unregister(r, !closed);
   if (!r->elsewhere) rig_engine_drop();
   /* The layer above may still name the rail in its hook. */
   if (r->hooks.released) r->hooks.released(r->hooks.ctx, r);
