@@ -23,9 +23,9 @@ typedef struct area_wire {
 struct rig_area {
   void *base;
   size_t length;
-  rig_seg seg;     /* made here */
-  rig_peer *peer;  /* mapped: the endpoint the key was unpacked on */
-  ucp_rkey_h rkey; /* mapped */
+  rig_seg seg;        /* made here */
+  rig_endpoint *peer; /* mapped: the endpoint the key was unpacked on */
+  ucp_rkey_h rkey;    /* mapped */
   void *address;
   size_t address_len;
 };
@@ -62,10 +62,10 @@ static rig_status map_on_thread(void *arg, rig_error *err) {
   rig_area *a = m->a;
   /* One host: no peer-failure handling (it keeps UCX 1.13 off shared
    * memory); the job learns of a lost peer itself. */
-  rig_status rs = rig_peer_take(m->worker, m->worker_len, false, &a->peer, err);
+  rig_status rs = rig_endpoint_take(m->worker, m->worker_len, false, &a->peer, err);
   if (rs != RIG_OK) return rs;
   ucs_status_t st;
-  if ((st = ucp_ep_rkey_unpack(rig_peer_ep(a->peer), m->key, &a->rkey)) != UCS_OK) {
+  if ((st = ucp_ep_rkey_unpack(rig_endpoint_ep(a->peer), m->key, &a->rkey)) != UCS_OK) {
     a->rkey = NULL;
     return rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
   }
@@ -80,7 +80,7 @@ static rig_status unmap_on_thread(void *arg, rig_error *err) {
   (void)err;
   rig_area *a = arg;
   if (a->rkey) ucp_rkey_destroy(a->rkey);
-  if (a->peer) rig_peer_leave(a->peer, NULL, false);
+  if (a->peer) rig_endpoint_leave(a->peer, NULL, false);
   return RIG_OK;
 }
 

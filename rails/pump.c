@@ -192,7 +192,7 @@ static void drop_peer(rig_rail *r, bool force) {
   if (idle && r->peer.inbound_rkey) ucp_rkey_destroy(r->peer.inbound_rkey);
   if (idle && r->peer.counts_rkey) ucp_rkey_destroy(r->peer.counts_rkey);
   r->peer.inbound_rkey = r->peer.counts_rkey = NULL;
-  if (r->peer.link) rig_peer_leave(r->peer.link, r, force);
+  if (r->peer.link) rig_endpoint_leave(r->peer.link, r, force);
   r->peer.link = NULL;
   r->peer.ep = NULL;
 }

@@ -419,14 +419,14 @@ typedef struct attach_args {
 static rig_status attach_on_thread(void *arg, rig_error *err) {
   attach_args *a = arg;
   rig_rail *r = a->r;
-  rig_status rs = rig_peer_take(a->worker, a->worker_len, !a->same_host, &r->peer.link, err);
+  rig_status rs = rig_endpoint_take(a->worker, a->worker_len, !a->same_host, &r->peer.link, err);
   if (rs != RIG_OK) return rs;
-  r->peer.ep = rig_peer_ep(r->peer.link);
+  r->peer.ep = rig_endpoint_ep(r->peer.link);
   ucs_status_t st = UCS_OK;
   if (a->in_key) st = ucp_ep_rkey_unpack(r->peer.ep, a->in_key, &r->peer.inbound_rkey);
   if (st == UCS_OK) st = ucp_ep_rkey_unpack(r->peer.ep, a->counts_key, &r->peer.counts_rkey);
   rs = st == UCS_OK ? RIG_OK : rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
-  if (rs == RIG_OK && !a->same_host) rs = rig_peer_watch(r->peer.link, r, err);
+  if (rs == RIG_OK && !a->same_host) rs = rig_endpoint_watch(r->peer.link, r, err);
   if (rs == RIG_OK) rs = rig_engine_add(r, err);
   if (rs == RIG_OK) {
     atomic_store(&r->state, RAIL_LIVE);
@@ -435,7 +435,7 @@ static rig_status attach_on_thread(void *arg, rig_error *err) {
   if (r->peer.inbound_rkey) ucp_rkey_destroy(r->peer.inbound_rkey);
   if (r->peer.counts_rkey) ucp_rkey_destroy(r->peer.counts_rkey);
   r->peer.inbound_rkey = r->peer.counts_rkey = NULL;
-  rig_peer_leave(r->peer.link, r, false);
+  rig_endpoint_leave(r->peer.link, r, false);
   r->peer.link = NULL;
   r->peer.ep = NULL;
   return rs;

@@ -29,7 +29,7 @@ typedef enum rail_state {
   RAIL_CLOSED,  /* dropped: the areas are gone (or kept, when abandoned) */
 } rail_state;
 
-typedef struct rig_peer rig_peer;
+typedef struct rig_endpoint rig_endpoint;
 
 typedef struct put_slot {
   _Atomic bool done;
@@ -85,7 +85,7 @@ rig_status rig_ucx_config(ucp_config_t **out, bool *shared, rig_error *err);
 typedef struct rail_peer {
   uint64_t inbound, inbound_copy; /* its inbound's address, one copy's bytes */
   uint64_t counts;                /* its counts page */
-  rig_peer *link;                 /* the endpoint, shared with others to the peer */
+  rig_endpoint *link;             /* the endpoint, shared with others to the peer */
   ucp_ep_h ep;
   ucp_rkey_h inbound_rkey, counts_rkey;
 } rail_peer;
@@ -177,13 +177,13 @@ void rig_rail_peer_lost(rig_rail *r, ucs_status_t st);
 
 /* The endpoint to the peer worker of this address (with peer-failure
  * handling or without), made at the first take; each take is left once. */
-rig_status rig_peer_take(const void *worker, size_t len, bool handled, rig_peer **out,
-                         rig_error *err);
-ucp_ep_h rig_peer_ep(const rig_peer *p);
+rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_endpoint **out,
+                             rig_error *err);
+ucp_ep_h rig_endpoint_ep(const rig_endpoint *p);
 /* r fails when UCX reports the peer lost (a handled endpoint). */
-rig_status rig_peer_watch(rig_peer *p, rig_rail *r, rig_error *err);
+rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err);
 /* Leaves p (r, when watched, is no longer told); the last closes it, by
  * force when `force` (and the endpoint handles failure). */
-void rig_peer_leave(rig_peer *p, rig_rail *r, bool force);
+void rig_endpoint_leave(rig_endpoint *p, rig_rail *r, bool force);
 
 #endif

@@ -8,8 +8,8 @@
 
 #include "rails_internal.h"
 
-struct rig_peer {
-  struct rig_peer *next;
+struct rig_endpoint {
+  struct rig_endpoint *next;
   ucp_ep_h ep;
   int refs;
   bool handled; /* with peer-failure handling */
@@ -20,19 +20,19 @@ struct rig_peer {
   unsigned char worker[];
 };
 
-static rig_peer *peers;
+static rig_endpoint *peers;
 
 /* UCX lost the peer: every rail over it fails. */
 static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
   (void)ep;
-  rig_peer *p = arg;
+  rig_endpoint *p = arg;
   p->failed = true;
   for (size_t i = 0; i < p->nrails; i++) rig_rail_peer_lost(p->rails[i], st);
 }
 
-rig_status rig_peer_take(const void *worker, size_t len, bool handled, rig_peer **out,
-                         rig_error *err) {
-  rig_peer *p = peers;
+rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_endpoint **out,
+                             rig_error *err) {
+  rig_endpoint *p = peers;
   while (p && (p->failed || p->handled != handled || p->len != len ||
                memcmp(p->worker, worker, len) != 0))
     p = p->next;
@@ -62,11 +62,11 @@ rig_status rig_peer_take(const void *worker, size_t len, bool handled, rig_peer 
   return RIG_OK;
 }
 
-ucp_ep_h rig_peer_ep(const rig_peer *p) {
+ucp_ep_h rig_endpoint_ep(const rig_endpoint *p) {
   return p->ep;
 }
 
-rig_status rig_peer_watch(rig_peer *p, rig_rail *r, rig_error *err) {
+rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err) {
   if (p->nrails == p->room) {
     size_t room = p->room ? 2 * p->room : 4;
     rig_rail **bigger = realloc(p->rails, room * sizeof *bigger);
@@ -80,7 +80,7 @@ rig_status rig_peer_watch(rig_peer *p, rig_rail *r, rig_error *err) {
 
 /* Closes the endpoint: a wait bounded by progress turns, since the peer
  * may be gone (a close left waiting only leaves its request). */
-static void peer_close(rig_peer *p, bool force) {
+static void peer_close(rig_endpoint *p, bool force) {
   /* A forced close needs peer-failure handling (UCX 1.13). */
   bool forced = (force || p->failed) && p->handled;
   ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
@@ -93,14 +93,14 @@ static void peer_close(rig_peer *p, bool force) {
   if (UCS_PTR_IS_PTR(sp) && ucp_request_check_status(sp) != UCS_INPROGRESS) ucp_request_free(sp);
 }
 
-void rig_peer_leave(rig_peer *p, rig_rail *r, bool force) {
+void rig_endpoint_leave(rig_endpoint *p, rig_rail *r, bool force) {
   for (size_t i = 0; r && i < p->nrails; i++)
     if (p->rails[i] == r) {
       p->rails[i] = p->rails[--p->nrails];
       break;
     }
   if (--p->refs > 0) return;
-  for (rig_peer **at = &peers; *at; at = &(*at)->next)
+  for (rig_endpoint **at = &peers; *at; at = &(*at)->next)
     if (*at == p) {
       *at = p->next;
       break;
