@@ -192,6 +192,12 @@ static void floor_open(floor_ucx *f) {
   f->one = 1;
   ucp_config_t *config;
   ucx_check("ucp_config_read", ucp_config_read(NULL, NULL, &config));
+  /* The rails' memory: posix shared memory, never sysv (docs/rails.md,
+   * "Memory"); a UCX_TLS the user set is taken as it is. */
+  if (!getenv("UCX_TLS")) {
+    ucx_check("ucp_config_modify", ucp_config_modify(config, "TLS", "^sysv"));
+    ucx_check("ucp_config_modify", ucp_config_modify(config, "ALLOC_PRIO", "md:posix"));
+  }
   ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
                          .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP};
   ucx_check("ucp_init", ucp_init(&params, config, &f->ctx));

@@ -25,8 +25,10 @@ static void topology_summary(char *out, size_t size) {
   if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
     bound = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE);
   hwloc_bitmap_free(set);
-  snprintf(out, size, "%d package%s, %d NUMA node%s, %d cores, %d PUs, %.1f GiB; bound to %d cores",
-           packages, packages == 1 ? "" : "s", numa, numa == 1 ? "" : "s", cores, pus, gib, bound);
+  /* hwloc's memory is its NUMA nodes', not always the system's. */
+  snprintf(out, size,
+           "%d package%s, %d NUMA node%s holding %.1f GiB, %d cores, %d PUs; bound to %d cores",
+           packages, packages == 1 ? "" : "s", numa, numa == 1 ? "" : "s", gib, cores, pus, bound);
   hwloc_topology_destroy(topo);
 }
 

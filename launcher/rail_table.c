@@ -79,12 +79,14 @@ int64_t rig_rail_table_next_id(job_rails *t) {
 }
 
 void rig_rail_table_failed(void *ctx, rig_rail *r, const char *why) {
-  (void)r;
   job_rail *jr = ctx;
   rig_job *job = jr->job;
   int peer = jr->ends[0] == job->rank ? jr->ends[1] : jr->ends[0];
   char cause[RIG_ERROR_MESSAGE_MAX + RIG_JOB_LABEL];
-  snprintf(cause, sizeof cause, "%s: %s", rig_job_label(job, peer), why);
+  /* A rail this end's program misused (a ready past what it may send)
+   * is this machine's fault, else the peer's. */
+  int who = rig_rail_misused(r) ? job->rank : peer;
+  snprintf(cause, sizeof cause, "%s: %s", rig_job_label(job, who), why);
   rig_job_fail_with(job, true, cause);
 }
 

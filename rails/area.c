@@ -1,5 +1,5 @@
-/* Shared areas: memory UCX allocates (ucp_mem_map allocating it, shared
- * memory segments on Linux) and a peer on the same host maps with its
+/* Shared areas: memory UCX allocates (a segment, shm.c: posix shared
+ * memory, mode 0600 and unlinked) and a peer on the same host maps with its
  * remote key (ucp_rkey_ptr), so that both read and write it with plain
  * loads and stores, and neither needs the worker per access. Everything
  * that uses the worker (packing, endpoints, unpacking, closing) runs on the
@@ -23,63 +23,31 @@ typedef struct area_wire {
 struct rig_area {
   void *base;
   size_t length;
-  ucp_mem_h memh;       /* made here */
-  struct peer_ep *peer; /* mapped: the endpoint the key was unpacked on */
-  ucp_rkey_h rkey;      /* mapped */
+  rig_seg seg;        /* made here */
+  rig_endpoint *peer; /* mapped: the endpoint the key was unpacked on */
+  ucp_rkey_h rkey;    /* mapped */
   void *address;
   size_t address_len;
 };
 
-/* Endpoints to the peers whose areas are mapped here, one per peer worker
- * (the rail thread's). */
-typedef struct peer_ep {
-  struct peer_ep *next;
-  ucp_ep_h ep;
-  int refs;
-  size_t len;
-  unsigned char worker[];
-} peer_ep;
-static peer_ep *peers;
-
-static rig_status ucx_error(rig_error *err, const char *what, ucs_status_t st) {
-  return rig_error_set(err, RIG_ESYS, "UCX: %s: %s", what, ucs_status_string(st));
-}
-
-static rig_status make_on_thread(void *arg, rig_error *err) {
-  rig_area *a = arg;
-  ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                                          UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                                          UCP_MEM_MAP_PARAM_FIELD_FLAGS,
-                            .address = NULL,
-                            .length = a->length,
-                            .flags = UCP_MEM_MAP_ALLOCATE};
-  ucs_status_t us = ucp_mem_map(rig_engine_context(), &p, &a->memh);
-  if (us != UCS_OK) {
-    a->memh = NULL;
-    return ucx_error(err, "ucp_mem_map", us);
-  }
-  ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
-  if ((us = ucp_mem_query(a->memh, &attr)) != UCS_OK) return ucx_error(err, "ucp_mem_query", us);
-  a->base = attr.address;
-  memset(a->base, 0, a->length);
-  void *key;
-  size_t key_len;
-  if ((us = ucp_rkey_pack(rig_engine_context(), a->memh, &key, &key_len)) != UCS_OK)
-    return ucx_error(err, "ucp_rkey_pack", us);
+/* The segment and the address bytes of a made area. */
+static rig_status make_here(rig_area *a, rig_error *err) {
+  rig_status st = rig_seg_make(a->length, &a->seg, err);
+  if (st != RIG_OK) return st;
+  a->base = a->seg.base;
   const void *worker;
   size_t worker_len;
   rig_engine_worker_address(&worker, &worker_len);
-  a->address_len = sizeof(area_wire) + worker_len + key_len;
+  a->address_len = sizeof(area_wire) + worker_len + a->seg.rkey_len;
   unsigned char *at = a->address = malloc(a->address_len);
-  if (at) {
-    area_wire w = {AREA_MAGIC, {0}, (uint64_t)(uintptr_t)a->base, a->length, worker_len, key_len};
-    gethostname(w.host, sizeof w.host - 1);
-    memcpy(at, &w, sizeof w);
-    memcpy(at + sizeof w, worker, worker_len);
-    memcpy(at + sizeof w + worker_len, key, key_len);
-  }
-  ucp_rkey_buffer_release(key);
-  return a->address ? RIG_OK : rig_error_set(err, RIG_ENOMEM, "out of memory for an area");
+  if (!at) return rig_error_set(err, RIG_ENOMEM, "out of memory for an area");
+  area_wire w = {AREA_MAGIC, {0},        (uint64_t)(uintptr_t)a->base,
+                 a->length,  worker_len, a->seg.rkey_len};
+  gethostname(w.host, sizeof w.host - 1);
+  memcpy(at, &w, sizeof w);
+  memcpy(at + sizeof w, worker, worker_len);
+  memcpy(at + sizeof w + worker_len, a->seg.rkey, a->seg.rkey_len);
+  return RIG_OK;
 }
 
 typedef struct map_args {
@@ -94,29 +62,12 @@ static rig_status map_on_thread(void *arg, rig_error *err) {
   rig_area *a = m->a;
   /* One host: no peer-failure handling (it keeps UCX 1.13 off shared
    * memory); the job learns of a lost peer itself. */
-  peer_ep *p = peers;
-  while (p && (p->len != m->worker_len || memcmp(p->worker, m->worker, p->len) != 0)) p = p->next;
-  if (!p) {
-    if (!(p = calloc(1, sizeof *p + m->worker_len)))
-      return rig_error_set(err, RIG_ENOMEM, "out of memory for an area");
-    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                          .address = (const ucp_address_t *)m->worker};
-    ucs_status_t st = ucp_ep_create(rig_engine_worker(), &ep, &p->ep);
-    if (st != UCS_OK) {
-      free(p);
-      return ucx_error(err, "ucp_ep_create", st);
-    }
-    p->len = m->worker_len;
-    memcpy(p->worker, m->worker, p->len);
-    p->next = peers;
-    peers = p;
-  }
-  p->refs++;
-  a->peer = p;
+  rig_status rs = rig_endpoint_take(m->worker, m->worker_len, false, &a->peer, err);
+  if (rs != RIG_OK) return rs;
   ucs_status_t st;
-  if ((st = ucp_ep_rkey_unpack(p->ep, m->key, &a->rkey)) != UCS_OK) {
+  if ((st = ucp_ep_rkey_unpack(rig_endpoint_ep(a->peer), m->key, &a->rkey)) != UCS_OK) {
     a->rkey = NULL;
-    return ucx_error(err, "ucp_ep_rkey_unpack", st);
+    return rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
   }
   /* Only transports that map the peer's memory give a pointer. */
   if ((st = ucp_rkey_ptr(a->rkey, m->base, &a->base)) != UCS_OK)
@@ -129,35 +80,15 @@ static rig_status unmap_on_thread(void *arg, rig_error *err) {
   (void)err;
   rig_area *a = arg;
   if (a->rkey) ucp_rkey_destroy(a->rkey);
-  peer_ep *p = a->peer;
-  if (p && --p->refs == 0) {
-    for (peer_ep **at = &peers; *at; at = &(*at)->next)
-      if (*at == p) {
-        *at = p->next;
-        break;
-      }
-    /* (A forced close needs peer failure handling, which this endpoint
-     * has not.) The peer may be gone: the wait for the close is bounded,
-     * and a close left waiting only leaves its request. */
-    ucp_request_param_t cp = {0};
-    ucs_status_ptr_t sp = ucp_ep_close_nbx(p->ep, &cp);
-    for (int turns = 0; UCS_PTR_IS_PTR(sp) && turns < 100000; turns++) {
-      ucp_worker_progress(rig_engine_worker());
-      if (ucp_request_check_status(sp) != UCS_INPROGRESS) break;
-    }
-    if (UCS_PTR_IS_PTR(sp) && ucp_request_check_status(sp) != UCS_INPROGRESS) ucp_request_free(sp);
-    free(p);
-  }
-  if (a->memh) ucp_mem_unmap(rig_engine_context(), a->memh);
+  if (a->peer) rig_endpoint_leave(a->peer, NULL, false);
   return RIG_OK;
 }
 
-static void area_free(rig_area *a, bool held) {
-  if (held) {
-    rig_error err;
-    rig_engine_call(unmap_on_thread, a, &err);
-    rig_engine_drop();
-  }
+static void area_free(rig_area *a) {
+  rig_error err;
+  if (a->peer || a->rkey) rig_engine_call(unmap_on_thread, a, &err);
+  rig_seg_free(&a->seg);
+  rig_engine_drop();
   free(a->address);
   free(a);
 }
@@ -171,8 +102,8 @@ rig_status rig_area_make(size_t bytes, rig_area **out, rig_error *err) {
     free(a);
     return st;
   }
-  if ((st = rig_engine_call(make_on_thread, a, err)) != RIG_OK) {
-    area_free(a, true);
+  if ((st = make_here(a, err)) != RIG_OK) {
+    area_free(a);
     return st;
   }
   *out = a;
@@ -208,7 +139,7 @@ rig_status rig_area_map(const void *bytes, size_t len, rig_area **out, rig_error
   const unsigned char *at = (const unsigned char *)bytes + sizeof w;
   map_args m = {a, at, at + w.worker_len, w.worker_len, w.base};
   if ((st = rig_engine_call(map_on_thread, &m, err)) != RIG_OK) {
-    area_free(a, true);
+    area_free(a);
     return st;
   }
   *out = a;
@@ -224,5 +155,5 @@ size_t rig_area_length(const rig_area *a) {
 }
 
 void rig_area_release(rig_area *a) {
-  if (a) area_free(a, true);
+  if (a) area_free(a);
 }

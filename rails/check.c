@@ -1,4 +1,4 @@
-/* A rail's transfers, checked, and the size of one copy of its areas. */
+/* A rail's transfers, checked, and the sizes of its areas. */
 #include <stdio.h>
 
 #include "rails_internal.h"
@@ -39,4 +39,11 @@ uint64_t rig_rail_copy_bytes(const rig_rail_transfer *t, size_t n, bool inbound)
     if (end > most) most = end;
   }
   return (most + RIG_RAIL_COPY_ALIGN - 1) / RIG_RAIL_COPY_ALIGN * RIG_RAIL_COPY_ALIGN;
+}
+
+uint64_t rig_rail_end_bytes(const rig_rail_transfer *send, size_t nsend,
+                            const rig_rail_transfer *receive, size_t nreceive) {
+  /* Checked transfers end below 2^60: no sum overflows. */
+  return 2 * rig_rail_copy_bytes(send, nsend, false) +
+         2 * rig_rail_copy_bytes(receive, nreceive, true) + RAIL_PAGE;
 }

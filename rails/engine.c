@@ -39,7 +39,8 @@ typedef struct call {
 } call;
 
 typedef struct engine {
-  int holds; /* under lock */
+  int holds;   /* under lock */
+  bool shared; /* areas in posix shared memory (rig_ucx_config) */
   ucp_context_h context;
   ucp_worker_h worker;
   void *address;
@@ -193,10 +194,6 @@ void rig_engine_untry(void) {
   pthread_mutex_unlock(&worker_lock);
 }
 
-static rig_status ucx_error(rig_error *err, const char *what, ucs_status_t st) {
-  return rig_error_set(err, RIG_ESYS, "UCX: %s: %s", what, ucs_status_string(st));
-}
-
 static void engine_destroy(void) {
   if (eng.address) ucp_worker_release_address(eng.worker, eng.address);
   if (eng.worker) ucp_worker_destroy(eng.worker);
@@ -231,18 +228,18 @@ static rig_status engine_make(rig_error *err) {
   static pthread_once_t at_exit = PTHREAD_ONCE_INIT;
   pthread_once(&at_exit, register_stop_at_exit);
   ucp_config_t *config;
-  ucs_status_t st = ucp_config_read(NULL, NULL, &config);
-  if (st != UCS_OK) return ucx_error(err, "ucp_config_read", st);
+  rig_status rs = rig_ucx_config(&config, &eng.shared, err);
+  if (rs != RIG_OK) return rs;
   ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
                          .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP |
                                      UCP_FEATURE_AM,
                          .mt_workers_shared = 1};
   pthread_cond_init(&eng.called, NULL);
-  st = ucp_init(&params, config, &eng.context);
+  ucs_status_t st = ucp_init(&params, config, &eng.context);
   ucp_config_release(config);
   if (st != UCS_OK) {
     engine_destroy();
-    return ucx_error(err, "ucp_init", st);
+    return rig_ucx_error(err, "ucp_init", st);
   }
   ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                             .thread_mode = UCS_THREAD_MODE_SERIALIZED};
@@ -253,7 +250,7 @@ static rig_status engine_make(rig_error *err) {
        st = ucp_worker_get_address(eng.worker, (ucp_address_t **)&eng.address, &eng.address_len)) !=
           UCS_OK) {
     engine_destroy();
-    return ucx_error(err, what, st);
+    return rig_ucx_error(err, what, st);
   }
   eng.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (eng.wakefd < 0) {
@@ -306,6 +303,10 @@ ucp_context_h rig_engine_context(void) {
 
 ucp_worker_h rig_engine_worker(void) {
   return eng.worker;
+}
+
+bool rig_engine_shared(void) {
+  return eng.shared;
 }
 
 void rig_engine_worker_address(const void **bytes, size_t *len) {

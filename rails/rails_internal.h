@@ -29,15 +29,63 @@ typedef enum rail_state {
   RAIL_CLOSED,  /* dropped: the areas are gone (or kept, when abandoned) */
 } rail_state;
 
+typedef struct rig_endpoint rig_endpoint;
+
 typedef struct put_slot {
   _Atomic bool done;
   void *request;
 } put_slot;
 
+/* ---- memory (shm.c) ------------------------------------------------------- */
+
+/* One allocation of UCX on the engine's context (posix shared memory where
+ * the host has it), zero-filled, with its packed remote key. */
+typedef struct rig_seg {
+  ucp_mem_h memh;
+  unsigned char *base;
+  size_t length;
+  void *rkey;
+  size_t rkey_len;
+} rig_seg;
+
+/* The one way this layer makes memory: `length` bytes, holding the engine
+ * until rig_seg_free. RIG_ENOMEM saying what could not be made. */
+rig_status rig_seg_make(size_t length, rig_seg *out, rig_error *err);
+void rig_seg_free(rig_seg *s);
+
+/* A rail's area: cut from a shared chunk when small, else a segment of its
+ * own; zero-filled, page aligned. */
+typedef struct rig_piece {
+  struct chunk *chunk; /* NULL: own */
+  rig_seg own;
+  unsigned char *base;
+  size_t length;
+  unsigned first, pages; /* in the chunk */
+} rig_piece;
+rig_status rig_piece_make(size_t length, rig_piece **out, rig_error *err);
+/* The segment a piece lies in (its key reaches the piece). */
+const rig_seg *rig_piece_seg(const rig_piece *p);
+void rig_piece_free(rig_piece *p);
+/* A buffer of the host over the piece, which frees it once released. */
+rig_status rig_piece_buffer(rig_piece *p, rig_buffer **out, rig_error *err);
+
+/* Whether `bytes` more fit the host (shared: in /dev/shm too); RIG_ENOMEM
+ * saying what there is (the caller names the rail). */
+rig_status rig_shm_room(uint64_t bytes, bool shared, rig_error *err);
+
+/* ---- UCX (ucx.c) ------------------------------------------------------------ */
+
+/* RIG_ESYS, "UCX: what: status". */
+rig_status rig_ucx_error(rig_error *err, const char *what, ucs_status_t st);
+/* The engine's context settings: the user's, without sysv, allocating
+ * posix memory (*shared) or, where the transports have no posix, private. */
+rig_status rig_ucx_config(ucp_config_t **out, bool *shared, rig_error *err);
+
 /* The peer's end as its address bytes describe it. */
 typedef struct rail_peer {
   uint64_t inbound, inbound_copy; /* its inbound's address, one copy's bytes */
   uint64_t counts;                /* its counts page */
+  rig_endpoint *link;             /* the endpoint, shared with others to the peer */
   ucp_ep_h ep;
   ucp_rkey_h inbound_rkey, counts_rkey;
 } rail_peer;
@@ -47,12 +95,12 @@ struct rig_rail {
   bool elsewhere; /* both ends on other machines: no end here */
   rig_rail_hooks hooks;
   rig_rail_end end;
-  rig_buffer *out_buf, *in_buf, *counts_page; /* what the areas view */
+  rig_buffer *counts_page;                        /* its release frees the rail */
+  rig_piece *out_piece, *in_piece, *counts_piece; /* what the areas are */
   unsigned char *outbound, *inbound, *counts;
   rig_rail_transfer *send, *receive;
   size_t nsend, nreceive;
   uint64_t out_copy, in_copy;
-  ucp_mem_h out_memh, in_memh, counts_memh;
   void *address; /* what rig_rail_address gives */
   size_t address_len;
   rail_peer peer;
@@ -66,16 +114,23 @@ struct rig_rail {
   uint64_t operand;             /* the add in flight's value */
   void *add_request;            /* an add in flight */
   size_t add_at;                /* where on the peer's page it adds */
+  uint64_t adds;                /* adds posted */
+  /* A flush of the endpoint: once it completes, the puts and adds posted
+   * before it are done at the peer. Only then is arrived told of them. */
+  void *flush_request;
+  uint64_t flushing, flushing_adds; /* what the flush in flight covers */
+  uint64_t flushed, flushed_adds;   /* what the last completed one covered */
   put_slot ring[RAIL_WINDOW];
   bool bye_posted;
-  void *close_request;
   _Atomic bool abandon; /* the releaser gave up waiting: drop the peer, keep the areas */
   /* Failure. */
   _Atomic bool failed;
+  _Atomic bool tell; /* failed, and the layer above not told yet */
+  bool misused;      /* by this end's program (before tell) */
   pthread_mutex_t why_lock;
   char why[RIG_ERROR_MESSAGE_MAX];
   _Atomic bool released;     /* rig_rail_release was called */
-  struct rig_rail *next_all; /* every rail this process made, for raise_all */
+  struct rig_rail *next_all; /* the process's live rails, for raise_all */
 };
 
 /* ---- the engine ---------------------------------------------------------- */
@@ -96,6 +151,10 @@ void rig_engine_remove(rig_rail *r);
 /* Wakes the rail thread if it sleeps (any thread, never blocks). */
 void rig_engine_wake(void);
 ucp_worker_h rig_engine_worker(void);
+/* Whether the engine's areas are shared memory (posix), which a peer on
+ * the host maps; else private (transports without posix). Valid while
+ * held. */
+bool rig_engine_shared(void);
 /* Takes the worker if no one has it (then rig_engine_untry), for a ready
  * that posts its own puts; false when the rail thread is using it. */
 bool rig_engine_try(void);
@@ -114,11 +173,25 @@ void rig_engine_inflight(long delta);
 /* Posts what is ready, stores sent, steps a release on: whether it did
  * anything. *waiting says whether it has operations in flight. */
 bool rig_rail_pump(rig_rail *r, bool *waiting);
-/* Fails r with UCX's status (the rail thread). */
+/* Fails r: its counts raised, why kept, the layer above told (by the rail
+ * thread's next pump). */
+void rig_rail_fail(rig_rail *r, const char *why);
+/* Fails r with UCX's status. */
 void rig_rail_fail_ucx(rig_rail *r, const char *what, ucs_status_t st);
+/* UCX lost r's peer (the rail thread). */
+void rig_rail_peer_lost(rig_rail *r, ucs_status_t st);
 
-/* The process's rails (for raise_all), under their lock. */
-void rig_rails_register(rig_rail *r);
-bool rig_rails_id_used(int64_t id);
+/* ---- endpoints (peer.c, on the rail thread) ---------------------------------- */
+
+/* The endpoint to the peer worker of this address (with peer-failure
+ * handling or without), made at the first take; each take is left once. */
+rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_endpoint **out,
+                             rig_error *err);
+ucp_ep_h rig_endpoint_ep(const rig_endpoint *p);
+/* r fails when UCX reports the peer lost (a handled endpoint). */
+rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err);
+/* Leaves p (r, when watched, is no longer told); the last closes it, by
+ * force when `force` (and the endpoint handles failure). */
+void rig_endpoint_leave(rig_endpoint *p, rig_rail *r, bool force);
 
 #endif

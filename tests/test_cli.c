@@ -1810,6 +1810,32 @@ static void test_job_file_rails_are_checked_field_by_field(void) {
   }
 }
 
+/* A rail whose end this host cannot hold (one transfer of 2^59 bytes: an
+ * end of 1 EiB, past its shared memory) is refused by check and by run
+ * before anything is made, naming the rail, the machine and the room. */
+static void test_a_job_file_rail_past_the_hosts_room_is_refused_by_check_and_run(void) {
+  char ex[4096], text[8400], job[4096], want[8400];
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\"}], \"rails\": [{\"id\": 1, \"between\": [0, "
+           "1], \"send\": [{\"src\": 0, \"dst\": 0, \"length\": 576460752303423488}]}]}",
+           example_path(0, ex, sizeof ex));
+  write_text(tmp_path("huge-rail.json", job, sizeof job), text);
+  snprintf(want, sizeof want,
+           "progrun: %s: rails[0]: machine 0: its end needs 1 EiB of shared memory, past half of "
+           "the ",
+           job);
+  const char *const cmds[] = {"check", "run"};
+  for (int i = 0; i < 2; i++) {
+    proc p = RUN(cmds[i], job);
+    CU_ASSERT_EQUAL(p.code, 2);
+    bool named = strncmp(p.err.p, want, strlen(want)) == 0 &&
+                 strstr(p.err.p, " /dev/shm has free\n") != NULL;
+    CU_ASSERT(named);
+    if (p.code != 2 || !named) show(cmds[i], &p);
+    proc_free(&p);
+  }
+}
+
 /* A file that is neither bytes (its magic) nor JSON is "not a program
  * description" (docs/format.md), then what each reading found. */
 static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void) {
@@ -3238,6 +3264,8 @@ void rig_test_register(void) {
       {"job file errors name the file and what is wrong",
        test_job_file_errors_name_the_file_and_what_is_wrong},
       {"job file rails are checked field by field", test_job_file_rails_are_checked_field_by_field},
+      {"a job file rail past the host's room is refused by check and run",
+       test_a_job_file_rail_past_the_hosts_room_is_refused_by_check_and_run},
       {"a job file failing here exits with its message",
        test_a_job_file_failing_here_exits_with_its_message},
       {"a job of several machines without a launcher says how to start it",

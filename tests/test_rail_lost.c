@@ -1,13 +1,21 @@
-/* A rail's peer lost while the other end waits (support/rail_lost.c, under an
- * mpirun of 2 ranks this suite starts, with RIG_JOB_SILENCE=3): killed
- * (SIGKILL) or stopped (SIGSTOP: alive, but silent), on the default
- * transports and on tcp,self. Every wait on the survivor's end is
- * released and the job fails naming machine 1, each within 15 s of the
- * signal; never a hang. */
+/* Rails under an mpirun of 2 ranks this suite starts, where the host is
+ * not what the rail would like:
+ *
+ * - rail lost: a rail's peer lost while the other end waits
+ *   (support/rail_lost.c, with RIG_JOB_SILENCE=3): killed (SIGKILL) or
+ *   stopped (SIGSTOP: alive, but silent), on the default transports and on
+ *   tcp,self. Every wait on the survivor's end is released and the job
+ *   fails naming machine 1, each within 15 s of the signal; never a hang.
+ * - rail room: a host of little shared memory (support/rail_room.c, in a
+ *   private IPC and mount namespace: /dev/shm of 64 MiB, SysV segments of
+ *   at most 32 MiB, as the user's report had it). A rail that does not fit
+ *   is refused before its first run, saying why; one that fits carries
+ *   every word. Never stale bytes told as success. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proc.h"
 #include "rig_test.h"
@@ -50,6 +58,66 @@ static void test_a_stopped_peer_releases_every_wait_and_fails_the_job_naming_it(
   lose_machine_1("stop", "tcp,self");
 }
 
+/* ---- a host of little shared memory -------------------------------------------------- */
+
+/* `mpirun -n 2 rail_room bytes runs` in a namespace of its own whose
+ * /dev/shm is 64 MiB and whose SysV segments are capped at 32 MiB. */
+static rig_proc run_small_host(const char *bytes, const char *runs) {
+  const char *mpiexec = getenv("RIG_TEST_MPIEXEC"), *program = getenv("RIG_TEST_RAIL_ROOM");
+  char *argv[] = {"/usr/bin/unshare",
+                  "--ipc",
+                  "--mount",
+                  "/bin/sh",
+                  "-c",
+                  "mount --make-rprivate / && mount -t tmpfs -o size=64m tmpfs /dev/shm && "
+                  "sysctl -qw kernel.shmmax=33554432 && "
+                  "exec \"$0\" -n 2 --oversubscribe --bind-to none \"$1\" \"$2\" \"$3\"",
+                  (char *)(mpiexec ? mpiexec : "/usr/bin/mpirun"),
+                  (char *)(program ? program : "false"),
+                  (char *)bytes,
+                  (char *)runs,
+                  NULL};
+  return rig_proc_run(argv, NULL, 120);
+}
+
+/* Whether this process may make namespaces (root): said, when not. */
+static bool may_make_namespaces(void) {
+  if (geteuid() == 0) return true;
+  printf("\n    skipped: a namespace of its own needs root\n");
+  return false;
+}
+
+static void report(const rig_proc *p) {
+  fprintf(stderr, "exit %d after %.1f s\n--- stdout\n%s--- stderr\n%s---\n", p->code, p->seconds,
+          p->out, p->err);
+}
+
+/* 64 MiB a run: 128 MiB of outbound, past half of the 64 MiB. */
+static void test_a_rail_shared_memory_cannot_hold_is_refused_before_its_first_run(void) {
+  if (!may_make_namespaces()) return;
+  rig_proc p = run_small_host("67108864", "8");
+  const char *want = "refused: rail 1: its end needs 128 MiB of shared memory, past half of the ";
+  const char *line = strstr(p.out, "refused: ");
+  bool refused = line && strncmp(line, want, strlen(want)) == 0 &&
+                 strstr(line, " /dev/shm has free\n") != NULL;
+  CU_ASSERT(refused);
+  CU_ASSERT(strstr(p.out, "stale") == NULL);
+  CU_ASSERT(p.code != 0 && !p.timed_out);
+  if (!refused || strstr(p.out, "stale") || p.code == 0 || p.timed_out) report(&p);
+  rig_proc_free(&p);
+}
+
+/* 4 MiB a run fits: every word of 8 runs checked, none stale. */
+static void test_a_rail_that_fits_a_small_host_carries_every_word(void) {
+  if (!may_make_namespaces()) return;
+  rig_proc p = run_small_host("4194304", "8");
+  bool exact = strstr(p.out, "checked 1600 words, 0 stale\n") != NULL;
+  CU_ASSERT(exact);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (!exact || p.code != 0) report(&p);
+  rig_proc_free(&p);
+}
+
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"a killed peer releases every wait and fails the job naming it",
@@ -58,4 +126,11 @@ void rig_test_register(void) {
        test_a_stopped_peer_releases_every_wait_and_fails_the_job_naming_it},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("rail lost", tests);
+  static CU_TestInfo room[] = {
+      {"a rail shared memory cannot hold is refused before its first run",
+       test_a_rail_shared_memory_cannot_hold_is_refused_before_its_first_run},
+      {"a rail that fits a small host carries every word",
+       test_a_rail_that_fits_a_small_host_carries_every_word},
+      CU_TEST_INFO_NULL};
+  rig_test_add_suite("rail room", room);
 }

@@ -11,11 +11,15 @@
  * address of counts and c once transfer c's bytes are in its outbound
  * copy; the rail moves them into the peer's inbound copy and then makes
  * arrived >= c visible there (a reader that sees it with acquire sees the
- * bytes), and stores sent = c here once the source bytes may be rewritten.
+ * bytes), and stores sent = c here once the source bytes may be rewritten
+ * (before arrived reaches c there). A ready may run ahead of sent by what
+ * the two copies hold (c <= (sent / n + 2) n); a count past that fails the
+ * rail, saying so.
  *
  * The rails of a process are driven by one UCX worker and one rail thread:
- * a put of each transfer, a fence, a remote atomic add on the peer's
- * arrived. This layer knows no MPI: an end gives the bytes its peer needs
+ * a put of each transfer, a flush of the endpoint, a remote atomic add on
+ * the peer's arrived. Their areas are shared memory no other uid reaches
+ * (docs/rails.md, "Memory"). This layer knows no MPI: an end gives the bytes its peer needs
  * (rig_rail_address) and takes the peer's (rig_rail_attach); the job
  * (rig_job_rail) and rig_rail_connect (rig_job.h) carry them. */
 #ifndef RIG_RAIL_H
@@ -78,11 +82,26 @@ rig_status rig_rail_check(const rig_rail_transfer *send, size_t nsend,
  * (of the receive transfers): the largest end, rounded up to 256. */
 uint64_t rig_rail_copy_bytes(const rig_rail_transfer *t, size_t n, bool inbound);
 
+/* The host memory one end takes: two copies of outbound (of `send`) and of
+ * inbound (of `receive`), and its counts page. For checked transfers. */
+uint64_t rig_rail_end_bytes(const rig_rail_transfer *send, size_t nsend,
+                            const rig_rail_transfer *receive, size_t nreceive);
+
+/* Whether an end of `bytes` fits this host now: its areas are shared
+ * memory, so at most half of what /dev/shm has free (a peer's end on the
+ * same host takes as much again), and within the host's memory beside what
+ * rails hold. RIG_ENOMEM saying what there is: `its end needs 256 MiB of
+ * shared memory, past half of the 60 MiB /dev/shm has free`. rig_rail_create
+ * checks it before it makes anything. */
+rig_status rig_rail_room(uint64_t bytes, rig_error *err);
+
 /* Makes this process's end of rail `id` (id >= 1): its areas on the host,
  * zero-filled and page aligned, registered with the process's UCX context
  * (made, with the rail thread, at the first end). `send` flows from here to
  * the peer, `receive` back. The end takes counts once attached. RIG_EINVAL
- * as rig_rail_check, or for an id already in use in this process. */
+ * as rig_rail_check, or for an id already in use in this process;
+ * RIG_ENOMEM, before anything is made, as rig_rail_room, or when the
+ * memory cannot be made (`rail 1: cannot make ...`). */
 rig_status rig_rail_create(int64_t id, const rig_rail_transfer *send, size_t nsend,
                            const rig_rail_transfer *receive, size_t nreceive, rig_rail **out,
                            rig_error *err);
@@ -99,7 +118,8 @@ void rig_rail_address(const rig_rail *r, const void **bytes, size_t *len);
 rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error *err);
 
 /* What the layer above learns of a rail and does at its release: failed
- * is called once, on the rail thread, when UCX reports the peer lost (the
+ * is called once, on the rail thread, when the rail fails (UCX reports the
+ * peer lost, or this end's program broke its rules: rig_rail_misused; the
  * end's counts are already raised); release is called by rig_rail_release
  * before this end is drained and must not wait on the peer (the job asks
  * the other machine to release its end there), released after this end is
@@ -120,6 +140,9 @@ int64_t rig_rail_id(const rig_rail *r);
 const rig_rail_end *rig_rail_end_of(const rig_rail *r);
 /* Whether the rail failed (its peer lost, or it was raised), and why. */
 bool rig_rail_failed(const rig_rail *r, rig_error *why);
+/* Whether it failed by this end's program's fault (a ready past what the
+ * rail may send), rather than its peer's or the job's. */
+bool rig_rail_misused(const rig_rail *r);
 
 /* Raises every count of this end to RIG_RAIL_RAISED, with why as the
  * rail's failure, and stops its transfers. */
@@ -137,18 +160,18 @@ typedef enum rig_rail_stamp { RIG_RAIL_STAMP_READY = 1, RIG_RAIL_STAMP_ARRIVED =
 typedef void (*rig_rail_stamp_fn)(int64_t rail, rig_rail_stamp what, uint64_t count);
 void rig_rail_set_stamp(rig_rail_stamp_fn fn);
 
-/* Releases the rail, after the programs that use it: idempotent in effect
- * (the first call releases, later ones do nothing), from any thread. What
- * was made ready is sent first; both ends then drop their areas once
- * neither has a put in flight to the other (a handshake over the rail). A
- * rail whose peer is lost or does not answer within RIG_JOB_SILENCE keeps
- * its areas mapped, so that no late put lands in freed memory. */
+/* Releases the rail, after the programs that use it, once, from any thread:
+ * r is gone after it (freed once no buffer views its areas). What was made
+ * ready is sent first; both ends then drop their areas once neither has a
+ * put in flight to the other (a handshake over the rail). A rail whose
+ * peer is lost or does not answer within RIG_JOB_SILENCE keeps its areas
+ * mapped, so that no late put lands in freed memory. */
 void rig_rail_release(rig_rail *r);
 
-/* Shared areas: host memory UCX allocates (ucp_mem_map allocating it), which
- * a process on the same host maps into its own address space, so that it
- * reads and writes it with plain loads and stores (the job's hand-overs
- * and done reports of runs go this way). Zero-filled, page aligned. */
+/* Shared areas: host memory UCX allocates (posix shared memory of mode 0600,
+ * unlinked: docs/rails.md, "Memory"), which a process on the same host maps into its own address
+ * space, so that it reads and writes it with plain loads and stores (the job's hand-overs and done
+ * reports of runs go this way). Zero-filled, page aligned. */
 typedef struct rig_area rig_area;
 rig_status rig_area_make(size_t bytes, rig_area **out, rig_error *err);
 /* The bytes a peer needs to map it (host name, UCX's worker address, the
@@ -165,6 +188,11 @@ size_t rig_area_length(const rig_area *a);
 /* Unmaps a mapped area, or frees a made one (a peer's mapping of it stays
  * valid until the peer unmaps it). NULL is fine. */
 void rig_area_release(rig_area *a);
+
+/* The UCX_TLS the rails' engine takes: the user's, without sysv (docs/
+ * rails.md "Memory"), for a tool that lists the transports librig uses.
+ * RIG_EINVAL when the user's names sysv itself, or is too long. */
+rig_status rig_rail_ucx_tls(char *out, size_t size, rig_error *err);
 
 /* Peers (docs/rails.md "Peers"): processes this one reaches by UCX
  * messages and remote memory where their memory cannot be mapped here (on

@@ -20,8 +20,19 @@
  * of a context with the features rails use, on one line. */
 static void ucx_transports(char *out, size_t size) {
   out[0] = 0;
+  /* The transports the rails take: the user's, without sysv. */
+  char tls[1024];
+  rig_error err;
+  if (rig_rail_ucx_tls(tls, sizeof tls, &err) != RIG_OK) {
+    snprintf(out, size, "none (%s)", err.message);
+    return;
+  }
   ucp_config_t *config;
   if (ucp_config_read(NULL, NULL, &config) != UCS_OK) return;
+  if (ucp_config_modify(config, "TLS", tls) != UCS_OK) {
+    ucp_config_release(config);
+    return;
+  }
   ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
                          .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64};
   ucp_context_h ctx;

@@ -1,5 +1,6 @@
 /* A job file's "rails" (docs/rails.md): each {"id", "between", "send",
- * "receive"}, every field checked, errors naming the JSON path. */
+ * "receive"}, every field checked, errors naming the JSON path, and each
+ * end checked against the room of this host. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,15 @@ static int parse_rail(json_t *r, const char *where, cli_job_rail *out, rig_error
   rig_error why;
   if (rig_rail_check(out->send, out->nsend, out->receive, out->nreceive, &why) != RIG_OK)
     return cli_jobfile_bad(err, where, "%s", why.message);
+  /* Each end against this host's room, as the machines will check theirs
+   * before they make it: refused here, before anything runs. */
+  for (int e = 0; e < 2; e++) {
+    uint64_t bytes = e == 0
+                         ? rig_rail_end_bytes(out->send, out->nsend, out->receive, out->nreceive)
+                         : rig_rail_end_bytes(out->receive, out->nreceive, out->send, out->nsend);
+    if (rig_rail_room(bytes, &why) != RIG_OK)
+      return cli_jobfile_bad(err, where, "machine %d: %s", out->between[e], why.message);
+  }
   return CLI_EXIT_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "program_internal.h"
 
 /* ---- the rules that need devices and rails -------------------------------- */
@@ -122,15 +123,6 @@ static uint64_t add_sat(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* Bytes as a person reads them: "40 GiB", "512 MiB", "100 bytes". */
-static void say_bytes(uint64_t n, char *out, size_t size) {
-  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  double v = (double)n;
-  while (v >= 1024 && u < 6) v /= 1024, u++;
-  snprintf(out, size, "%.4g %s", v, units[u]);
-}
-
 /* Index of the first of devices[0..n) that is dev; n if none. */
 static size_t first_of(rig_device *const *devices, size_t n, const rig_device *dev) {
   for (size_t i = 0; i < n; i++)
@@ -168,8 +160,8 @@ static rig_status check_budget(const rig_desc *d, rig_device *const *devices, si
     uint64_t budget = rig_device_facts_of(dev)->budget;
     if (!budget || total[i] <= budget) continue; /* 0: a budget the device does not know */
     char want[32], has[32];
-    say_bytes(total[i], want, sizeof want);
-    say_bytes(budget, has, sizeof has);
+    rig_say_bytes(total[i], want, sizeof want);
+    rig_say_bytes(budget, has, sizeof has);
     if (strcmp(want, has) == 0) {
       snprintf(want, sizeof want, "%llu bytes", (unsigned long long)total[i]);
       snprintf(has, sizeof has, "%llu bytes", (unsigned long long)budget);

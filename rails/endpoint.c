@@ -1,0 +1,111 @@
+/* Endpoints to peer workers, one per peer (and per kind of failure
+ * handling), shared by every rail and mapped area to that peer: a thousand
+ * rails to one process hold one endpoint (one connection, one mapping of
+ * its FIFO), not a thousand. The last to leave closes it. All on the rail
+ * thread (the worker's). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rails_internal.h"
+
+struct rig_endpoint {
+  struct rig_endpoint *next;
+  ucp_ep_h ep;
+  int refs;
+  bool handled; /* with peer-failure handling */
+  bool failed;  /* UCX reported it: closed by force */
+  rig_rail **rails;
+  size_t nrails, room;
+  size_t len;
+  unsigned char worker[];
+};
+
+static rig_endpoint *peers;
+
+/* UCX lost the peer: every rail over it fails. */
+static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
+  (void)ep;
+  rig_endpoint *p = arg;
+  p->failed = true;
+  for (size_t i = 0; i < p->nrails; i++) rig_rail_peer_lost(p->rails[i], st);
+}
+
+rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_endpoint **out,
+                             rig_error *err) {
+  rig_endpoint *p = peers;
+  while (p && (p->failed || p->handled != handled || p->len != len ||
+               memcmp(p->worker, worker, len) != 0))
+    p = p->next;
+  if (!p) {
+    if (!(p = calloc(1, sizeof *p + len)))
+      return rig_error_set(err, RIG_ENOMEM, "out of memory for an endpoint");
+    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                          .address = (const ucp_address_t *)worker};
+    if (handled) {
+      ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+      ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+      ep.err_handler = (ucp_err_handler_t){.cb = peer_failed, .arg = p};
+    }
+    ucs_status_t st = ucp_ep_create(rig_engine_worker(), &ep, &p->ep);
+    if (st != UCS_OK) {
+      free(p);
+      return rig_ucx_error(err, "ucp_ep_create", st);
+    }
+    p->handled = handled;
+    p->len = len;
+    memcpy(p->worker, worker, len);
+    p->next = peers;
+    peers = p;
+  }
+  p->refs++;
+  *out = p;
+  return RIG_OK;
+}
+
+ucp_ep_h rig_endpoint_ep(const rig_endpoint *p) {
+  return p->ep;
+}
+
+rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err) {
+  if (p->nrails == p->room) {
+    size_t room = p->room ? 2 * p->room : 4;
+    rig_rail **bigger = realloc(p->rails, room * sizeof *bigger);
+    if (!bigger) return rig_error_set(err, RIG_ENOMEM, "out of memory for an endpoint");
+    p->rails = bigger;
+    p->room = room;
+  }
+  p->rails[p->nrails++] = r;
+  return RIG_OK;
+}
+
+/* Closes the endpoint: a wait bounded by progress turns, since the peer
+ * may be gone (a close left waiting only leaves its request). */
+static void peer_close(rig_endpoint *p, bool force) {
+  /* A forced close needs peer-failure handling (UCX 1.13). */
+  bool forced = (force || p->failed) && p->handled;
+  ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                            .flags = forced ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+  ucs_status_ptr_t sp = ucp_ep_close_nbx(p->ep, &cp);
+  for (int turns = 0; UCS_PTR_IS_PTR(sp) && turns < 100000; turns++) {
+    ucp_worker_progress(rig_engine_worker());
+    if (ucp_request_check_status(sp) != UCS_INPROGRESS) break;
+  }
+  if (UCS_PTR_IS_PTR(sp) && ucp_request_check_status(sp) != UCS_INPROGRESS) ucp_request_free(sp);
+}
+
+void rig_endpoint_leave(rig_endpoint *p, rig_rail *r, bool force) {
+  for (size_t i = 0; r && i < p->nrails; i++)
+    if (p->rails[i] == r) {
+      p->rails[i] = p->rails[--p->nrails];
+      break;
+    }
+  if (--p->refs > 0) return;
+  for (rig_endpoint **at = &peers; *at; at = &(*at)->next)
+    if (*at == p) {
+      *at = p->next;
+      break;
+    }
+  peer_close(p, force);
+  free(p->rails);
+  free(p);
+}
