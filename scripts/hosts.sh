@@ -16,8 +16,8 @@
 #   cut HOST             take HOST (nodeK or K) off the network: a partition
 #   heal HOST            put it back
 #   status               the hosts, their links and processes
-#   check                two hosts: separate names, boot ids, /dev/shm, and
-#                        MPI between them
+#   check                two hosts: separate names, boot ids, /dev/shm; MPI
+#                        between them, and UCX by TCP only
 #   down                 end what runs on the hosts and remove them all
 #   ssh HOST COMMAND...  what mpirun runs instead of ssh
 #   -h, --help           this text
@@ -41,13 +41,21 @@ usage() {
 }
 
 # check: two hosts whose ranks see different host names, boot ids and
-# /dev/shm, and an MPI program that crosses them.
+# /dev/shm, an MPI program that crosses them, and UCX between them by TCP
+# alone.
 check() {
   rig_hosts_up 2 || return
   local dir rc=0
   dir="$(mktemp -d "${TMPDIR:-/tmp}/progrun-hosts-check.XXXXXX")"
-  # shellcheck disable=SC2064 # the folder of this call
-  trap "rm -rf '$dir'" RETURN
+  check_in "$dir" || rc=$?
+  rm -rf "$dir"
+  ((rc == 0)) && echo "hosts check: ok"
+  return "$rc"
+}
+
+# The checks, their files in the folder $1.
+check_in() {
+  local dir="$1" rc=0
   # Each rank leaves a file in its /dev/shm, then lists what is there.
   # shellcheck disable=SC2016 # expanded by each rank's sh
   "$here/hosts.sh" mpirun --hosts 2 -n 2 sh -c 'r=$OMPI_COMM_WORLD_RANK
@@ -115,7 +123,47 @@ C
     echo "hosts check: MPI between node1 and node2 failed" >&2
     rc=1
   fi
-  ((rc == 0)) && echo "hosts check: ok"
+  ucx_between "$dir" || rc=1
+  return "$rc"
+}
+
+# UCX from node1 to node2 (ucx_perftest; skipped where ucx-utils is not
+# installed): with shared memory and cross-memory attach only, unreachable;
+# with TCP, a put latency. $1: a folder for the output.
+ucx_between() {
+  local tls out server rc=0 i
+  if ! command -v ucx_perftest >/dev/null; then
+    echo "hosts check: no ucx_perftest (ucx-utils): UCX between hosts not checked"
+    return 0
+  fi
+  for tls in posix,sysv,cma,self tcp,self; do
+    out="$1/ucx-$tls"
+    UCX_TLS="$tls" timeout 60 "$here/hosts.sh" ssh node2 ucx_perftest -p 13337 >"$out.server" 2>&1 &
+    server=$!
+    for ((i = 0; i < 100; i++)); do # listening within 10 s
+      ip netns exec "$(rig_hosts_ns 2)" ss -Hltn 'sport = :13337' | grep -q . && break
+      sleep 0.1
+    done
+    UCX_TLS="$tls" timeout 60 "$here/hosts.sh" ssh node1 \
+      ucx_perftest "$(rig_hosts_addr 2)" -p 13337 -t ucp_put_lat -n 1000 >"$out" 2>&1 || true
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    if [[ "$tls" == tcp,self ]]; then
+      if grep -q '^Final:' "$out"; then
+        echo "UCX from node1 to node2 over $tls: $(awk '/^Final:/ {print $3}' "$out") us a put"
+      else
+        echo "hosts check: UCX over TCP from node1 to node2 failed:" >&2
+        tail -n 3 "$out" >&2
+        rc=1
+      fi
+    elif grep -q 'Destination is unreachable' "$out"; then
+      echo "UCX from node1 to node2 over $tls: unreachable, as between hosts"
+    else
+      echo "hosts check: UCX reached node2 from node1 over $tls (shared memory between hosts):" >&2
+      tail -n 3 "$out" >&2
+      rc=1
+    fi
+  done
   return "$rc"
 }
 
