@@ -129,7 +129,8 @@ C
 
 # UCX from node1 to node2 (ucx_perftest; skipped where ucx-utils is not
 # installed): with shared memory and cross-memory attach only, unreachable;
-# with TCP, a put latency. $1: a folder for the output.
+# with TCP on the hosts' links (not loopback, whatever the caller's
+# UCX_NET_DEVICES), a put latency. $1: a folder for the output.
 ucx_between() {
   local tls out server rc=0 i
   if ! command -v ucx_perftest >/dev/null; then
@@ -138,13 +139,14 @@ ucx_between() {
   fi
   for tls in posix,sysv,cma,self tcp,self; do
     out="$1/ucx-$tls"
-    UCX_TLS="$tls" timeout 60 "$here/hosts.sh" ssh node2 ucx_perftest -p 13337 >"$out.server" 2>&1 &
+    UCX_TLS="$tls" UCX_NET_DEVICES="$RIG_HOSTS_LINK" timeout 60 "$here/hosts.sh" ssh node2 \
+      ucx_perftest -p 13337 >"$out.server" 2>&1 &
     server=$!
     for ((i = 0; i < 100; i++)); do # listening within 10 s
       ip netns exec "$(rig_hosts_ns 2)" ss -Hltn 'sport = :13337' | grep -q . && break
       sleep 0.1
     done
-    UCX_TLS="$tls" timeout 60 "$here/hosts.sh" ssh node1 \
+    UCX_TLS="$tls" UCX_NET_DEVICES="$RIG_HOSTS_LINK" timeout 60 "$here/hosts.sh" ssh node1 \
       ucx_perftest "$(rig_hosts_addr 2)" -p 13337 -t ucp_put_lat -n 1000 >"$out" 2>&1 || true
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true

@@ -103,6 +103,8 @@ stage_asan() (
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --preset asan -LE 'mpi|slurm' || rc=1
   # Leaks count under mpirun too: Open MPI's own, which outlive
   # MPI_Finalize, are suppressed by tests/lsan.supp (tests/CMakeLists.txt).
+  # The -hosts suites among them: the frame path and the losses across
+  # hosts (about twice their time in the default stage).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --preset asan -L mpi || rc=1
   # Under Slurm the processes are srun's: its leaks are not looked for.
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest --preset asan -L slurm || rc=1
