@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/demo.sh — install what is missing, build progrun (preset default),
 # show each example description (`progrun check` then `progrun dump`), then
-# run the two examples on this machine and check their results against
-# values computed here, independently, in Python.
+# run the examples on this machine and check their results against values
+# computed here, independently, in Python; then the pipeline and the ring of
+# 4 again across simulated hosts (scripts/hosts.sh; skipped, saying why,
+# where they cannot be made).
 #
 # Usage: scripts/demo.sh
 #
@@ -15,6 +17,8 @@ cd "$root"
 source scripts/lib/packages.sh
 # shellcheck source=scripts/lib/env.sh
 source scripts/lib/env.sh
+# shellcheck source=scripts/lib/hosts.sh
+source scripts/lib/hosts.sh
 
 rig_install_packages
 cmake --preset default
@@ -51,6 +55,44 @@ trap 'rm -rf "$work"' EXIT
 show_run() {
   echo "\$ progrun ${*}"
   "$progrun" "$@"
+}
+
+# The pipeline example under the launcher given as arguments (an mpirun
+# and its options), its sums checked in closed form.
+run_pipeline() {
+  rm -f "$examples_dir/pipeline-sum.bin"
+  echo "\$ $* progrun $examples_dir/pipeline.json"
+  "$@" "$progrun" "$examples_dir/pipeline.json" || return
+  python3 - "$examples_dir/pipeline-sum.bin" <<'EOF'
+import struct, sys
+runs = 100
+got = struct.unpack("<512Q", open(sys.argv[1], "rb").read())
+want = [runs * i + runs * (runs - 1) // 2 for i in range(512)]
+print("sum[0:4] =", " ".join(str(v) for v in got[:4]), " expected", " ".join(str(v) for v in want[:4]))
+if list(got) != want:
+    print("pipeline: the sums differ from R i + R (R - 1) / 2", file=sys.stderr)
+    sys.exit(1)
+print("pipeline: all 512 sums as expected")
+EOF
+}
+
+# The ring example of $1 machines under the launcher given as the other
+# arguments, its sum checked in closed form.
+run_ring() {
+  local n="$1"
+  shift
+  rm -f "$examples_dir/ring-$n-sum.bin"
+  echo "\$ $* progrun $examples_dir/ring-$n.json"
+  "$@" "$progrun" "$examples_dir/ring-$n.json" || return
+  python3 - "$examples_dir/ring-$n-sum.bin" "$n" <<'EOF'
+import struct, sys
+runs, n = 100, int(sys.argv[2])
+(got,) = struct.unpack("<Q", open(sys.argv[1], "rb").read())
+want = runs * (runs - 1) // 2 + runs * n * (n - 1) // 2
+print(f"ring of {n}: sum {got}, expected {want}")
+if got != want:
+    sys.exit(1)
+EOF
 }
 
 echo
@@ -148,42 +190,38 @@ echo
 echo "==== a pipeline over a rail: mpirun -n 2 progrun $examples_dir/pipeline.json ===="
 echo "machine 0 sends run r's block (word i = r + i, 4 KiB) over rail 1; machine 1 adds"
 echo "it into its output and acknowledges it back, which paces the producer."
-rm -f "$examples_dir/pipeline-sum.bin"
-if mpirun -n 2 --oversubscribe --bind-to none "$progrun" "$examples_dir/pipeline.json"; then
-  python3 - "$examples_dir/pipeline-sum.bin" <<'EOF' || failed=1
-import struct, sys
-runs = 100
-got = struct.unpack("<512Q", open(sys.argv[1], "rb").read())
-want = [runs * i + runs * (runs - 1) // 2 for i in range(512)]
-print("sum[0:4] =", " ".join(str(v) for v in got[:4]), " expected", " ".join(str(v) for v in want[:4]))
-if list(got) != want:
-    print("pipeline: the sums differ from R i + R (R - 1) / 2", file=sys.stderr)
-    sys.exit(1)
-print("pipeline: all 512 sums as expected")
-EOF
-else
-  failed=1
-fi
+if ! run_pipeline mpirun -n 2 --oversubscribe --bind-to none; then failed=1; fi
 
 for n in 2 4; do
   echo
   echo "==== a ring of $n machines: mpirun -n $n progrun $examples_dir/ring-$n.json ===="
   echo "each run machine 0 sends r around the ring, each machine adding its index."
-  rm -f "$examples_dir/ring-$n-sum.bin"
-  if mpirun -n "$n" --oversubscribe --bind-to none "$progrun" "$examples_dir/ring-$n.json"; then
-    python3 - "$examples_dir/ring-$n-sum.bin" "$n" <<'EOF' || failed=1
-import struct, sys
-runs, n = 100, int(sys.argv[2])
-(got,) = struct.unpack("<Q", open(sys.argv[1], "rb").read())
-want = runs * (runs - 1) // 2 + runs * n * (n - 1) // 2
-print(f"ring of {n}: sum {got}, expected {want}")
-if got != want:
-    sys.exit(1)
-EOF
+  if ! run_ring "$n" mpirun -n "$n" --oversubscribe --bind-to none; then failed=1; fi
+done
+
+# The same two across simulated hosts (scripts/hosts.sh): one rank a host,
+# TCP between them, as on a cluster. The hosts are removed afterwards
+# unless some were up before.
+echo
+echo "==== across simulated hosts: scripts/hosts.sh mpirun (one rank a host, TCP between) ===="
+why="$(rig_hosts_why_not)"
+if [[ -n "$why" ]]; then
+  echo "skipped: $why"
+else
+  hosts_before="$(rig_hosts_list)"
+  echo "\$ scripts/hosts.sh up 4 && scripts/hosts.sh mpirun -n 4 progrun info"
+  if scripts/hosts.sh up 4 && scripts/hosts.sh mpirun -n 4 "$progrun" info; then
+    echo
+    echo "the pipeline, machine 0 on node1 and machine 1 on node2:"
+    run_pipeline scripts/hosts.sh mpirun --hosts 2 -n 2 || failed=1
+    echo
+    echo "the ring of 4, machine k on node(k+1):"
+    run_ring 4 scripts/hosts.sh mpirun --hosts 4 -n 4 || failed=1
   else
     failed=1
   fi
-done
+  if [[ -z "$hosts_before" ]]; then scripts/hosts.sh down || failed=1; fi
+fi
 
 if ((failed)); then
   echo

@@ -6,7 +6,9 @@
 #   (no option)  a single-node Slurm started (scripts/slurm/start.sh) for
 #                  the Slurm test
 #                default preset: build + CTest (the MPI suites run under
-#                  mpirun -n 2..4, the Slurm one under sbatch)
+#                  mpirun -n 2..4, the Slurm one under sbatch; the -hosts
+#                  ones across 2 and 4 simulated hosts, scripts/hosts.sh,
+#                  or skipped, saying why, where hosts cannot be made)
 #                asan preset: build + CTest under AddressSanitizer and
 #                  UndefinedBehaviorSanitizer
 #                fuzz preset: build + fuzz_desc for RIG_FUZZ_SECONDS (60)
@@ -16,9 +18,10 @@
 #
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise the script names them and exits 1. Network traffic stays on
-# loopback (scripts/lib/env.sh). Each stage runs even when an earlier one
-# failed; a summary follows, and the exit status is non-zero when any stage
-# failed.
+# loopback (scripts/lib/env.sh), or, across simulated hosts, on their own
+# bridge (10.77.0.128/25), removed afterwards. Each stage runs even when an
+# earlier one failed; a summary follows, and the exit status is non-zero
+# when any stage failed.
 
 # The stage functions are called through run_stage.
 # shellcheck disable=SC2317
@@ -30,6 +33,8 @@ cd "$root"
 source scripts/lib/packages.sh
 # shellcheck source=scripts/lib/env.sh
 source scripts/lib/env.sh
+# shellcheck source=scripts/lib/hosts.sh
+source scripts/lib/hosts.sh
 
 quick=0
 for arg in "$@"; do
@@ -76,9 +81,17 @@ stage_slurm() {
   export RIG_SLURM_ENV="$envf" RIG_REQUIRE_SLURM=1
 }
 
+# Whether the -hosts suites run here; they are skipped, saying why, if not.
+say_hosts() {
+  local why
+  why="$(rig_hosts_why_not)"
+  if [[ -n "$why" ]]; then echo "the -hosts suites are skipped: $why"; fi
+}
+
 stage_default() {
   cmake --preset default || return
   cmake --build --preset default -j"$jobs" || return
+  say_hosts
   ctest --preset default || return
 }
 
@@ -90,6 +103,8 @@ stage_asan() (
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --preset asan -LE 'mpi|slurm' || rc=1
   # Leaks count under mpirun too: Open MPI's own, which outlive
   # MPI_Finalize, are suppressed by tests/lsan.supp (tests/CMakeLists.txt).
+  # The -hosts suites among them: the frame path and the losses across
+  # hosts (about twice their time in the default stage).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --preset asan -L mpi || rc=1
   # Under Slurm the processes are srun's: its leaks are not looked for.
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest --preset asan -L slurm || rc=1

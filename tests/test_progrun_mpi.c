@@ -1,13 +1,15 @@
 /* progrun as users run it: under a real mpirun, on the examples, with job
  * files, and failing in every way a job can fail (a run failing on one
- * machine, a rank killed, a malformed file) - each ending with its message
- * and every rank gone, within a bound, never a hang. */
+ * machine, a rank killed, a malformed file, a host cut off: across
+ * simulated hosts only) - each ending with its message and every rank gone,
+ * within a bound, never a hang. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -604,6 +606,117 @@ static json_int_t machine_figure(json_t *root, size_t m, const char *field) {
   return json_integer_value(json_object_get(machine, field));
 }
 
+/* ---- across hosts ------------------------------------------------------------ */
+
+/* Run under tests/support/on_hosts.sh, each rank on a simulated host of its
+ * own (scripts/hosts.sh), with RIG_HOSTS their number. */
+static bool across_hosts(const char *test) {
+  if (getenv("RIG_HOSTS")) return true;
+  rig_test_skip(test, "needs simulated hosts (its -hosts runs: tests/support/on_hosts.sh)");
+  return false;
+}
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* scripts/hosts.sh WHAT HOST; its exit status. */
+static int hosts_sh(const char *what, const char *host) {
+  char path[1024];
+  rig_test_source_path("scripts/hosts.sh", path, sizeof path);
+  char *argv[] = {path, (char *)what, (char *)host, NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 60);
+  if (p.code != 0) fprintf(stderr, "hosts.sh %s %s: exit %d\n%s", what, host, p.code, p.err);
+  int code = p.code;
+  rig_proc_free(&p);
+  return code;
+}
+
+typedef struct cut {
+  bool done;
+  double ranks_left_for; /* seconds from the cut until no rank was left */
+} cut;
+
+/* Cuts node2, machine 1's host, off the network once its progrun has
+ * loaded; waits (20 s at most) until no rank of the job is left; then
+ * heals it, so that mpirun, which waits for node2's daemon, can end. */
+static void cut_node2(void *ctx, pid_t launcher) {
+  cut *c = ctx;
+  wait_loaded(launcher, 1);
+  if (hosts_sh("cut", "node2") != 0) return;
+  c->done = true;
+  double t0 = seconds_now();
+  while (seconds_now() - t0 < 20 && (signal_rank(launcher, 0, 0) || signal_rank(launcher, 1, 0)))
+    usleep(100000);
+  c->ranks_left_for = seconds_now() - t0;
+  hosts_sh("heal", "node2");
+}
+
+/* Cuts node2 as soon as machine 1's progrun is there (in its start,
+ * MPI's or the job's); then as cut_node2. */
+static void cut_node2_at_start(void *ctx, pid_t launcher) {
+  cut *c = ctx;
+  for (int i = 0; i < 3000 && !signal_rank(launcher, 1, 0); i++) usleep(10000);
+  if (hosts_sh("cut", "node2") != 0) return;
+  c->done = true;
+  double t0 = seconds_now();
+  while (seconds_now() - t0 < 20 && (signal_rank(launcher, 0, 0) || signal_rank(launcher, 1, 0)))
+    usleep(100000);
+  c->ranks_left_for = seconds_now() - t0;
+  hosts_sh("heal", "node2");
+}
+
+/* Machine 1's host cut off during the start: rank 0 says that a machine
+ * did not join (MPI's start or the job's, whichever the cut found), and
+ * every rank leaves within 15 s. */
+static void test_a_host_cut_during_the_start_is_told_and_every_rank_leaves(void) {
+  if (!across_hosts("a host cut during the start is told and every rank leaves")) return;
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+                        NULL};
+  cut c = {false, 99};
+  rig_proc p = mpirun_during(2, args, NULL, 90, 0.0, cut_node2_at_start, &c);
+  CU_ASSERT(c.done);
+  CU_ASSERT(c.ranks_left_for < 15);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  bool told = strstr(p.err, "not done after 10 s: a machine did not join") ||
+              strstr(p.err, ": machine 1 (node2): silent for 10 s\n");
+  CU_ASSERT(told);
+  if (!c.done || c.ranks_left_for >= 15 || !told) {
+    fprintf(stderr, "ranks left %.1f s after the cut\n", c.ranks_left_for);
+    show(&p);
+  }
+  rig_proc_free(&p);
+}
+
+/* Machine 1's host cut off mid-run (no packet in or out, no process
+ * killed), with the default silence bound: the job fails naming machine 1
+ * and its host as silent, and every rank, on either side of the cut,
+ * leaves within 15 s. (mpirun itself waits for the cut host's daemon
+ * until it is back: Open MPI's.) */
+static void test_a_cut_host_fails_the_job_naming_its_machine_and_every_rank_leaves(void) {
+  if (!across_hosts("a cut host fails the job naming its machine and every rank leaves")) return;
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+                        NULL};
+  cut c = {false, 99};
+  rig_proc p = mpirun_during(2, args, NULL, 90, 3.0, cut_node2, &c);
+  CU_ASSERT(c.done);
+  CU_ASSERT(c.ranks_left_for < 15);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  const char *said = strstr(p.err, "progrun: run ");
+  CU_ASSERT(said && strstr(said, ": machine 1 (node2): silent for 10 s\n"));
+  if (!c.done || c.ranks_left_for >= 15 || !said || !strstr(said, ": machine 1 (node2): silent")) {
+    fprintf(stderr, "ranks left %.1f s after the cut\n", c.ranks_left_for);
+    show(&p);
+  }
+  rig_proc_free(&p);
+}
+
 /* Machine 1 slow, machine 2 fast: machine 2's time ends when its own run
  * does, not when the controller is done waiting for machine 1's. */
 static void test_a_fast_machine_after_a_slow_one_has_its_own_time(void) {
@@ -1179,6 +1292,10 @@ void rig_test_register(void) {
       {"the summary ends with the job's line", test_the_summary_ends_with_the_jobs_line},
       {"a job with rails on too few ranks says how to start it",
        test_a_job_with_rails_on_too_few_ranks_says_how_to_start_it},
+      {"a cut host fails the job naming its machine and every rank leaves",
+       test_a_cut_host_fails_the_job_naming_its_machine_and_every_rank_leaves},
+      {"a host cut during the start is told and every rank leaves",
+       test_a_host_cut_during_the_start_is_told_and_every_rank_leaves},
       CU_TEST_INFO_NULL};
   if (setup() != 0) exit(2);
   atexit(teardown);

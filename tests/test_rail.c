@@ -1247,6 +1247,16 @@ static void cunit_test(void) {
   CU_ASSERT_EQUAL(run_test(current), 0);
 }
 
+/* A test known to fail in this run (RIG_TEST_KNOWN_FAILURE=NAME=WHY, set
+ * in tests/CMakeLists.txt): left out, saying why, until its bug is fixed. */
+static bool known_failure(const char *name) {
+  const char *k = getenv("RIG_TEST_KNOWN_FAILURE");
+  size_t n = strlen(name);
+  if (!k || strncmp(k, name, n) != 0 || k[n] != '=') return false;
+  printf("\n  SKIPPED %s: a known failure here: %s\n", name, k + n + 1);
+  return true;
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -1266,7 +1276,8 @@ int main(int argc, char **argv) {
   if (CU_initialize_registry() == CUE_SUCCESS) {
     CU_pSuite s = CU_add_suite("rail", NULL, NULL);
     /* One CUnit test per entry; each broadcasts its index first. */
-    for (int i = 0; s && i < NTESTS; i++) CU_add_test(s, tests[i].name, cunit_test);
+    for (int i = 0; s && i < NTESTS; i++)
+      if (!known_failure(tests[i].name)) CU_add_test(s, tests[i].name, cunit_test);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     failed = CU_get_number_of_tests_failed() + CU_get_number_of_failures();

@@ -5,6 +5,7 @@
  * writes the files and prints the summary. The other ranks serve. A
  * failure is the job's on every rank, which each prints and leaves with:
  * no rank hangs (docs/jobs.md "Failure"). */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,59 @@ static void agent(int rank) {
   }
 }
 
+/* ---- the launcher's start ------------------------------------------------------ */
+
+/* MPI_Init waits for every rank of the job, without a bound: a host cut
+ * off while it runs would leave this rank waiting for ever, saying
+ * nothing. A watchdog bounds it by the job's silence bound. */
+typedef struct init_watch {
+  pthread_mutex_t lock;
+  pthread_cond_t done_cond;
+  bool done;
+  double bound;
+} init_watch;
+
+static void *watch_init(void *arg) {
+  init_watch *w = arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += (time_t)w->bound;
+  pthread_mutex_lock(&w->lock);
+  while (!w->done && pthread_cond_timedwait(&w->done_cond, &w->lock, &until) == 0) {
+  }
+  bool done = w->done;
+  pthread_mutex_unlock(&w->lock);
+  if (!done) {
+    cli_fail(CLI_EXIT_FAIL,
+             "the launcher's start (MPI_Init) not done after %g s: a machine did not join "
+             "(its host cut off, stopped, or gone)",
+             w->bound);
+    leave(CLI_EXIT_FAIL);
+  }
+  return NULL;
+}
+
+/* The silence bound (docs/environment.md), which the library checks. */
+static double silence_bound(void) {
+  const char *v = getenv("RIG_JOB_SILENCE");
+  char *end = NULL;
+  double s = v ? strtod(v, &end) : 0;
+  return v && end != v && s >= 3 && s <= 86400 ? s : 10;
+}
+
+static void init_bounded(int *argc, char ***argv) {
+  init_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, silence_bound()};
+  pthread_t t;
+  bool watching = pthread_create(&t, NULL, watch_init, &w) == 0;
+  int provided;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  pthread_mutex_lock(&w.lock);
+  w.done = true;
+  pthread_cond_signal(&w.done_cond);
+  pthread_mutex_unlock(&w.lock);
+  if (watching) pthread_join(t, NULL);
+}
+
 /* ---- the controller -------------------------------------------------------- */
 
 /* The job's whole run once the plans are made: the exit code, its message
@@ -151,8 +205,7 @@ static int plan_here(int argc, char **argv, cli_run_opts *o, cli_session *s, siz
 int cli_run_job(int argc, char **argv) {
   const char *single = cli_singletons();
   if (single) return cli_fail(CLI_EXIT_USAGE, "%s", single);
-  int provided;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  init_bounded(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

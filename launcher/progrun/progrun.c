@@ -69,10 +69,13 @@ static int help_command(int argc, char **argv) {
   return CLI_EXIT_OK;
 }
 
+/* One write of the whole line: stderr is unbuffered, and another process
+ * (the launcher's banner) must not land inside it. */
 static void vmessage(const char *fmt, va_list ap) {
-  fputs("progrun: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  char line[4096];
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  if (n < 0) return;
+  fprintf(stderr, "progrun: %s\n", line);
 }
 
 /* Under a launcher every rank parses the same arguments: only rank 0

@@ -14,6 +14,7 @@ RIG_PACKAGES=(
   libcunit1-dev libjansson-dev
   clang libclang-rt-14-dev clang-format
   graphviz groff-base
+  iproute2 procps # simulated hosts (scripts/hosts.sh): ip netns, pkill
 )
 
 # Slurm 22.05 (controller, node daemon, client commands), munge for its
