@@ -257,8 +257,10 @@ static void test_load_refusals_come_back_with_the_agents_message(void) {
   rig_device *devs[2] = {rig_job_device(job, 1, 0), rig_job_device_named(job, 1, "cpu:0")};
   rig_program *p;
   rig_error err;
-  RIG_ASSERT_ERROR(rig_program_load(d, devs, 2, NULL, &p, &err), err, RIG_EREFUSED,
-                   "machine 1: cpu:0: image 0 has no function \"nope\"");
+  char m1[96], want1[256];
+  rig_test_label(job, 1, m1, sizeof m1);
+  snprintf(want1, sizeof want1, "%s: cpu:0: image 0 has no function \"nope\"", m1);
+  RIG_ASSERT_ERROR(rig_program_load(d, devs, 2, NULL, &p, &err), err, RIG_EREFUSED, want1);
   /* An arch the agent's device is not, refused here before anything goes. */
   d->devices[1] = rig_desc_str("sm_90");
   char want[128];
@@ -266,10 +268,11 @@ static void test_load_refusals_come_back_with_the_agents_message(void) {
   RIG_ASSERT_ERROR(rig_program_load(d, devs, 2, NULL, &p, &err), err, RIG_EINVAL, want);
   /* Malformed bytes sent by hand as a program. */
   rig_image *img;
+  snprintf(want1, sizeof want1, "%s: a malformed program at byte 11: an integer past the end", m1);
   RIG_ASSERT_ERROR(rig_image_load(devs[0], "rig.remote\n\1\0", 13, &img, &err), err, RIG_EREFUSED,
-                   "machine 1: a malformed program at byte 11: an integer past the end");
-  RIG_ASSERT_ERROR(rig_image_load(devs[1], "not an elf", 10, &img, &err), err, RIG_EREFUSED,
-                   "machine 1: cpu:0: not an ELF shared object (10 bytes: no ELF magic)");
+                   want1);
+  snprintf(want1, sizeof want1, "%s: cpu:0: not an ELF shared object (10 bytes: no ELF magic)", m1);
+  RIG_ASSERT_ERROR(rig_image_load(devs[1], "not an elf", 10, &img, &err), err, RIG_EREFUSED, want1);
   rig_desc_free(d);
   rig_test_job_close_ok(job);
 }
@@ -289,17 +292,20 @@ static void test_malformed_run_words_fail_the_job_with_the_agents_message(void) 
   CU_ASSERT_EQUAL_FATAL(rig_submission_make(host1, &part, 1, 0, &fixed, 1, &s, &err), RIG_OK);
   rig_point p;
   CU_ASSERT_EQUAL_FATAL(rig_submit(s, NULL, NULL, NULL, 0, &p, &err), RIG_OK);
-  RIG_ASSERT_ERROR(rig_point_wait(p, &err), err, RIG_EJOB, "machine 1: no program of this entry");
+  char m1[96], want[256];
+  snprintf(want, sizeof want, "%s: no program of this entry",
+           rig_test_label(job, 1, m1, sizeof m1));
+  RIG_ASSERT_ERROR(rig_point_wait(p, &err), err, RIG_EJOB, want);
   CU_ASSERT_TRUE(rig_job_failed(job, &err));
-  CU_ASSERT_STRING_EQUAL(err.message, "machine 1: no program of this entry");
+  CU_ASSERT_STRING_EQUAL(err.message, want);
   /* Every proxy answers the root cause now. */
   rig_buffer *more;
   RIG_ASSERT_ERROR(rig_buffer_create(rig_job_device(job, 1, 1), RIG_KIND_DEVICE, 8, &more, &err),
-                   err, RIG_EJOB, "machine 1: no program of this entry");
+                   err, RIG_EJOB, want);
   rig_submission_release(s);
   rig_buffer_release(on);
   rig_buffer_release(words);
-  RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, "machine 1: no program of this entry");
+  RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, want);
 }
 
 static void test_a_run_failing_at_a_step_fails_the_job(void) {
@@ -315,9 +321,9 @@ static void test_a_run_failing_at_a_step_fails_the_job(void) {
   size_t ne;
   run_on(&r, 1, ends, &ne);
   rig_error err;
-  char want[160];
-  snprintf(want, sizeof want, "machine %zu: step 1: part 0: groups (0, 1, 1) with a zero dimension",
-           m);
+  char want[256], label[96];
+  snprintf(want, sizeof want, "%s: step 1: part 0: groups (0, 1, 1) with a zero dimension",
+           rig_test_label(job, m, label, sizeof label));
   RIG_ASSERT_ERROR(rig_point_wait(ends[0], &err), err, RIG_EJOB, want);
   unload(&r);
   rig_desc_free(d);

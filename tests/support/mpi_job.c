@@ -47,3 +47,15 @@ rig_buffer *rig_test_host_buffer(size_t n) {
   memset(rig_buffer_host(b), 0, n);
   return b;
 }
+
+const char *rig_test_label(rig_job *job, size_t m, char *buf, size_t n) {
+  const rig_machine *first = rig_job_machine(job, 0);
+  bool one_host = true;
+  for (size_t k = 1; k < rig_job_machines(job); k++)
+    one_host &= strcmp(rig_job_machine(job, k)->host, first->host) == 0;
+  if (one_host)
+    snprintf(buf, n, "machine %zu", m);
+  else
+    snprintf(buf, n, "machine %zu (%s)", m, rig_job_machine(job, m)->host);
+  return buf;
+}

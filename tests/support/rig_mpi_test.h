@@ -19,6 +19,10 @@ int64_t rig_test_add_kernels(rig_desc *d, int64_t device);
 void rig_test_job_close_ok(rig_job *job);
 rig_buffer *rig_test_host_buffer(size_t n);
 
+/* How the job names machine m in messages: "machine 1", or "machine 1
+ * (node2)" when its machines are on several hosts (the controller's view). */
+const char *rig_test_label(rig_job *job, size_t m, char *buf, size_t n);
+
 /* What the root cause of each agent's last job stood for (rig_job_cause),
  * by rank (codes[0] is left as it is). */
 void rig_test_agent_causes(rig_status *codes);

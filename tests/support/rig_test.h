@@ -7,6 +7,7 @@
 #include <CUnit/CUnit.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rig/rig_base.h"
@@ -58,5 +59,14 @@ void *rig_test_read_file(const char *path, size_t *len);
 /* The source tree's path of a file (from RIG_TEST_SOURCE_DIR). */
 const char *rig_test_source_path(const char *rel, char *buf, size_t size);
 const char *rig_test_binary_path(const char *rel, char *buf, size_t size);
+
+/* Whether message begins by naming machine m as the job labels it:
+ * "machine 1: ..." on one host, "machine 1 (node2): ..." across hosts. */
+static inline bool rig_test_names_machine(const char *message, int m) {
+  char head[32];
+  int n = snprintf(head, sizeof head, "machine %d", m);
+  return strncmp(message, head, (size_t)n) == 0 &&
+         (strncmp(message + n, ": ", 2) == 0 || strncmp(message + n, " (", 2) == 0);
+}
 
 #endif
