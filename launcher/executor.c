@@ -328,11 +328,14 @@ static handover *peek_next(executor *e) {
  * frame), a sleep bounded so that a lost wake costs at most that. */
 static handover *wait_next(executor *e) {
   double idle_since = 0;
+  bool polling = false; /* this thread progresses the worker (rig_peer_polling) */
   for (unsigned spin = 0;; spin++) {
     uint32_t bell = atomic_load(&e->ring->bell);
     handover *h = peek_next(e);
-    if (h) return h;
-    if (atomic_load(&e->stopping)) return NULL;
+    if (h || atomic_load(&e->stopping)) {
+      if (polling) rig_peer_polling(false);
+      return h;
+    }
     /* About a microsecond of spinning, then yields: on a host with fewer
      * cores than busy threads, the work this waits for may need this one. */
     if (spin < 256) {
@@ -342,11 +345,17 @@ static handover *wait_next(executor *e) {
     /* Hand-overs by message land when the worker is progressed: while it
      * watches, the executor does that itself (no wake of the rail thread,
      * then of this one, in between). */
+    if (e->by_messages && !polling) {
+      rig_peer_polling(true);
+      polling = true;
+    }
     if (e->by_messages && rig_peer_progress()) continue;
     sched_yield();
     double now = rig_now_s();
     if (!idle_since) idle_since = now;
     if (now - idle_since < 50e-6) continue;
+    if (polling) rig_peer_polling(false);
+    polling = false;
     atomic_store(&e->ring->sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
     if ((h = peek_next(e)) || atomic_load(&e->stopping)) {

@@ -210,9 +210,14 @@ static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   /* A report by message lands when the worker is progressed: the waiter
    * does that itself a while (no wake of the rail thread, then of this
    * one, in between), then sleeps for the rail thread to wake it. */
-  for (int turns = 0; px->by_messages && turns < 64; turns++) {
+  if (px->by_messages) {
+    rig_peer_polling(true);
+    for (int turns = 0; turns < 64; turns++) {
+      if (atomic_load_explicit(&px->tl->value, memory_order_acquire) >= value) break;
+      if (!rig_peer_progress()) sched_yield();
+    }
+    rig_peer_polling(false);
     if (atomic_load_explicit(&px->tl->value, memory_order_acquire) >= value) return;
-    if (!rig_peer_progress()) sched_yield();
   }
   rig_express_sleep(px->tl, value, timeout_ns);
 }

@@ -104,8 +104,7 @@ static void on_report(void *ctx, const void *bytes, size_t len) {
     /* The report is here: a trace's hand-overs to it end now. */
     rig_point pt = rig_point_make(tl->device, r.value);
     rig_trace_reached(&pt, 1);
-  }
-  else if (ex)
+  } else if (ex)
     fail(ex, known ? (int)r.machine : 0, why);
   pthread_mutex_unlock(&table_lock);
 }

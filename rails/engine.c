@@ -63,6 +63,10 @@ static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
 static engine eng = {.efd = -1, .wakefd = -1};
 /* Operations of peers (peer.c) that wait for progress to complete. */
 static _Atomic long inflight;
+/* Threads waiting in rig_engine_lock: the rail thread lets them have the
+ * worker between its turns (a mutex is not fair: relocked at once, it
+ * would starve them). */
+static _Atomic int lock_wanted;
 
 void rig_engine_wake(void) {
   if (atomic_load(&eng.sleeping) && eng.wakefd >= 0) {
@@ -115,10 +119,37 @@ static bool work_pending(void) {
   return false;
 }
 
+/* Threads that progress the worker themselves for a while (rig_peer_polling):
+ * while any does, the rail thread sleeps on its wake-up only, not on the
+ * worker's event fd, so that a message that poller takes does not wake it
+ * too (a wake-up costs the sender's core what a whole round trip does). */
+static _Atomic int pollers;
+
+void rig_engine_polling(bool on) {
+  if (on) {
+    atomic_fetch_add(&pollers, 1);
+    return;
+  }
+  /* The last poller leaving: the rail thread watches the event fd again. */
+  if (atomic_fetch_sub(&pollers, 1) == 1) rig_engine_wake();
+}
+
+static void sleep_on_wake_only(void) {
+  struct pollfd fd = {.fd = eng.wakefd, .events = POLLIN};
+  poll(&fd, 1, 100);
+  uint64_t n;
+  if (fd.revents & POLLIN) {
+    ssize_t got = read(eng.wakefd, &n, sizeof n);
+    (void)got;
+  }
+}
+
 static void sleep_on_worker(void) {
   atomic_store(&eng.sleeping, true);
   /* After saying so, look again: a ready or call just made is not missed. */
-  if (!work_pending() && !atomic_load(&eng.stop)) {
+  if (!work_pending() && !atomic_load(&eng.stop) && atomic_load(&pollers) > 0) {
+    sleep_on_wake_only();
+  } else if (!work_pending() && !atomic_load(&eng.stop)) {
     pthread_mutex_lock(&worker_lock);
     ucs_status_t st = ucp_worker_arm(eng.worker);
     pthread_mutex_unlock(&worker_lock);
@@ -149,6 +180,9 @@ static void *rail_main(void *arg) {
     bool waiting = atomic_load_explicit(&inflight, memory_order_relaxed) > 0;
     for (size_t i = 0; i < eng.nlive; i++) busy |= rig_rail_pump(eng.live[i], &waiting);
     pthread_mutex_unlock(&worker_lock);
+    for (int turns = 0; turns < 1000 && atomic_load_explicit(&lock_wanted, memory_order_relaxed);
+         turns++)
+      sched_yield();
     double now = rig_now_s();
     if (busy) {
       last_busy = now;
@@ -175,7 +209,9 @@ static void *rail_main(void *arg) {
 }
 
 void rig_engine_lock(void) {
+  atomic_fetch_add_explicit(&lock_wanted, 1, memory_order_relaxed);
   pthread_mutex_lock(&worker_lock);
+  atomic_fetch_sub_explicit(&lock_wanted, 1, memory_order_relaxed);
 }
 
 void rig_engine_unlock(void) {

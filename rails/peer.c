@@ -306,6 +306,10 @@ rig_status rig_peer_send(rig_peer *p, uint16_t kind, const void *bytes, size_t l
   return st;
 }
 
+void rig_peer_polling(bool on) {
+  rig_engine_polling(on);
+}
+
 bool rig_peer_progress(void) {
   if (!rig_engine_try()) return false;
   bool any = ucp_worker_progress(rig_engine_worker()) != 0;

@@ -167,6 +167,8 @@ void rig_engine_unlock(void);
  * complete (+1 posted, -1 done): the rail thread keeps progressing while
  * any is. */
 void rig_engine_inflight(long delta);
+/* A thread starts (on) or stops progressing the worker itself in a loop. */
+void rig_engine_polling(bool on);
 
 /* ---- a rail, on the rail thread ------------------------------------------- */
 

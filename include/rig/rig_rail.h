@@ -232,6 +232,10 @@ rig_status rig_peer_send(rig_peer *p, uint16_t kind, const void *bytes, size_t l
 /* Progresses the engine's worker once if no other thread does (a waiter's
  * spin): whether anything happened. */
 bool rig_peer_progress(void);
+/* A thread about to call rig_peer_progress in a loop says so (on), and
+ * when it stops (off): meanwhile the rail thread does not watch for
+ * messages itself, so that one this thread takes wakes no other. */
+void rig_peer_polling(bool on);
 /* Memory of this process a peer may put to and get from: base..base+len
  * registered, and the key the peer needs (valid while registered). */
 typedef struct rig_registration rig_registration;
