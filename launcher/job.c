@@ -46,11 +46,17 @@ static bool busy(rig_job *job) {
 /* ---- starting ------------------------------------------------------------------------ */
 
 static void free_job(rig_job *job) {
-  /* The job's messages stop before what they reach goes: the controller's
-   * express lives with its proxies (their link), an agent's in the job. */
+  /* The job's messages and rails stop before what they reach goes (a late
+   * loss names a machine by its label): the controller's express lives
+   * with its proxies (their link), an agent's in the job. */
   rig_remote_forget(job->link ? job->link->express : NULL);
   rig_proxies_free(job);
   rig_requests_free(job);
+  if (job->agent) rig_agent_free(job->agent);
+  rig_remote_forget(job->express);
+  if (job->express) rig_far_free(job->express);
+  rig_express_free(job->express);
+  rig_job_rails_close(job);
   for (int r = 0; job->machines && r < job->size; r++) free(job->machines[r].devices);
   free(job->labels);
   for (int r = 0; job->devices && r < job->size; r++) free(job->devices[r]);
@@ -58,11 +64,6 @@ static void free_job(rig_job *job) {
   free(job->machines);
   free(job->devices);
   free(job->proxies);
-  if (job->agent) rig_agent_free(job->agent);
-  rig_remote_forget(job->express);
-  if (job->express) rig_far_free(job->express);
-  rig_express_free(job->express);
-  rig_job_rails_close(job);
   pthread_mutex_destroy(&job->lock);
   pthread_cond_destroy(&job->changed);
   free(job);

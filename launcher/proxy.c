@@ -82,7 +82,8 @@ static void proxy_free(void *st, const rig_mem_info *mem) {
 typedef struct far_window {
   proxy *px;
   uint64_t address, length;
-  rig_registration *reg; /* the agent reaches it by RMA (by messages) */
+  rig_registration *reg;   /* the agent reaches it by RMA (by messages) */
+  struct far_window *next; /* in the link's kept windows */
 } far_window;
 
 static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes, void **mapping,
@@ -92,7 +93,7 @@ static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes
   if (s != RIG_OK) return s;
   far_window *w = calloc(1, sizeof *w);
   if (!w) return rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
-  *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes, NULL};
+  *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes, NULL, NULL};
   const void *key = NULL;
   size_t keylen = 0;
   if (px->by_messages) {
@@ -143,8 +144,15 @@ static void proxy_unmap(void *st, void *mapping) {
     rig_ctl_send(&job->c, w->px->machine, &f, NULL, 0, NULL);
   }
   /* A late RMA of a failed job's agent may still land: a failed job's
-   * registrations stay. */
-  if (!job || !atomic_load(&job->failed)) rig_registration_release(w->reg);
+   * registrations stay until its link goes. */
+  if (job && atomic_load(&job->failed) && w->reg) {
+    proxy_link *link = w->px->link;
+    w->next = atomic_load(&link->kept);
+    while (!atomic_compare_exchange_weak(&link->kept, &w->next, w)) {
+    }
+    return;
+  }
+  rig_registration_release(w->reg);
   free(w);
 }
 
@@ -199,6 +207,11 @@ static void proxy_image_unload(void *st, void *image) {
 
 static void link_release(proxy_link *link) {
   if (atomic_fetch_sub(&link->refs, 1) != 1) return;
+  for (far_window *w = atomic_load(&link->kept), *next; w; w = next) {
+    next = w->next;
+    rig_registration_release(w->reg);
+    free(w);
+  }
   rig_express_free(link->express);
   free(link);
 }

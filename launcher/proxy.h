@@ -18,6 +18,9 @@ typedef struct proxy_link {
   rig_job *_Atomic job;
   _Atomic int refs;
   struct express *express; /* the proxies' timelines and rings live as long */
+  /* Windows of a failed job, whose registrations stay until the link goes
+   * (a late RMA of its agent may still land until the job is closed). */
+  struct far_window *_Atomic kept;
 } proxy_link;
 
 /* Memory of an agent is addressed, here, as its id in the top bits and an

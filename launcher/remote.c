@@ -35,12 +35,16 @@ _Static_assert(sizeof(msg_handover) + EX_SLOT_BYTES <= RIG_PEER_MESSAGE_MAX,
 typedef struct lost_ctx {
   express *ex;
   int machine;
+  struct lost_ctx *next; /* in kept */
 } lost_ctx;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static express **table; /* the expresses reached by messages, under table_lock */
 static size_t ntable, room;
 static int listeners; /* expresses listening: the handlers are set while any is */
+/* The contexts of peers whose close is still under way (rig_peer_release):
+ * UCX may yet call their loss, which finds no express of theirs. */
+static lost_ctx *kept;
 
 static express *find(uint64_t job) {
   for (size_t i = 0; i < ntable; i++)
@@ -163,7 +167,7 @@ rig_status rig_remote_listen(express *ex, const void **address, size_t *len, rig
 rig_status rig_remote_connect(express *ex, int m, const void *address, size_t len, rig_error *err) {
   lost_ctx *l = calloc(1, sizeof *l);
   if (!l) return rig_error_set(err, RIG_ENOMEM, "out of memory for a peer");
-  *l = (lost_ctx){ex, m};
+  *l = (lost_ctx){ex, m, NULL};
   rig_peer *p;
   rig_status st = rig_peer_connect(address, len, &ex->job->failed, on_lost, l, &p, err);
   if (st != RIG_OK) {
@@ -186,6 +190,17 @@ rig_status rig_remote_connect(express *ex, int m, const void *address, size_t le
   return RIG_OK;
 }
 
+static void release_peer(rig_peer *p, lost_ctx *l) {
+  if (rig_peer_release(p)) {
+    free(l);
+    return;
+  }
+  pthread_mutex_lock(&table_lock);
+  l->next = kept;
+  kept = l;
+  pthread_mutex_unlock(&table_lock);
+}
+
 void rig_remote_forget(express *ex) {
   if (!ex) return;
   pthread_mutex_lock(&table_lock);
@@ -199,11 +214,10 @@ void rig_remote_forget(express *ex) {
   pthread_mutex_unlock(&table_lock);
   /* No handler uses ex now; a late loss finds it gone. A peer whose close
    * is still under way (it stopped) keeps its loss's context. */
-  if (rig_peer_release(ex->to_controller)) free(ex->lost_controller);
+  release_peer(ex->to_controller, ex->lost_controller);
   ex->to_controller = NULL;
   ex->lost_controller = NULL;
-  for (int m = 0; ex->peers && m < ex->machines; m++)
-    if (rig_peer_release(ex->peers[m])) free(ex->lost[m]);
+  for (int m = 0; ex->peers && m < ex->machines; m++) release_peer(ex->peers[m], ex->lost[m]);
   free(ex->peers);
   free(ex->lost);
   ex->peers = NULL;

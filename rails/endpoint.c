@@ -3,6 +3,7 @@
  * rails to one process hold one endpoint (one connection, one mapping of
  * its FIFO), not a thousand. The last to leave closes it. All on the rail
  * thread (the worker's). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +13,9 @@ struct rig_endpoint {
   struct rig_endpoint *next;
   ucp_ep_h ep;
   int refs;
-  bool handled; /* with peer-failure handling */
-  bool failed;  /* UCX reported it: closed by force */
+  bool one_lane; /* every operation on one transport lane (lanes()) */
+  bool handled;  /* with peer-failure handling */
+  bool failed;   /* UCX reported it: closed by force */
   rig_rail **rails;
   size_t nrails, room;
   size_t len;
@@ -21,6 +23,21 @@ struct rig_endpoint {
 };
 
 static rig_endpoint *peers;
+
+/* How many lanes UCX made for the endpoint, as ucp_ep_print_info lists
+ * them (UCX 1.13 has no query of them); 0 when it cannot tell. */
+static int lanes(ucp_ep_h ep) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return 0;
+  ucp_ep_print_info(ep, f);
+  int n = 0;
+  if (fclose(f) == 0 && text)
+    for (const char *at = text; (at = strstr(at, "lane[")); at += 5) n++;
+  free(text);
+  return n;
+}
 
 /* UCX lost the peer: every rail over it fails. */
 static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
@@ -52,6 +69,7 @@ rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_e
       return rig_ucx_error(err, "ucp_ep_create", st);
     }
     p->handled = handled;
+    p->one_lane = lanes(p->ep) == 1;
     p->len = len;
     memcpy(p->worker, worker, len);
     p->next = peers;
@@ -60,6 +78,10 @@ rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_e
   p->refs++;
   *out = p;
   return RIG_OK;
+}
+
+bool rig_endpoint_one_lane(const rig_endpoint *p) {
+  return p->one_lane;
 }
 
 ucp_ep_h rig_endpoint_ep(const rig_endpoint *p) {

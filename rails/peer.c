@@ -9,11 +9,14 @@
  * the transport has hardware RMA the peer's CPU takes no part in a put or a
  * get; where UCX emulates it (TCP) the peer's rail thread, woken by its
  * worker's event fd, serves it. */
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
+#include "base/env.h"
 #include "rails_internal.h"
 
 /* Sends of one peer in flight at once. */
@@ -200,7 +203,13 @@ static void progress_until(rig_peer *p, _Atomic bool *done) {
 typedef struct close_args {
   rig_peer *p;
   _Atomic bool done;
+  struct close_args *next; /* in the lingering closes */
 } close_args;
+
+/* Closes still under way (a peer that stopped answering): kept here, since
+ * UCX may call back into them, and freed once done. */
+static pthread_mutex_t linger_lock = PTHREAD_MUTEX_INITIALIZER;
+static close_args *lingering;
 
 static void closed(void *request, ucs_status_t st, void *user) {
   (void)st;
@@ -209,8 +218,8 @@ static void closed(void *request, ucs_status_t st, void *user) {
   atomic_store_explicit(&c->done, true, memory_order_release);
 }
 
-/* Closes the endpoint; forced when the peer is gone, bounded otherwise
- * (a close that waits on a stopped peer is left to UCX). */
+/* Closes the endpoint: forced when the peer is gone or the wait on it is
+ * given up (a failed job: nothing of it needs delivering any more). */
 static rig_status close_on_thread(void *arg, rig_error *err) {
   (void)err;
   close_args *c = arg;
@@ -218,36 +227,84 @@ static rig_status close_on_thread(void *arg, rig_error *err) {
                                              UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
                              .cb.send = closed,
                              .user_data = c,
-                             .flags = atomic_load(&c->p->gone) ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+                             .flags = stopped(c->p) ? UCP_EP_CLOSE_FLAG_FORCE : 0};
   ucs_status_ptr_t sp = ucp_ep_close_nbx(c->p->ep, &prm);
   if (!UCS_PTR_IS_PTR(sp)) atomic_store(&c->done, true);
-  for (int turns = 0; turns < 100000 && !atomic_load(&c->done); turns++)
-    ucp_worker_progress(rig_engine_worker());
   return RIG_OK;
 }
 
-bool rig_peer_release(rig_peer *p) {
-  if (!p) return true;
-  /* Sends in flight end (completed, or failed with the endpoint) first. */
-  rig_engine_lock();
-  for (int turns = 0; turns < 100000; turns++) {
-    bool busy = false;
-    for (size_t i = 0; i < PEER_SENDS && !busy; i++) busy = p->slots[i].busy;
-    if (!busy || stopped(p)) break;
-    ucp_worker_progress(rig_engine_worker());
+static void close_done(close_args *c) {
+  free(c->p);
+  free(c);
+  rig_engine_drop();
+}
+
+/* Frees the lingering closes that are done. */
+static void sweep(void) {
+  close_args *done = NULL;
+  pthread_mutex_lock(&linger_lock);
+  for (close_args **at = &lingering; *at;) {
+    close_args *c = *at;
+    if (atomic_load_explicit(&c->done, memory_order_acquire)) {
+      *at = c->next;
+      c->next = done;
+      done = c;
+    } else {
+      at = &c->next;
+    }
   }
+  pthread_mutex_unlock(&linger_lock);
+  for (close_args *c = done, *next; c; c = next) {
+    next = c->next;
+    close_done(c);
+  }
+}
+
+/* Progresses the worker until *done, the peer stops, or the deadline. */
+static void progress_till(rig_peer *p, const _Atomic bool *done, double deadline) {
+  while (!atomic_load_explicit(done, memory_order_acquire) && !stopped(p) &&
+         rig_now_s() < deadline) {
+    rig_engine_lock();
+    unsigned n = ucp_worker_progress(rig_engine_worker());
+    rig_engine_unlock();
+    if (!n) sched_yield();
+  }
+}
+
+static bool sends_busy(rig_peer *p) {
+  bool busy = false;
+  rig_engine_lock();
+  for (size_t i = 0; i < PEER_SENDS && !busy; i++) busy = p->slots[i].busy;
   rig_engine_unlock();
-  /* On the heap: a close still waiting (a stopped peer) keeps it and p,
-   * since UCX may call back into both. */
+  return busy;
+}
+
+bool rig_peer_release(rig_peer *p) {
+  sweep();
+  if (!p) return true;
+  /* Sends in flight end (completed, or failed with the endpoint) first;
+   * a peer that answers no more is bounded as a rail's release is. */
+  double deadline = rig_now_s() + rig_env_get()->job_silence;
+  while (sends_busy(p) && !stopped(p) && rig_now_s() < deadline) {
+    rig_engine_lock();
+    unsigned n = ucp_worker_progress(rig_engine_worker());
+    rig_engine_unlock();
+    if (!n) sched_yield();
+  }
   close_args *c = calloc(1, sizeof *c);
   if (!c) return false;
   c->p = p;
   rig_error err;
   rig_engine_call(close_on_thread, c, &err);
-  if (!atomic_load(&c->done)) return false;
-  free(c);
-  rig_engine_drop();
-  free(p);
+  progress_till(p, &c->done, deadline);
+  if (!atomic_load_explicit(&c->done, memory_order_acquire)) {
+    pthread_mutex_lock(&linger_lock);
+    c->next = lingering;
+    lingering = c;
+    pthread_mutex_unlock(&linger_lock);
+    return false;
+  }
+  close_done(c);
   return true;
 }
 

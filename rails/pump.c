@@ -11,7 +11,9 @@
  * completes once every put and add posted before it is done at the peer,
  * on every lane: the add that tells of a put is posted only after a flush
  * that covers it completed, so a count never runs ahead of its bytes, on
- * any mix of transports. On shared memory a flush completes at once. */
+ * any mix of transports. On shared memory a flush completes at once.
+ * Where the endpoint has one lane (TCP between hosts), a fence orders the
+ * add after the puts on it, and no flush (a round trip) is waited for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,10 +94,18 @@ static bool post_add(rig_rail *r, size_t at) {
   return true;
 }
 
-/* A flush of everything posted so far, when none is in flight. */
+/* A flush of everything posted so far, when none is in flight; on one
+ * lane, a fence. */
 static bool post_flush(rig_rail *r) {
   if (r->flush_request) return false;
   if (r->flushed == r->posted && r->flushed_adds == r->adds) return false;
+  if (r->peer.link && rig_endpoint_one_lane(r->peer.link) &&
+      !(atomic_load(&r->state) == RAIL_CLOSING)) {
+    ucp_worker_fence(rig_engine_worker());
+    r->flushed = r->posted;
+    r->flushed_adds = r->adds;
+    return true;
+  }
   ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                            .cb.send = flush_done,
                            .user_data = r};

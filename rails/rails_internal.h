@@ -190,6 +190,9 @@ void rig_rail_peer_lost(rig_rail *r, ucs_status_t st);
 rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_endpoint **out,
                              rig_error *err);
 ucp_ep_h rig_endpoint_ep(const rig_endpoint *p);
+/* Whether every operation of the endpoint goes over one transport lane
+ * (TCP between hosts, say): a fence then orders them. */
+bool rig_endpoint_one_lane(const rig_endpoint *p);
 /* r fails when UCX reports the peer lost (a handled endpoint). */
 rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err);
 /* Leaves p (r, when watched, is no longer told); the last closes it, by
