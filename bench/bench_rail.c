@@ -72,6 +72,17 @@
     }                                                                                              \
   } while (0)
 
+/* " hosts" when the two ranks are on two hosts (scripts/hosts.sh). */
+static const char *where = "";
+
+static const char *row_name(const char *base) {
+  static char names[4][64];
+  static int next;
+  char *n = names[next++ % 4];
+  snprintf(n, sizeof names[0], "%s%s", base, where);
+  return n;
+}
+
 static int rank;
 static MPI_Comm comm;
 
@@ -435,15 +446,17 @@ static int pingpong(int argc, char **argv, const pingpong_row *row, floor_ucx *f
   double median = bench_median(r, n), p99 = bench_p99(r, n);
   double floor_median = bench_median(fl, n), floor_p99 = bench_p99(fl, n);
   double ratio = median / floor_median;
+  /* Across hosts the floor's own round trip varies more: 1.3x there. */
+  double bound = where[0] ? 1.3 : 1.2;
   bench_row out = {
-      .name = row->name,
+      .name = row_name(row->name),
       .unit = "ns",
       .median = median,
       .floor_median = floor_median,
       .ratio = ratio,
       .samples = n,
-      .target = "<= 1.2x floor",
-      .ok = ratio <= 1.2,
+      .target = where[0] ? "<= 1.3x floor" : "<= 1.2x floor",
+      .ok = ratio <= bound,
   };
   int rc = bench_report(argc, argv, &out);
   fprintf(stderr,
@@ -546,7 +559,7 @@ static int bandwidth(int argc, char **argv, rail_side *s, floor_ucx *f, size_t b
     double floor_median = bench_median(fl, n), floor_p99 = bench_p99(fl, n);
     double copy_median = bench_median(mc, n), copy_p99 = bench_p99(mc, n);
     bench_row row = {
-        .name = "rail/64MiB",
+        .name = row_name("rail/64MiB"),
         .unit = "MB/s",
         .median = mbps(median),
         .floor_median = mbps(floor_median),
@@ -557,7 +570,7 @@ static int bandwidth(int argc, char **argv, rail_side *s, floor_ucx *f, size_t b
     };
     rc |= bench_report(argc, argv, &row);
     bench_row copy = {
-        .name = "rail/64MiB memcpy",
+        .name = row_name("rail/64MiB memcpy"),
         .unit = "MB/s",
         .median = mbps(copy_median),
         .floor_median = mbps(floor_median),
@@ -593,6 +606,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  char host[MPI_MAX_PROCESSOR_NAME] = "", other[MPI_MAX_PROCESSOR_NAME] = "";
+  int host_len = 0;
+  MPI_Get_processor_name(host, &host_len);
+  MPI_Sendrecv(host, sizeof host, MPI_CHAR, 1 - rank, 0, other, sizeof other, MPI_CHAR, 1 - rank, 0,
+               comm, MPI_STATUS_IGNORE);
+  if (strcmp(host, other) != 0) where = " hosts";
   const char *yield = getenv("RIG_BENCH_RAIL_YIELD");
   wait_yields = yield && yield[0];
   size_t batches = env_count("RIG_BENCH_RAIL_BATCHES", BATCHES);

@@ -4,7 +4,8 @@
 # printing one table. bench_remote and bench_rail are MPI programs: they run
 # under mpirun after the others, bench_remote with 2 ranks (remote/run,
 # remote/run ucx-floor, remote/copy-64MiB) and with 4 (remote/host-64 x4,
-# remote/idle-cpu), bench_rail with 2 (the rail/ rows).
+# remote/idle-cpu), bench_rail with 2 (the rail/ rows); then both again
+# across simulated hosts (scripts/hosts.sh), where they can be made.
 # Each row is also appended as a JSON line to
 # $RIG_BENCH_RESULTS (default bench/results.jsonl). A row that misses its
 # target says FAIL in the table; the script fails only when a benchmark
@@ -61,6 +62,25 @@ if [[ -x "$rail" && -f "$rail" ]]; then
     echo "$rail (mpirun -n 2) failed" >&2
     failed=1
   }
+fi
+# The same MPI rows across simulated hosts (scripts/hosts.sh: TCP between
+# network namespaces of this machine), where they can be made: rows named
+# "... hosts".
+if scripts/hosts.sh up 4 >/dev/null 2>&1; then
+  for ranks in 2 4; do
+    RIG_BENCH_NO_HEADER=1 scripts/hosts.sh mpirun -n "$ranks" "$remote" || {
+      echo "$remote (across $ranks hosts) failed" >&2
+      failed=1
+    }
+  done
+  RIG_BENCH_NO_HEADER=1 scripts/hosts.sh mpirun -n 2 "$rail" || {
+    echo "$rail (across 2 hosts) failed" >&2
+    failed=1
+  }
+  scripts/hosts.sh down >/dev/null 2>&1 || true
+else
+  echo "(the rows across hosts are skipped: scripts/hosts.sh cannot make hosts here;" \
+    "run scripts/hosts.sh check as root to see why)"
 fi
 echo "(rows appended to $RIG_BENCH_RESULTS)"
 exit "$failed"
