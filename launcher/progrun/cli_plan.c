@@ -150,9 +150,8 @@ static int plan_jobfile(cli_session *s) {
     if (rc == CLI_EXIT_OK) rc = plan_machine(s, m, NULL, &t);
     /* Its rails, as `check` judges them, and `every`'s too: its machine
      * is known here. */
-    if (rc == CLI_EXIT_OK &&
-        (rc = cli_jobfile_fit_rails(&s->jf, (int64_t)m, s->plans[m].desc, jm->program, where,
-                                    &err)) != CLI_EXIT_OK)
+    if (rc == CLI_EXIT_OK && (rc = cli_jobfile_fit_rails(&s->jf, (int64_t)m, s->plans[m].desc,
+                                                         jm->program, where, &err)) != CLI_EXIT_OK)
       rc = cli_fail(rc, "%s: %s", cli_short_path(file, shown, sizeof shown), err.message);
     free(ios);
   }
