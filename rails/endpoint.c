@@ -101,7 +101,7 @@ rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err) {
 }
 
 /* Closes the endpoint: a wait bounded by progress turns, since the peer
- * may be gone (a close left waiting only leaves its request). */
+ * may be gone (a close left waiting ends, or not, inside UCX). */
 static void peer_close(rig_endpoint *p, bool force) {
   /* A forced close needs peer-failure handling (UCX 1.13). */
   bool forced = (force || p->failed) && p->handled;
@@ -112,7 +112,9 @@ static void peer_close(rig_endpoint *p, bool force) {
     ucp_worker_progress(rig_engine_worker());
     if (ucp_request_check_status(sp) != UCS_INPROGRESS) break;
   }
-  if (UCS_PTR_IS_PTR(sp) && ucp_request_check_status(sp) != UCS_INPROGRESS) ucp_request_free(sp);
+  /* Released even while still under way: UCX frees it once it ends, and a
+   * request left unreleased aborts the worker's destroy (UCX 1.13). */
+  if (UCS_PTR_IS_PTR(sp)) ucp_request_free(sp);
 }
 
 void rig_endpoint_leave(rig_endpoint *p, rig_rail *r, bool force) {
