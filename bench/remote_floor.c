@@ -90,6 +90,17 @@ static void flush(void) {
   complete(ucp_ep_flush_nbx(F.ep, &(ucp_request_param_t){0}));
 }
 
+/* A barrier that keeps the worker progressing: over TCP the peer's flush
+ * (its endpoint's wireup) completes only while this side progresses. */
+static void barrier(void) {
+  MPI_Request req;
+  MPI_Ibarrier(F.comm, &req);
+  for (int done = 0; !done;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    ucp_worker_progress(F.worker);
+  }
+}
+
 void remote_floor_open(MPI_Comm comm, int rank) {
   F.comm = comm;
   F.rank = rank;
@@ -116,12 +127,12 @@ void remote_floor_open(MPI_Comm comm, int rank) {
   region_make(&F.count, 4096);
   region_make(&F.big, FLOOR_BIG);
   flush();
-  MPI_Barrier(comm);
+  barrier();
 }
 
 void remote_floor_close(void) {
   flush();
-  MPI_Barrier(F.comm);
+  barrier();
   region *rs[3] = {&F.small, &F.count, &F.big};
   for (int i = 0; i < 3; i++) {
     ucp_rkey_destroy(rs[i]->rkey);
