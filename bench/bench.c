@@ -171,3 +171,21 @@ int bench_report(int argc, char **argv, const bench_row *row) {
   bench_print_row(row);
   return bench_append_json(bench_results_path(argc, argv), row);
 }
+
+static bool across_hosts;
+
+void bench_set_hosts(bool across) {
+  across_hosts = across;
+}
+
+bool bench_across_hosts(void) {
+  return across_hosts;
+}
+
+const char *bench_row_name(const char *base) {
+  static char names[8][64];
+  static unsigned next;
+  char *n = names[next++ % 8];
+  snprintf(n, sizeof names[0], "%s%s", base, across_hosts ? " hosts" : "");
+  return n;
+}

@@ -83,4 +83,11 @@ int bench_append_json(const char *path, const bench_row *row);
 /* Prints and appends row; 0 or -1. */
 int bench_report(int argc, char **argv, const bench_row *row);
 
+/* Rows measured across hosts (scripts/hosts.sh) are named "BASE hosts":
+ * bench_set_hosts(true) once the ranks are known to span hosts. A name
+ * stays valid for the next seven. */
+void bench_set_hosts(bool across);
+bool bench_across_hosts(void);
+const char *bench_row_name(const char *base);
+
 #endif

@@ -72,17 +72,6 @@
     }                                                                                              \
   } while (0)
 
-/* " hosts" when the two ranks are on two hosts (scripts/hosts.sh). */
-static const char *where = "";
-
-static const char *row_name(const char *base) {
-  static char names[4][64];
-  static int next;
-  char *n = names[next++ % 4];
-  snprintf(n, sizeof names[0], "%s%s", base, where);
-  return n;
-}
-
 static int rank;
 static MPI_Comm comm;
 
@@ -447,15 +436,15 @@ static int pingpong(int argc, char **argv, const pingpong_row *row, floor_ucx *f
   double floor_median = bench_median(fl, n), floor_p99 = bench_p99(fl, n);
   double ratio = median / floor_median;
   /* Across hosts the floor's own round trip varies more: 1.3x there. */
-  double bound = where[0] ? 1.3 : 1.2;
+  double bound = bench_across_hosts() ? 1.3 : 1.2;
   bench_row out = {
-      .name = row_name(row->name),
+      .name = bench_row_name(row->name),
       .unit = "ns",
       .median = median,
       .floor_median = floor_median,
       .ratio = ratio,
       .samples = n,
-      .target = where[0] ? "<= 1.3x floor" : "<= 1.2x floor",
+      .target = bench_across_hosts() ? "<= 1.3x floor" : "<= 1.2x floor",
       .ok = ratio <= bound,
   };
   int rc = bench_report(argc, argv, &out);
@@ -559,7 +548,7 @@ static int bandwidth(int argc, char **argv, rail_side *s, floor_ucx *f, size_t b
     double floor_median = bench_median(fl, n), floor_p99 = bench_p99(fl, n);
     double copy_median = bench_median(mc, n), copy_p99 = bench_p99(mc, n);
     bench_row row = {
-        .name = row_name("rail/64MiB"),
+        .name = bench_row_name("rail/64MiB"),
         .unit = "MB/s",
         .median = mbps(median),
         .floor_median = mbps(floor_median),
@@ -570,7 +559,7 @@ static int bandwidth(int argc, char **argv, rail_side *s, floor_ucx *f, size_t b
     };
     rc |= bench_report(argc, argv, &row);
     bench_row copy = {
-        .name = row_name("rail/64MiB memcpy"),
+        .name = bench_row_name("rail/64MiB memcpy"),
         .unit = "MB/s",
         .median = mbps(copy_median),
         .floor_median = mbps(floor_median),
@@ -611,7 +600,7 @@ int main(int argc, char **argv) {
   MPI_Get_processor_name(host, &host_len);
   MPI_Sendrecv(host, sizeof host, MPI_CHAR, 1 - rank, 0, other, sizeof other, MPI_CHAR, 1 - rank, 0,
                comm, MPI_STATUS_IGNORE);
-  if (strcmp(host, other) != 0) where = " hosts";
+  if (strcmp(host, other) != 0) bench_set_hosts(true);
   const char *yield = getenv("RIG_BENCH_RAIL_YIELD");
   wait_yields = yield && yield[0];
   size_t batches = env_count("RIG_BENCH_RAIL_BATCHES", BATCHES);

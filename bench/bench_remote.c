@@ -86,19 +86,6 @@ static void die(const char *what, const rig_error *err) {
 
 static MPI_Comm ping_comm;
 
-/* " hosts" when the ranks are on more than one host (scripts/hosts.sh):
- * the rows' names say where they were measured. */
-static const char *where = "";
-
-/* A row's name: base and where. */
-static const char *row_name(const char *base) {
-  static char names[8][64];
-  static int next;
-  char *n = names[next++ % 8];
-  snprintf(n, sizeof names[0], "%s%s", base, where);
-  return n;
-}
-
 static size_t env_count(const char *name, size_t fallback) {
   const char *v = getenv(name);
   long n = v && v[0] ? atol(v) : 0;
@@ -285,7 +272,7 @@ static int remote_after_idle(int argc, char **argv, const rig_desc *d, double ru
   job_close(job);
   double median = bench_median(r, samples);
   bench_row row = {
-      .name = row_name("remote/run-after-idle"),
+      .name = bench_row_name("remote/run-after-idle"),
       .unit = "ns",
       .median = median,
       .floor_median = run_median,
@@ -322,9 +309,9 @@ static int remote_run(int argc, char **argv, const void *kernels, size_t len) {
   double floor_median = bench_median(f, n), floor_p99 = bench_p99(f, n);
   double ratio = median / floor_median;
   bench_print_header();
-  bool hosts = where[0] != '\0';
+  bool hosts = bench_across_hosts();
   bench_row row = {
-      .name = row_name("remote/run"),
+      .name = bench_row_name("remote/run"),
       .unit = "ns",
       .median = median,
       .floor_median = floor_median,
@@ -340,7 +327,7 @@ static int remote_run(int argc, char **argv, const void *kernels, size_t len) {
           p99, bytes, floor_p99, batches, runs);
   double ucx_median = bench_median(u, n), ucx_p99 = bench_p99(u, n);
   bench_row urow = {
-      .name = row_name("remote/run ucx-floor"),
+      .name = bench_row_name("remote/run ucx-floor"),
       .unit = "ns",
       .median = median,
       .floor_median = ucx_median,
@@ -421,7 +408,7 @@ static int remote_copy(int argc, char **argv) {
   double median = bench_median(r, n), floor_median = bench_median(f, n);
   bench_print_header();
   bench_row row = {
-      .name = row_name("remote/copy-64MiB"),
+      .name = bench_row_name("remote/copy-64MiB"),
       .unit = "ns",
       .median = median,
       .floor_median = floor_median,
@@ -491,7 +478,7 @@ static int remote_idle(int argc, char **argv, const void *kernels, size_t len, i
   double percent = 100.0 * used / seconds;
   bench_print_header();
   bench_row row = {
-      .name = row_name("remote/idle-cpu"),
+      .name = bench_row_name("remote/idle-cpu"),
       .unit = "% core",
       .median = percent,
       .floor_median = 0,
@@ -538,7 +525,7 @@ static int remote_x4(int argc, char **argv, const void *kernels, size_t len) {
   double floor_median = bench_median(f, samples), floor_p99 = bench_p99(f, samples);
   bench_print_header();
   bench_row row = {
-      .name = row_name("remote/host-64 x4"),
+      .name = bench_row_name("remote/host-64 x4"),
       .unit = "ns",
       .median = median,
       .floor_median = floor_median,
@@ -577,7 +564,7 @@ int main(int argc, char **argv) {
   MPI_Get_processor_name(host, &host_len);
   MPI_Allgather(host, sizeof host, MPI_CHAR, hosts, sizeof host, MPI_CHAR, MPI_COMM_WORLD);
   for (int r = 1; r < size; r++)
-    if (strcmp(hosts + r * sizeof host, hosts) != 0) where = " hosts";
+    if (strcmp(hosts + r * sizeof host, hosts) != 0) bench_set_hosts(true);
   free(hosts);
   int pid = (int)getpid();
   pids = calloc((size_t)size, sizeof *pids);
