@@ -20,18 +20,6 @@
 
 #include "rails_internal.h"
 
-static _Atomic uint64_t *count_at(const rig_rail *r, size_t at) {
-  return (_Atomic uint64_t *)(r->counts + at);
-}
-
-/* Counts only grow. */
-static void raise_to(_Atomic uint64_t *count, uint64_t c) {
-  uint64_t seen = atomic_load_explicit(count, memory_order_relaxed);
-  while (seen < c && !atomic_compare_exchange_weak_explicit(count, &seen, c, memory_order_release,
-                                                            memory_order_relaxed)) {
-  }
-}
-
 static _Atomic(rig_rail_stamp_fn) stamp_fn;
 
 void rig_rail_set_stamp(rig_rail_stamp_fn fn) {
@@ -165,7 +153,7 @@ static bool advance_sent(rig_rail *r) {
     r->sent++;
     any = true;
   }
-  if (any) raise_to(count_at(r, RIG_RAIL_SENT_AT), r->sent);
+  if (any) rig_rail_raise_to(rig_rail_count_at(r, RIG_RAIL_SENT_AT), r->sent);
   return any;
 }
 
@@ -239,7 +227,8 @@ bool rig_rail_pump(rig_rail *r, bool *waiting) {
   if (state == RAIL_CLOSED) return false;
   if (atomic_load(&r->abandon)) return pump_abandoned(r);
   bool busy = false;
-  uint64_t ready = atomic_load_explicit(count_at(r, RIG_RAIL_READY_AT), memory_order_acquire);
+  uint64_t ready =
+      atomic_load_explicit(rig_rail_count_at(r, RIG_RAIL_READY_AT), memory_order_acquire);
   bool live = !atomic_load(&r->failed) && ready != RIG_RAIL_RAISED;
   if (live && r->nsend) busy |= post_puts(r, ready);
   if (live) busy |= advance_sent(r);

@@ -49,18 +49,6 @@ static bool rails_id_used(int64_t id) {
   return used;
 }
 
-static _Atomic uint64_t *count_at(const rig_rail *r, size_t at) {
-  return (_Atomic uint64_t *)(r->counts + at);
-}
-
-/* Counts only grow. */
-static void raise_to(_Atomic uint64_t *count, uint64_t c) {
-  uint64_t seen = atomic_load_explicit(count, memory_order_relaxed);
-  while (seen < c && !atomic_compare_exchange_weak_explicit(count, &seen, c, memory_order_release,
-                                                            memory_order_relaxed)) {
-  }
-}
-
 static void set_why(rig_rail *r, const char *why) {
   pthread_mutex_lock(&r->why_lock);
   if (!r->why[0]) snprintf(r->why, sizeof r->why, "%s", why);
@@ -72,9 +60,9 @@ void rig_rail_raise(rig_rail *r, const char *why) {
   set_why(r, why ? why : "raised");
   atomic_store(&r->failed, true);
   if (atomic_load(&r->state) == RAIL_CLOSED && !atomic_load(&r->abandon)) return;
-  raise_to(count_at(r, RIG_RAIL_READY_AT), RIG_RAIL_RAISED);
-  raise_to(count_at(r, RIG_RAIL_SENT_AT), RIG_RAIL_RAISED);
-  raise_to(count_at(r, RIG_RAIL_ARRIVED_AT), RIG_RAIL_RAISED);
+  rig_rail_raise_to(rig_rail_count_at(r, RIG_RAIL_READY_AT), RIG_RAIL_RAISED);
+  rig_rail_raise_to(rig_rail_count_at(r, RIG_RAIL_SENT_AT), RIG_RAIL_RAISED);
+  rig_rail_raise_to(rig_rail_count_at(r, RIG_RAIL_ARRIVED_AT), RIG_RAIL_RAISED);
   rig_engine_wake();
 }
 
@@ -112,7 +100,8 @@ void rig_rail_fail_ucx(rig_rail *r, const char *what, ucs_status_t st) {
  * once sent covers run k - 2, so with sent at s (runs of n transfers) the
  * counts of runs up to s / n + 1 may be written, no more. */
 static uint64_t ready_bound(const rig_rail *r) {
-  uint64_t sent = atomic_load_explicit(count_at(r, RIG_RAIL_SENT_AT), memory_order_acquire);
+  uint64_t sent =
+      atomic_load_explicit(rig_rail_count_at(r, RIG_RAIL_SENT_AT), memory_order_acquire);
   if (sent == RIG_RAIL_RAISED) return RIG_RAIL_RAISED;
   return r->nsend ? (sent / r->nsend + 2) * r->nsend : 0;
 }
@@ -129,7 +118,7 @@ static void ready_past(rig_rail *r, uint64_t c, uint64_t bound) {
              "rail %lld: ready %llu is past what the rail may send: sent is %llu, so its two "
              "copies hold counts up to %llu",
              (long long)r->id, (unsigned long long)c,
-             (unsigned long long)atomic_load(count_at(r, RIG_RAIL_SENT_AT)),
+             (unsigned long long)atomic_load(rig_rail_count_at(r, RIG_RAIL_SENT_AT)),
              (unsigned long long)bound);
   fail(r, why, true);
 }
@@ -146,7 +135,7 @@ static void rail_ready(void *counts, uint64_t c) {
     ready_past(r, c, bound);
     return;
   }
-  raise_to((_Atomic uint64_t *)(page + RIG_RAIL_READY_AT), c);
+  rig_rail_raise_to((_Atomic uint64_t *)(page + RIG_RAIL_READY_AT), c);
   /* The worker free: the puts go now, from here, without waking the rail
    * thread, which is woken only for what stays in flight. */
   bool posted = false, waiting = false;

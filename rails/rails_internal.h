@@ -133,6 +133,19 @@ struct rig_rail {
   struct rig_rail *next_all; /* the process's live rails, for raise_all */
 };
 
+/* The rail's count at offset `at` of its counts page. */
+static inline _Atomic uint64_t *rig_rail_count_at(const rig_rail *r, size_t at) {
+  return (_Atomic uint64_t *)(r->counts + at);
+}
+
+/* Counts only grow. */
+static inline void rig_rail_raise_to(_Atomic uint64_t *count, uint64_t c) {
+  uint64_t seen = atomic_load_explicit(count, memory_order_relaxed);
+  while (seen < c && !atomic_compare_exchange_weak_explicit(count, &seen, c, memory_order_release,
+                                                            memory_order_relaxed)) {
+  }
+}
+
 /* ---- the engine ---------------------------------------------------------- */
 
 /* The engine, made with its rail thread at the first call and kept while a

@@ -1,6 +1,8 @@
 /* A host kernel built outside the project against an installed tree
  * (tests/install/check_install.sh): with rig_add_kernel, and with cc and
- * pkg-config rig-kernel. */
+ * pkg-config rig-kernel. A fixture, not a test: check_install.sh's
+ * run_kernel runs it with the installed progrun and fails unless it wrote
+ * exactly 7, 8, 9, 10 (fill.json). */
 #include <stdint.h>
 #include <string.h>
 
