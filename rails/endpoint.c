@@ -14,6 +14,7 @@ struct rig_endpoint {
   ucp_ep_h ep;
   int refs;
   bool one_lane; /* every operation on one transport lane (lanes()) */
+  bool emulated; /* its RMA and atomics are messages the target's progress serves (TCP) */
   bool handled;  /* with peer-failure handling */
   bool failed;   /* UCX reported it: closed by force */
   rig_rail **rails;
@@ -25,16 +26,21 @@ struct rig_endpoint {
 static rig_endpoint *peers;
 
 /* How many lanes UCX made for the endpoint, as ucp_ep_print_info lists
- * them (UCX 1.13 has no query of them); 0 when it cannot tell. */
-static int lanes(ucp_ep_h ep) {
+ * them (UCX 1.13 has no query of them); 0 when it cannot tell. *emulated:
+ * no lane does atomics ("amo#"), so UCX makes them, and RMA, of messages
+ * that only the target's progress serves (TCP). */
+static int lanes(ucp_ep_h ep, bool *emulated) {
   char *text = NULL;
   size_t len = 0;
+  *emulated = false;
   FILE *f = open_memstream(&text, &len);
   if (!f) return 0;
   ucp_ep_print_info(ep, f);
   int n = 0;
-  if (fclose(f) == 0 && text)
+  if (fclose(f) == 0 && text) {
     for (const char *at = text; (at = strstr(at, "lane[")); at += 5) n++;
+    *emulated = n > 0 && !strstr(text, "amo#");
+  }
   free(text);
   return n;
 }
@@ -69,7 +75,7 @@ rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_e
       return rig_ucx_error(err, "ucp_ep_create", st);
     }
     p->handled = handled;
-    p->one_lane = lanes(p->ep) == 1;
+    p->one_lane = lanes(p->ep, &p->emulated) == 1;
     p->len = len;
     memcpy(p->worker, worker, len);
     p->next = peers;
@@ -82,6 +88,10 @@ rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_e
 
 bool rig_endpoint_one_lane(const rig_endpoint *p) {
   return p->one_lane;
+}
+
+bool rig_endpoint_emulated(const rig_endpoint *p) {
+  return p->emulated;
 }
 
 ucp_ep_h rig_endpoint_ep(const rig_endpoint *p) {

@@ -13,9 +13,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +30,10 @@
  * posts its own puts when the worker is free, so the thread need not be
  * awake for it: a short watch leaves the cores to the programs. */
 #define IDLE_SPIN_S 5e-6
+/* How long it keeps progressing the worker after its last activity while
+ * a live rail's peer reaches this side by emulated RMA (TCP), which lands
+ * only by that progress: an answer within a round trip costs no wake-up. */
+#define SERVE_S 200e-6
 
 typedef struct call {
   struct call *next;
@@ -46,6 +52,7 @@ typedef struct engine {
   void *address;
   size_t address_len;
   int efd, wakefd;
+  int epfd; /* the rail thread sleeps on it: wakefd, and efd while no one watches */
   pthread_t thread;
   bool running; /* under lock: the rail thread was started and not joined */
   _Atomic bool stop;
@@ -60,7 +67,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Who uses the worker: the rail thread between its sleeps, or a thread
  * that calls ready and finds the worker free (rig_engine_try). */
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
-static engine eng = {.efd = -1, .wakefd = -1};
+static engine eng = {.efd = -1, .wakefd = -1, .epfd = -1};
 /* Operations of peers (peer.c) that wait for progress to complete. */
 static _Atomic long inflight;
 /* Threads waiting in rig_engine_lock: the rail thread lets them have the
@@ -119,53 +126,163 @@ static bool work_pending(void) {
   return false;
 }
 
-/* Threads that progress the worker themselves for a while (rig_peer_polling):
- * while any does, the rail thread sleeps on its wake-up only, not on the
- * worker's event fd, so that a message that poller takes does not wake it
- * too (a wake-up costs the sender's core what a whole round trip does). */
+/* Threads that progress the worker themselves for a while (rig_peer_polling).
+ * While any does, the worker's event fd is out of the rail thread's epoll
+ * set, so that a message such a thread takes wakes no other (a wake-up
+ * costs the sender's core what a whole round trip does). The first poller
+ * takes it out; the rail thread puts it back, armed, once none is left: it
+ * naps at most POLLED_NAP_MS meanwhile, so that polling's end costs the
+ * poller nothing and a poller back soon finds the set as it left it. */
+#define POLLED_NAP_MS 1
 static _Atomic int pollers;
+static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool efd_in_set; /* under set_lock */
+
+/* Whether it took the fd out (it was in). */
+static bool efd_out(void) {
+  pthread_mutex_lock(&set_lock);
+  bool was = atomic_load(&efd_in_set);
+  if (was) {
+    epoll_ctl(eng.epfd, EPOLL_CTL_DEL, eng.efd, NULL);
+    atomic_store(&efd_in_set, false);
+  }
+  pthread_mutex_unlock(&set_lock);
+  return was;
+}
+
+/* A live rail's peer reaches this side by emulated RMA (serving()), as
+ * the rail thread last saw. */
+static _Atomic bool rails_served;
+/* This thread's polling (rig_engine_polling on, less off). */
+static _Thread_local int my_polls;
 
 void rig_engine_polling(bool on) {
-  if (on) {
-    atomic_fetch_add(&pollers, 1);
+  my_polls += on ? 1 : -1;
+  if (!on) {
+    /* Rails whose bytes land only by progress cannot wait for the nap's
+     * end: the rail thread is woken to watch at once. */
+    if (atomic_fetch_sub(&pollers, 1) == 1 && atomic_load(&rails_served)) rig_engine_wake();
     return;
   }
-  /* The last poller leaving: the rail thread watches the event fd again. */
-  if (atomic_fetch_sub(&pollers, 1) == 1) rig_engine_wake();
+  /* Counted before the set is looked at: the rail thread puts the fd in
+   * before it counts (efd_watch_maybe), so one of the two sees the other. */
+  atomic_fetch_add(&pollers, 1);
+  /* The rail thread asleep on the fd sleeps long: woken, it naps instead,
+   * so that it puts the fd back soon after the pollers are done. */
+  if (atomic_load(&efd_in_set) && efd_out()) rig_engine_wake();
 }
 
-static void sleep_on_wake_only(void) {
-  struct pollfd fd = {.fd = eng.wakefd, .events = POLLIN};
-  poll(&fd, 1, 100);
-  uint64_t n;
-  if (fd.revents & POLLIN) {
-    ssize_t got = read(eng.wakefd, &n, sizeof n);
-    (void)got;
+/* The rail thread, about to sleep, with the worker held: the event fd in
+ * its set and the worker armed when no one polls (false: the worker has
+ * events, progress them), else out of it. */
+static bool efd_watch_maybe(bool *watched) {
+  *watched = false;
+  if (atomic_load(&pollers)) {
+    if (atomic_load(&efd_in_set)) efd_out();
+    return true;
   }
+  ucs_status_t st = ucp_worker_arm(eng.worker);
+  if (st != UCS_OK) return false;
+  pthread_mutex_lock(&set_lock);
+  if (!atomic_load(&efd_in_set)) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = eng.efd};
+    /* Not put in (no memory for it): the thread naps, and tries again. */
+    if (epoll_ctl(eng.epfd, EPOLL_CTL_ADD, eng.efd, &ev) == 0) atomic_store(&efd_in_set, true);
+  }
+  bool in = atomic_load(&efd_in_set);
+  pthread_mutex_unlock(&set_lock);
+  if (atomic_load(&pollers)) {
+    efd_out();
+    return true;
+  }
+  *watched = in;
+  return true;
 }
 
+/* Whether a thread asleep in rig_engine_watch watches the worker's event
+ * fd: one at a time, so that a message wakes one thread. */
+static _Atomic bool efd_held;
+
+void rig_engine_watch(const _Atomic uint32_t *word, uint32_t seen, int64_t timeout_ns) {
+  rig_sleeper me;
+  /* Said before the word is read: a change made after this nudges it. */
+  bool nudged = rig_sleeper_add(&me, word, seen);
+  if (word && atomic_load(word) != seen) {
+    rig_sleeper_remove(&me);
+    return;
+  }
+  bool holds = false, uncounted = false, on_efd = false, polls = my_polls > 0;
+  rig_engine_lock();
+  /* Events already there are this thread's to progress: no sleep. */
+  ucs_status_t st = ucp_worker_progress(eng.worker) ? UCS_ERR_BUSY : UCS_OK;
+  if (st == UCS_OK) {
+    /* A poller watches the worker unless another does; one that does not
+     * poll (a quiet waiter) watches it beside the rail thread while no
+     * one polls, so that a message wakes it at once however late; one
+     * that cannot be nudged watches it always. */
+    if (!nudged)
+      on_efd = true;
+    else if (polls)
+      holds = on_efd = !atomic_exchange(&efd_held, true);
+    else
+      on_efd = !atomic_load(&pollers);
+    if (on_efd && (st = ucp_worker_arm(eng.worker)) != UCS_OK && holds) {
+      atomic_store(&efd_held, false);
+      holds = false;
+    }
+    /* A poller that does not watch sleeps on its nudge alone and counts
+     * as no poller meanwhile, so that the rail thread watches when the
+     * one that does leaves. */
+    uncounted = polls && !on_efd;
+  }
+  rig_engine_unlock();
+  if (uncounted) rig_engine_polling(false);
+  if (st == UCS_OK) {
+    /* Without a nudge of its own (no eventfd, or too many asleep) a thread
+     * watches the worker too, a millisecond at most. */
+    if (!nudged && timeout_ns > 1000000) timeout_ns = 1000000;
+    rig_sleeper_sleep(&me, on_efd ? eng.efd : -1, timeout_ns);
+  }
+  if (holds) atomic_store(&efd_held, false);
+  if (uncounted) rig_engine_polling(true);
+  rig_sleeper_remove(&me);
+}
+
+/* Sleeps until woken or the worker has events. While threads poll it
+ * naps without touching the worker (whose lock a preempted holder would
+ * keep from them), until they are done. */
 static void sleep_on_worker(void) {
   atomic_store(&eng.sleeping, true);
   /* After saying so, look again: a ready or call just made is not missed. */
-  if (!work_pending() && !atomic_load(&eng.stop) && atomic_load(&pollers) > 0) {
-    sleep_on_wake_only();
-  } else if (!work_pending() && !atomic_load(&eng.stop)) {
-    pthread_mutex_lock(&worker_lock);
-    ucs_status_t st = ucp_worker_arm(eng.worker);
-    pthread_mutex_unlock(&worker_lock);
-    if (st == UCS_OK) {
-      struct pollfd fds[2] = {{.fd = eng.efd, .events = POLLIN},
-                              {.fd = eng.wakefd, .events = POLLIN}};
-      /* A bound, so that a lost wake-up costs at most this long. */
-      poll(fds, 2, 100);
-      uint64_t n;
-      if (fds[1].revents & POLLIN) {
-        ssize_t got = read(eng.wakefd, &n, sizeof n);
+  while (!work_pending() && !atomic_load(&eng.stop)) {
+    bool watched = false;
+    if (!atomic_load(&pollers)) {
+      pthread_mutex_lock(&worker_lock);
+      bool armed = efd_watch_maybe(&watched);
+      pthread_mutex_unlock(&worker_lock);
+      if (!armed) break;
+    } else if (atomic_load(&efd_in_set)) {
+      efd_out();
+    }
+    struct epoll_event ev[2];
+    /* A bound, so that a lost wake-up costs at most this long. */
+    int n = epoll_wait(eng.epfd, ev, 2, watched ? 100 : POLLED_NAP_MS);
+    for (int i = 0; i < n; i++)
+      if (ev[i].data.fd == eng.wakefd) {
+        uint64_t v;
+        ssize_t got = read(eng.wakefd, &v, sizeof v);
         (void)got;
       }
-    }
+    if (n != 0 || watched) break;
   }
   atomic_store(&eng.sleeping, false);
+}
+
+/* Whether a live rail's peer reaches this side by emulated RMA. */
+static bool serving(void) {
+  for (size_t i = 0; i < eng.nlive; i++)
+    if (eng.live[i]->peer.link && rig_endpoint_emulated(eng.live[i]->peer.link)) return true;
+  return false;
 }
 
 static void *rail_main(void *arg) {
@@ -179,6 +296,7 @@ static void *rail_main(void *arg) {
     while (ucp_worker_progress(eng.worker)) busy = true;
     bool waiting = atomic_load_explicit(&inflight, memory_order_relaxed) > 0;
     for (size_t i = 0; i < eng.nlive; i++) busy |= rig_rail_pump(eng.live[i], &waiting);
+    atomic_store_explicit(&rails_served, serving(), memory_order_relaxed);
     pthread_mutex_unlock(&worker_lock);
     for (int turns = 0; turns < 1000 && atomic_load_explicit(&lock_wanted, memory_order_relaxed);
          turns++)
@@ -191,6 +309,10 @@ static void *rail_main(void *arg) {
     /* Operations in flight complete by progress alone: keep progressing,
      * yielding the core to the threads they wait for. */
     if (waiting) {
+      sched_yield();
+      continue;
+    }
+    if (now - last_busy < SERVE_S && atomic_load_explicit(&rails_served, memory_order_relaxed)) {
       sched_yield();
       continue;
     }
@@ -235,9 +357,10 @@ static void engine_destroy(void) {
   if (eng.worker) ucp_worker_destroy(eng.worker);
   if (eng.context) ucp_cleanup(eng.context);
   if (eng.wakefd >= 0) close(eng.wakefd);
+  if (eng.epfd >= 0) close(eng.epfd);
   free(eng.live);
   pthread_cond_destroy(&eng.called);
-  eng = (engine){.efd = -1, .wakefd = -1};
+  eng = (engine){.efd = -1, .wakefd = -1, .epfd = -1};
 }
 
 /* At exit the rail thread stops: an engine still held then (abandoned
@@ -289,11 +412,17 @@ static rig_status engine_make(rig_error *err) {
     return rig_ucx_error(err, what, st);
   }
   eng.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (eng.wakefd < 0) {
+  eng.epfd = epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event wake = {.events = EPOLLIN, .data.fd = eng.wakefd},
+                     worker = {.events = EPOLLIN, .data.fd = eng.efd};
+  if (eng.wakefd < 0 || eng.epfd < 0 ||
+      epoll_ctl(eng.epfd, EPOLL_CTL_ADD, eng.wakefd, &wake) != 0 ||
+      epoll_ctl(eng.epfd, EPOLL_CTL_ADD, eng.efd, &worker) != 0) {
+    int e = errno;
     engine_destroy();
-    return rig_error_set(err, RIG_ESYS, "cannot make the rail thread's wake-up: %s",
-                         strerror(errno));
+    return rig_error_set(err, RIG_ESYS, "cannot make the rail thread's wake-up: %s", strerror(e));
   }
+  atomic_store(&efd_in_set, true);
   atomic_store(&eng.stop, false);
   if (pthread_create(&eng.thread, NULL, rail_main, NULL) != 0) {
     engine_destroy();

@@ -69,7 +69,11 @@ static ucs_status_t on_message(void *arg, const void *header, size_t header_len,
   (void)header_len;
   listener *l = arg;
   /* Only eager messages are sent: a rendezvous one is no peer's. */
-  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) && l->fn) l->fn(l->ctx, data, len);
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) && l->fn) {
+    l->fn(l->ctx, data, len);
+    /* A thread asleep on the worker may wait for what this brought. */
+    rig_engine_nudge();
+  }
   return UCS_OK;
 }
 
@@ -365,6 +369,14 @@ rig_status rig_peer_send(rig_peer *p, uint16_t kind, const void *bytes, size_t l
 
 void rig_peer_polling(bool on) {
   rig_engine_polling(on);
+}
+
+void rig_peer_wait(const _Atomic uint32_t *word, uint32_t seen, int64_t timeout_ns) {
+  rig_engine_watch(word, seen, timeout_ns);
+}
+
+void rig_peer_nudge(void) {
+  rig_engine_nudge();
 }
 
 bool rig_peer_progress(void) {

@@ -182,6 +182,30 @@ void rig_engine_unlock(void);
 void rig_engine_inflight(long delta);
 /* A thread starts (on) or stops progressing the worker itself in a loop. */
 void rig_engine_polling(bool on);
+/* A thread that polls sleeps on the worker's event fd itself, at most
+ * timeout_ns or until rig_engine_nudge; not at all when events are there
+ * (progressed here) or *word (when not NULL) is no longer seen. */
+void rig_engine_watch(const _Atomic uint32_t *word, uint32_t seen, int64_t timeout_ns);
+/* Wakes the threads asleep in rig_engine_watch whose word moved (or that
+ * sleep on none). */
+void rig_engine_nudge(void);
+
+/* ---- threads asleep on the worker (watch.c) ------------------------------- */
+
+typedef struct rig_sleeper {
+  int fd, at; /* its eventfd; its place among those asleep (-1: none) */
+  const _Atomic uint32_t *word;
+  uint32_t seen;
+} rig_sleeper;
+
+/* Registers this thread, asleep on word (NULL: on nothing but nudges)
+ * while it reads `seen`: false when it cannot be nudged (no eventfd, or
+ * too many asleep). */
+bool rig_sleeper_add(rig_sleeper *s, const _Atomic uint32_t *word, uint32_t seen);
+/* Sleeps until nudged, `also` (a file descriptor, -1: none) is readable,
+ * or timeout_ns. */
+void rig_sleeper_sleep(rig_sleeper *s, int also, int64_t timeout_ns);
+void rig_sleeper_remove(rig_sleeper *s);
 
 /* ---- a rail, on the rail thread ------------------------------------------- */
 
@@ -206,6 +230,9 @@ ucp_ep_h rig_endpoint_ep(const rig_endpoint *p);
 /* Whether every operation of the endpoint goes over one transport lane
  * (TCP between hosts, say): a fence then orders them. */
 bool rig_endpoint_one_lane(const rig_endpoint *p);
+/* Whether UCX emulates the endpoint's RMA and atomics by messages, which
+ * only the target's progress serves (TCP): the same on both sides. */
+bool rig_endpoint_emulated(const rig_endpoint *p);
 /* r fails when UCX reports the peer lost (a handled endpoint). */
 rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err);
 /* Leaves p (r, when watched, is no longer told); the last closes it, by

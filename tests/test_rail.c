@@ -1202,6 +1202,100 @@ static void rails_made_and_released_leave_nothing_behind(void) {
   rig_rail_release(stays);
 }
 
+/* ---- peers: waiting on the worker ------------------------------------------------ */
+
+/* A wait on the worker with no bound worth the name: a wake-up that is
+ * lost is a hang, which CTest's timeout ends as a failure. */
+#define FOREVER_NS (3600LL * 1000000000LL)
+#define PEER_KIND  9
+
+static _Atomic uint32_t peer_word;
+
+static void peer_heard(void *ctx, const void *bytes, size_t len) {
+  (void)ctx;
+  uint32_t v = 0;
+  if (len == sizeof v) memcpy(&v, bytes, sizeof v);
+  atomic_store(&peer_word, v);
+}
+
+/* Rank 1 sleeps on its worker (rig_peer_wait) until a message of rank 0
+ * moves its word: the message itself wakes it, no other thread does. */
+static void a_message_wakes_a_peer_asleep_on_the_worker(void) {
+  rig_error err;
+  atomic_store(&peer_word, 0);
+  rig_status st = rig_peer_listen(PEER_KIND, peer_heard, NULL, &err);
+  CHECK_OK(st, err);
+  const void *self = NULL;
+  size_t len = 0;
+  if (st == RIG_OK) st = rig_peer_self(&self, &len, &err);
+  CHECK_OK(st, err);
+  int n = st == RIG_OK ? (int)len : 0;
+  int *lens = calloc((size_t)size, sizeof *lens);
+  CHECK(lens, "out of memory");
+  if (!lens) return;
+  MPI_Allgather(&n, 1, MPI_INT, lens, 1, MPI_INT, MPI_COMM_WORLD);
+  static unsigned char theirs[RIG_PEER_ADDRESS_MAX];
+  if (rank == 1 && n > 0) MPI_Send(self, n, MPI_BYTE, 0, 11, MPI_COMM_WORLD);
+  if (rank == 0 && lens[1] > 0)
+    MPI_Recv(theirs, lens[1], MPI_BYTE, 1, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  rig_peer *p = NULL;
+  if (rank == 0 && lens[1] > 0) {
+    rig_status cs = rig_peer_connect(theirs, (size_t)lens[1], NULL, NULL, NULL, &p, &err);
+    CHECK_OK(cs, err);
+  }
+  if (rank == 1) rig_peer_polling(true);
+  /* Rank 1 polls before rank 0 sends. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0 && p) {
+    uint32_t v = 42;
+    rig_status ss = rig_peer_send(p, PEER_KIND, &v, sizeof v, &err);
+    CHECK_OK(ss, err);
+  }
+  if (rank == 1) {
+    while (atomic_load(&peer_word) == 0)
+      if (!rig_peer_progress()) rig_peer_wait(&peer_word, 0, FOREVER_NS);
+    rig_peer_polling(false);
+    CHECK(atomic_load(&peer_word) == 42, "the word is %u, not the 42 sent",
+          atomic_load(&peer_word));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (p) CHECK(rig_peer_release(p), "the peer's close did not end");
+  if (self) rig_peer_self_release();
+  if (st == RIG_OK || self) rig_peer_unlisten(PEER_KIND);
+  free(lens);
+}
+
+static void *nudger(void *arg) {
+  (void)arg;
+  /* Most likely asleep by then; awake, it sees the word move at once. */
+  usleep(100000);
+  atomic_store(&peer_word, 7);
+  rig_peer_nudge();
+  return NULL;
+}
+
+/* A thread asleep on the worker for a word that another thread moves (a
+ * frame queued, not a message) is woken by that thread's nudge. */
+static void a_nudge_wakes_a_peer_waiter_whose_word_moved(void) {
+  if (rank != 0) return;
+  rig_error err;
+  const void *self;
+  size_t len;
+  rig_status st = rig_peer_self(&self, &len, &err);
+  CHECK_OK(st, err);
+  if (st != RIG_OK) return;
+  atomic_store(&peer_word, 0);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, nudger, NULL) == 0, "no thread");
+  rig_peer_polling(true);
+  while (atomic_load(&peer_word) == 0)
+    if (!rig_peer_progress()) rig_peer_wait(&peer_word, 0, FOREVER_NS);
+  rig_peer_polling(false);
+  pthread_join(t, NULL);
+  CHECK(atomic_load(&peer_word) == 7, "the word is %u", atomic_load(&peer_word));
+  rig_peer_self_release();
+}
+
 /* Every test, in order: rank 0 runs each inside CUnit, the others beside. */
 static const struct {
   const char *name;
@@ -1226,6 +1320,8 @@ static const struct {
     T(an_end_past_the_hosts_room_is_refused_before_anything_is_made),
     T(two_thousand_rails_share_their_segments_and_release_them),
     T(rails_made_and_released_leave_nothing_behind),
+    T(a_message_wakes_a_peer_asleep_on_the_worker),
+    T(a_nudge_wakes_a_peer_waiter_whose_word_moved),
 #undef T
 };
 enum { NTESTS = sizeof tests / sizeof *tests };

@@ -236,6 +236,16 @@ bool rig_peer_progress(void);
  * when it stops (off): meanwhile the rail thread does not watch for
  * messages itself, so that one this thread takes wakes no other. */
 void rig_peer_polling(bool on);
+/* A polling thread with nothing to progress sleeps on the worker itself,
+ * as on a futex: returns when a message or other event is there (then
+ * progress it), when rig_peer_nudge is called, or after timeout_ns; at
+ * once when events are already there (progressed) or *word (when not
+ * NULL) is no longer seen. Whoever changes *word then nudges; a message
+ * handled on another thread nudges too. */
+void rig_peer_wait(const _Atomic uint32_t *word, uint32_t seen, int64_t timeout_ns);
+/* Wakes every thread asleep in rig_peer_wait (something it may wait for,
+ * other than a message, happened). */
+void rig_peer_nudge(void);
 /* Memory of this process a peer may put to and get from: base..base+len
  * registered, and the key the peer needs (valid while registered). */
 typedef struct rig_registration rig_registration;
