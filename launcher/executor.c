@@ -42,6 +42,7 @@ struct executor {
   uint64_t missing;        /* a value that never came (the job fails) */
   uint64_t reported;       /* the last value reported done: they grow */
   bool by_messages;        /* hand-overs and reports go by messages (remote.h) */
+  bool taken;              /* it took a hand-over: it polls after each one */
   _Atomic bool stopping;
   handover from_ring; /* the hand-over being run, when it came by the ring */
   rig_point ring_ends[RUN_ENDS];
@@ -322,19 +323,71 @@ static handover *peek_next(executor *e) {
   return h;
 }
 
+/* How long an executor whose hand-overs come by message yields after its
+ * last one (a round trip by message is longer than one by memory: a
+ * shorter watch sleeps through the next one, and every wake-up adds to
+ * the next round trip), and how long it sleeps on the worker before it
+ * sleeps on its bell alone. */
+#define YIELD_MESSAGES_S 200e-6
+#define WATCH_S          10e-3
+
+/* Sleeps on the ring's bell, seen at `bell`, at most 100 ms (a lost wake
+ * costs that): the hand-over there first if one is. Whether the bell rang. */
+static bool sleep_on_bell(executor *e, uint32_t bell, handover **h) {
+  atomic_store(&e->ring->sleeping, 1);
+  atomic_thread_fence(memory_order_seq_cst);
+  if ((*h = peek_next(e)) || atomic_load(&e->stopping)) {
+    atomic_store(&e->ring->sleeping, 0);
+    return true;
+  }
+  rig_futex_wait_shared(&e->ring->bell, bell, 100000000L);
+  atomic_store(&e->ring->sleeping, 0);
+  return atomic_load(&e->ring->bell) != bell;
+}
+
 /* The next hand-over in value order, from the ring or the queue: polled
  * about 50 us after the last, then slept for on the ring's bell (which the
  * controller rings after a hand-over, and the control thread after a
- * frame), a sleep bounded so that a lost wake costs at most that. */
+ * frame). An executor whose hand-overs come by message progresses the
+ * worker itself meanwhile, and sleeps on its event fd (rig_peer_wait) with
+ * the bell for a while: a message then wakes this thread and no other.
+ * Only a ring starts the polling again: a sleep that ran out sleeps on,
+ * and one that never took a hand-over sleeps from the start (a device no
+ * program uses keeps the worker from the busy ones). Quiet, one that took
+ * hand-overs by message still sleeps on the worker, beside the rail
+ * thread: a hand-over after a long quiet then costs one wake, not two. */
 static handover *wait_next(executor *e) {
   double idle_since = 0;
-  bool polling = false; /* this thread progresses the worker (rig_peer_polling) */
+  bool polling = false;   /* this thread progresses the worker (rig_peer_polling) */
+  bool quiet = !e->taken; /* slept, and no ring since: sleeps on */
   for (unsigned spin = 0;; spin++) {
     uint32_t bell = atomic_load(&e->ring->bell);
     handover *h = peek_next(e);
     if (h || atomic_load(&e->stopping)) {
       if (polling) rig_peer_polling(false);
+      e->taken |= h != NULL;
       return h;
+    }
+    /* Quiet, one that takes hand-overs by message and took one sleeps on
+     * the worker still (not counted as polling: the rail thread watches
+     * too), so that the next one, however late, wakes it at once. */
+    if (quiet && e->by_messages && e->taken) {
+      if (rig_peer_progress()) continue;
+      rig_peer_wait(&e->ring->bell, bell, 100000000L);
+      if (atomic_load(&e->ring->bell) != bell) {
+        quiet = false;
+        spin = 0;
+        idle_since = 0;
+      }
+      continue;
+    }
+    if (quiet) {
+      quiet = !sleep_on_bell(e, bell, &h);
+      e->taken |= h != NULL;
+      if (h) return h;
+      spin = 0;
+      idle_since = 0;
+      continue;
     }
     /* About a microsecond of spinning, then yields: on a host with fewer
      * cores than busy threads, the work this waits for may need this one. */
@@ -342,30 +395,28 @@ static handover *wait_next(executor *e) {
       rig_cpu_relax();
       continue;
     }
-    /* Hand-overs by message land when the worker is progressed: while it
-     * watches, the executor does that itself (no wake of the rail thread,
-     * then of this one, in between). */
     if (e->by_messages && !polling) {
       rig_peer_polling(true);
       polling = true;
     }
     if (e->by_messages && rig_peer_progress()) continue;
-    sched_yield();
     double now = rig_now_s();
     if (!idle_since) idle_since = now;
-    if (now - idle_since < 50e-6) continue;
+    if (now - idle_since < (e->by_messages ? YIELD_MESSAGES_S : 50e-6)) {
+      sched_yield();
+      continue;
+    }
+    /* For a while more it sleeps on the worker: its next hand-over is
+     * likely soon. Idle longer, it leaves the worker to the rail thread
+     * (or a busier executor) and sleeps on the bell, as one that takes
+     * hand-overs from memory does. */
+    if (e->by_messages && now - idle_since < WATCH_S) {
+      rig_peer_wait(&e->ring->bell, bell, (int64_t)(WATCH_S * 1e9));
+      continue;
+    }
     if (polling) rig_peer_polling(false);
     polling = false;
-    atomic_store(&e->ring->sleeping, 1);
-    atomic_thread_fence(memory_order_seq_cst);
-    if ((h = peek_next(e)) || atomic_load(&e->stopping)) {
-      atomic_store(&e->ring->sleeping, 0);
-      return h;
-    }
-    rig_futex_wait_shared(&e->ring->bell, bell, 100000000L);
-    atomic_store(&e->ring->sleeping, 0);
-    idle_since = 0;
-    spin = 0;
+    quiet = true;
   }
 }
 

@@ -42,17 +42,20 @@ ex_timeline *rig_express_my_timeline(express *ex, int rank, uint32_t i) {
   return (ex_timeline *)rig_area_base(ex->my_timelines) + (size_t)rank * ex->stride + i;
 }
 
+/* The bell moves with every hand-over (an executor watching the worker
+ * for messages sleeps on it as on a futex, rig_peer_wait); the futex is
+ * woken only for an executor asleep on it. */
 static void ring_wake(ex_ring *ring) {
+  atomic_fetch_add(&ring->bell, 1);
   atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load_explicit(&ring->sleeping, memory_order_relaxed)) {
-    atomic_fetch_add(&ring->bell, 1);
+  if (atomic_load_explicit(&ring->sleeping, memory_order_relaxed))
     rig_futex_wake_shared(&ring->bell, 1);
-  }
 }
 
 void rig_express_ring_wake(ex_ring *ring) {
   atomic_fetch_add(&ring->bell, 1);
   rig_futex_wake_shared(&ring->bell, 1);
+  rig_peer_nudge();
 }
 
 bool rig_express_by_messages(const express *ex, int m) {

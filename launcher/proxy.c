@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/clock.h"
 #include "express.h"
 #include "failure.h"
 #include "job.h"
@@ -216,23 +217,40 @@ static void link_release(proxy_link *link) {
   free(link);
 }
 
+/* The wait this thread is in (proxy_sleep): the first sleep of a wait
+ * yields a while before it sleeps, since the work of another machine is
+ * often that close and a sleep costs a wake (longer by message: a round
+ * trip is); later ones sleep at once. */
+#define YIELD_MEMORY_S   50e-6
+#define YIELD_MESSAGES_S 200e-6
+static _Thread_local const ex_timeline *waiting_on;
+static _Thread_local uint64_t waiting_for;
+
+static bool reached(const proxy *px, uint64_t value) {
+  return atomic_load_explicit(&px->tl->value, memory_order_acquire) >= value;
+}
+
 /* A waiter on an express timeline sleeps on it: the agent's report wakes it,
- * no rig_device_signal comes. */
+ * no rig_device_signal comes. A report by message lands when the worker is
+ * progressed: the waiter does that itself meanwhile, and sleeps on the
+ * worker's event fd (rig_peer_wait), so that the report wakes this thread
+ * and no other. */
 static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   proxy *px = st;
-  /* A report by message lands when the worker is progressed: the waiter
-   * does that itself a while (no wake of the rail thread, then of this
-   * one, in between), then sleeps for the rail thread to wake it. */
-  if (px->by_messages) {
-    rig_peer_polling(true);
-    for (int turns = 0; turns < 64; turns++) {
-      if (atomic_load_explicit(&px->tl->value, memory_order_acquire) >= value) break;
-      if (!rig_peer_progress()) sched_yield();
-    }
-    rig_peer_polling(false);
-    if (atomic_load_explicit(&px->tl->value, memory_order_acquire) >= value) return;
+  bool first = waiting_on != px->tl || waiting_for != value;
+  waiting_on = px->tl;
+  waiting_for = value;
+  if (px->by_messages) rig_peer_polling(true);
+  double yield = px->by_messages ? YIELD_MESSAGES_S : YIELD_MEMORY_S;
+  for (double until = first ? rig_now_s() + yield : 0; !reached(px, value) && rig_now_s() < until;)
+    if (!px->by_messages || !rig_peer_progress()) sched_yield();
+  if (!reached(px, value) && px->by_messages) {
+    uint32_t seq = atomic_load(&px->tl->seq);
+    if (!reached(px, value)) rig_peer_wait(&px->tl->seq, seq, timeout_ns);
+  } else if (!reached(px, value)) {
+    rig_express_sleep(px->tl, value, timeout_ns);
   }
-  rig_express_sleep(px->tl, value, timeout_ns);
+  if (px->by_messages) rig_peer_polling(false);
 }
 
 /* The device is gone and nothing uses it any more. */

@@ -61,8 +61,10 @@ typedef struct rig_driver {
   bool (*can_wait)(void *st, const rig_device *other);
   /* Hands the work over. On failure nothing was handed over. */
   rig_status (*submit)(void *st, const rig_work *w, rig_error *err);
-  /* Called by a waiter about to sleep on this device's point: drive or poll
-   * the device for up to timeout_ns. NULL: the core sleeps until
+  /* Called by a waiter after about a microsecond's spin on this device's
+   * point, again and again till it is reached: drive or poll the device for
+   * up to timeout_ns (the driver chooses how long it spins or yields before
+   * it sleeps). NULL: the core yields a while, then sleeps until
    * rig_device_signal. */
   void (*sleep)(void *st, uint64_t value, int64_t timeout_ns);
   /* The device is gone (rig_device_unregister, and nothing uses it any

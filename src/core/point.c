@@ -1,6 +1,6 @@
 /* Points: reached is one acquire load of the device's word; a wait spins
- * about a microsecond, yields a few times, then sleeps on the device (its
- * driver's sleep, or a futex the driver's signal wakes). */
+ * about a microsecond, then waits in the driver's sleep where it has one,
+ * else yields a few times and sleeps on a futex the driver's signal wakes. */
 #include <errno.h>
 #include <sched.h>
 #include <time.h>
@@ -32,6 +32,16 @@ const _Atomic uint64_t *rig_point_word(rig_point p, uint64_t *value) {
   return d->word;
 }
 
+/* The wait on a device whose driver has a sleep hook: in bounded turns,
+ * so that a loss is seen. */
+static rig_status wait_in_driver(rig_device *d, uint64_t v, rig_error *err) {
+  for (;;) {
+    if (word_passed(d, v)) return RIG_OK;
+    if (rig_device_lost_now(d)) return rig_device_lost_error(d, err);
+    d->drv->sleep(d->st, v, 1000000);
+  }
+}
+
 rig_status rig_point_wait(rig_point p, rig_error *err) {
   if (p == RIG_POINT_REACHED) return RIG_OK;
   rig_device *d = rig_device_at(rig_point_device(p));
@@ -46,6 +56,9 @@ rig_status rig_point_wait(rig_point p, rig_error *err) {
     if (word_passed(d, v)) return RIG_OK;
     rig_cpu_relax();
   }
+  /* A driver that drives or polls its device waits its own way from here
+   * (its sleep hook). */
+  if (d->drv->sleep) return wait_in_driver(d, v, err);
   /* Then yields, for up to about 50 us: the work of a device on another
    * thread (or machine) is often that close, and a sleep costs a wake. */
   struct timespec t0, t;
@@ -60,12 +73,6 @@ rig_status rig_point_wait(rig_point p, rig_error *err) {
     }
   }
   for (;;) {
-    if (d->drv->sleep) {
-      if (word_passed(d, v)) return RIG_OK;
-      if (rig_device_lost_now(d)) return rig_device_lost_error(d, err);
-      d->drv->sleep(d->st, v, 1000000);
-      continue;
-    }
     atomic_fetch_add_explicit(&d->sleepers, 1, memory_order_seq_cst);
     uint32_t seq = atomic_load_explicit(&d->seq, memory_order_seq_cst);
     bool done = word_passed(d, v), lost = rig_device_lost_now(d);
