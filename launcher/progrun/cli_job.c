@@ -150,6 +150,10 @@ static void init_bounded(int *argc, char ***argv) {
   init_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, silence_bound()};
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch_init, &w) == 0;
+  /* A machine that is gone (killed, cut off) leaves sockets closed: a
+   * write to one is EPIPE, which UCX and Open MPI report, not a SIGPIPE
+   * that would end this rank before the job's cause is told. */
+  signal(SIGPIPE, SIG_IGN);
   int provided;
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   pthread_mutex_lock(&w.lock);
