@@ -33,9 +33,14 @@
  *   Reported only.
  *
  * The waits spin (pause) on the count; $RIG_BENCH_RAIL_YIELD=1 makes the
- * rail waits yield the core instead (sched_yield), for machines with fewer
- * free cores than the 4 threads a rail ping-pong keeps busy (2 programs, 2
- * rail threads); the floor's polls always progress their worker.
+ * rail waits progress the worker (rig_peer_progress, as a host waiter
+ * across hosts does) and yield the core when there was nothing to
+ * progress, for machines with fewer free cores than the 4 threads a rail
+ * ping-pong keeps busy (2 programs, 2 rail threads); the floor's polls
+ * always progress their worker. Across hosts on a machine of fewer than 4
+ * cores (simulated hosts share them) they do so unless
+ * $RIG_BENCH_RAIL_YIELD=0: there the bytes land only by progress (TCP),
+ * which a spinning wait keeps the rail thread from.
  * The table shows medians; stderr the p99s. Set
  * $RIG_BENCH_RAIL_INFO to print the floor endpoint's lanes (ucp_ep_print_info).
  * $RIG_BENCH_RAIL_BATCHES, $RIG_BENCH_RAIL_TRIPS (round trips per batch)
@@ -49,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "rig/rig_job.h"
@@ -350,10 +356,10 @@ static bool wait_yields; /* $RIG_BENCH_RAIL_YIELD */
 static inline void rail_wait_count(_Atomic uint64_t *count, uint64_t c) {
   uint64_t v;
   while ((v = atomic_load_explicit(count, memory_order_acquire)) < c) {
-    if (wait_yields)
-      sched_yield();
-    else
+    if (!wait_yields)
       relax();
+    else if (!rig_peer_progress())
+      sched_yield();
   }
   CHECK(v != RIG_RAIL_RAISED);
 }
@@ -602,7 +608,8 @@ int main(int argc, char **argv) {
                comm, MPI_STATUS_IGNORE);
   if (strcmp(host, other) != 0) bench_set_hosts(true);
   const char *yield = getenv("RIG_BENCH_RAIL_YIELD");
-  wait_yields = yield && yield[0];
+  wait_yields = yield && yield[0] ? strcmp(yield, "0") != 0
+                                  : bench_across_hosts() && sysconf(_SC_NPROCESSORS_ONLN) < 4;
   size_t batches = env_count("RIG_BENCH_RAIL_BATCHES", BATCHES);
   size_t trips = env_count("RIG_BENCH_RAIL_TRIPS", TRIPS);
   size_t bw_runs = env_count("RIG_BENCH_RAIL_RUNS", BW_RUNS);

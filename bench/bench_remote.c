@@ -251,10 +251,29 @@ static void trip_batch(size_t warmup, size_t trips, double *out) {
  * not answer slowly. */
 #define IDLE_S       2
 #define IDLE_SAMPLES 5
-static int remote_after_idle(int argc, char **argv, const rig_desc *d, double run_median) {
+
+/* For scale: MPI's own round trip after the same quiet (rank 1 waiting in
+ * MPI_Recv, as MPI does, busy), which the hosts make slower too. */
+static void ping_after_idle(int bytes, size_t samples, double *out) {
+  unsigned char buf[4096];
+  CHECK(bytes > 0 && (size_t)bytes <= sizeof buf);
+  memset(buf, 0x5a, (size_t)bytes);
+  command(CMD_PING, (int)samples, bytes);
+  for (size_t i = 0; i < samples; i++) {
+    struct timespec quiet = {IDLE_S, 0};
+    nanosleep(&quiet, NULL);
+    uint64_t t0 = bench_now_ns();
+    MPI_Send(buf, bytes, MPI_BYTE, 1, PING_TAG, ping_comm);
+    MPI_Recv(buf, bytes, MPI_BYTE, 1, PING_TAG, ping_comm, MPI_STATUS_IGNORE);
+    out[i] = (double)(bench_now_ns() - t0);
+  }
+}
+
+static int remote_after_idle(int argc, char **argv, const rig_desc *d, double run_median,
+                             int bytes) {
   size_t samples = env_count("RIG_BENCH_IDLE_SAMPLES", IDLE_SAMPLES);
-  double *r = malloc(samples * sizeof *r);
-  CHECK(r);
+  double *r = malloc(samples * sizeof *r), *m = malloc(samples * sizeof *m);
+  CHECK(r && m);
   rig_job *job = job_start();
   loaded l;
   load_on(job, 1, d, &l);
@@ -282,10 +301,15 @@ static int remote_after_idle(int argc, char **argv, const rig_desc *d, double ru
       .ok = median / run_median <= 3.0,
   };
   int rc = bench_report(argc, argv, &row);
+  ping_after_idle(bytes, samples, m);
+  double mpi = bench_median(m, samples);
   fprintf(stderr,
-          "(remote/run-after-idle: a run after %d s of quiet; floor: remote/run's median)\n",
-          IDLE_S);
+          "(remote/run-after-idle: a run after %d s of quiet; floor: remote/run's median; "
+          "for scale, a %d-byte MPI ping-pong after the same quiet: median %.1f ns, %.2fx "
+          "remote/run's median)\n",
+          IDLE_S, bytes, mpi, mpi / run_median);
   free(r);
+  free(m);
   return rc;
 }
 
@@ -346,7 +370,7 @@ static int remote_run(int argc, char **argv, const void *kernels, size_t len) {
           "into the ring) takes a median %.1f ns; the rest is the agent's take, run and report "
           "and the waiter seeing it)\n",
           bench_median(h, n));
-  if (remote_after_idle(argc, argv, d, median) != 0) rc = -1;
+  if (remote_after_idle(argc, argv, d, median, bytes) != 0) rc = -1;
   free(r);
   free(f);
   free(u);
