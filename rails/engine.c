@@ -130,13 +130,22 @@ static bool work_pending(void) {
  * While any does, the worker's event fd is out of the rail thread's epoll
  * set, so that a message such a thread takes wakes no other (a wake-up
  * costs the sender's core what a whole round trip does). The first poller
- * takes it out; the rail thread puts it back, armed, once none is left: it
- * naps at most POLLED_NAP_MS meanwhile, so that polling's end costs the
- * poller nothing and a poller back soon finds the set as it left it. */
+ * takes it out, leaving the rail thread asleep: a wake then, at the start
+ * of a wait after a quiet, would compete with the wait for the cores. The
+ * last one wakes it if it sleeps long (`watching`), and the rail thread
+ * naps POLLED_NAP_MS before it puts the fd back, armed: until pollers are
+ * done, it naps so, so that polling's end costs the poller nothing and a
+ * poller back soon finds the set as it left it. */
 #define POLLED_NAP_MS 1
 static _Atomic int pollers;
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool efd_in_set; /* under set_lock */
+/* The rail thread sleeps long, watching the fd unless a poller took it
+ * out; said before it looks at the pollers, so that the last to leave
+ * sees it. */
+static _Atomic bool watching;
+/* The last poller woke the rail thread: it naps once before it watches. */
+static _Atomic bool nap_first;
 
 /* Whether it took the fd out (it was in). */
 static bool efd_out(void) {
@@ -161,15 +170,19 @@ void rig_engine_polling(bool on) {
   if (!on) {
     /* Rails whose bytes land only by progress cannot wait for the nap's
      * end: the rail thread is woken to watch at once. */
-    if (atomic_fetch_sub(&pollers, 1) == 1 && atomic_load(&rails_served)) rig_engine_wake();
+    if (atomic_fetch_sub(&pollers, 1) != 1) return;
+    if (atomic_load(&watching)) {
+      atomic_store(&nap_first, true);
+      rig_engine_wake();
+    } else if (atomic_load(&rails_served)) {
+      rig_engine_wake();
+    }
     return;
   }
   /* Counted before the set is looked at: the rail thread puts the fd in
    * before it counts (efd_watch_maybe), so one of the two sees the other. */
   atomic_fetch_add(&pollers, 1);
-  /* The rail thread asleep on the fd sleeps long: woken, it naps instead,
-   * so that it puts the fd back soon after the pollers are done. */
-  if (atomic_load(&efd_in_set) && efd_out()) rig_engine_wake();
+  if (atomic_load(&efd_in_set)) efd_out();
 }
 
 /* The rail thread, about to sleep, with the worker held: the event fd in
@@ -256,11 +269,18 @@ static void sleep_on_worker(void) {
   /* After saying so, look again: a ready or call just made is not missed. */
   while (!work_pending() && !atomic_load(&eng.stop)) {
     bool watched = false;
-    if (!atomic_load(&pollers)) {
+    if (atomic_exchange(&nap_first, false)) {
+      if (atomic_load(&efd_in_set)) efd_out();
+    } else if (!atomic_load(&pollers)) {
+      atomic_store(&watching, true);
       pthread_mutex_lock(&worker_lock);
       bool armed = efd_watch_maybe(&watched);
       pthread_mutex_unlock(&worker_lock);
-      if (!armed) break;
+      if (!armed) {
+        atomic_store(&watching, false);
+        break;
+      }
+      if (!watched) atomic_store(&watching, false);
     } else if (atomic_load(&efd_in_set)) {
       efd_out();
     }
@@ -273,6 +293,7 @@ static void sleep_on_worker(void) {
         ssize_t got = read(eng.wakefd, &v, sizeof v);
         (void)got;
       }
+    atomic_store(&watching, false);
     if (n != 0 || watched) break;
   }
   atomic_store(&eng.sleeping, false);
