@@ -26,6 +26,10 @@
 #define QUIET_SLEEP_NS 200000   /* quiet under 50 ms */
 #define IDLE_SLEEP_NS  1000000  /* under a second */
 #define LONG_SLEEP_NS  20000000 /* past it */
+/* Past it, where every peer knocks before a frame (rig_ctl_knock): then
+ * only beats and the silence bound need the thread, and each wake costs
+ * an idle job an MPI probe. */
+#define KNOCKED_SLEEP_NS 200000000
 
 /* A frame queued to go: header then payload in buf. */
 typedef struct outmsg {
@@ -147,6 +151,9 @@ static bool send_queued(ctl *c) {
       c->reqs[c->ninflight] = req;
       c->bufs[c->ninflight++] = m->buf;
       c->sent[m->dest] = rig_now_s();
+      /* Beats need no knock: the silence bound is seconds, and a knock
+       * would keep a quiet peer polling. */
+      if (c->hooks.knock && kind != F_BEAT) c->hooks.knock(c->hooks.job, m->dest);
     } else {
       free(m->buf);
     }
@@ -263,10 +270,17 @@ static void nap(ctl *c, uint32_t seen, double idle) {
   atomic_store(&c->sleeping, true);
   if (atomic_load(&c->wake) == seen)
     rig_futex_wait(&c->wake, seen,
-                   idle < 0.05  ? QUIET_SLEEP_NS
-                   : idle < 1.0 ? IDLE_SLEEP_NS
-                                : LONG_SLEEP_NS);
+                   idle < 0.05         ? QUIET_SLEEP_NS
+                   : idle < 1.0        ? IDLE_SLEEP_NS
+                   : c->knocked_by_all ? KNOCKED_SLEEP_NS
+                                       : LONG_SLEEP_NS);
   atomic_store(&c->sleeping, false);
+}
+
+void rig_ctl_knock(ctl *c) {
+  atomic_store(&c->knocked, true);
+  atomic_fetch_add(&c->wake, 1);
+  if (atomic_load(&c->sleeping)) rig_futex_wake(&c->wake, 1);
 }
 
 static void *control_main(void *arg) {
@@ -274,7 +288,9 @@ static void *control_main(void *arg) {
   double last_busy = rig_now_s(), last_watch = 0, stop_at = 0;
   for (;;) {
     uint32_t seen = atomic_load(&c->wake);
-    bool busy = send_queued(c);
+    /* A knock is traffic: its frame comes soon, and is polled for. */
+    bool busy = atomic_exchange(&c->knocked, false);
+    busy |= send_queued(c);
     busy |= complete_sends(c);
     busy |= receive(c);
     double now = rig_now_s();

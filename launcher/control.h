@@ -32,6 +32,9 @@ typedef struct ctl_hooks {
   /* The job fails with cause (tell: the peers are told); err, when not
    * NULL, gets the job's root cause as RIG_EJOB, which is returned. */
   rig_status (*fail)(rig_job *job, bool tell, const char *cause, rig_error *err);
+  /* A frame went to rank dest: the job may knock there (rig_ctl_knock),
+   * so that a control thread asleep takes it at once. May be NULL. */
+  void (*knock)(rig_job *job, int dest);
 } ctl_hooks;
 
 typedef struct ctl {
@@ -54,6 +57,10 @@ typedef struct ctl {
   size_t ninflight, room;
   double *heard; /* per rank: when a frame last came from it */
   double *sent;  /* per rank: when a frame last went to it */
+  /* Every peer knocks before its frames come (set before the start): a
+   * quiet thread may then nap long. */
+  bool knocked_by_all;
+  _Atomic bool knocked; /* a knock came since the thread last looked */
 } ctl;
 
 /* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or
@@ -72,5 +79,8 @@ rig_status rig_ctl_start(ctl *c, rig_error *err);
  * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
  * Whether the communicator is idle: only then may it be freed. */
 bool rig_ctl_stop(ctl *c);
+/* A peer's frame is on its way (a knock by another channel): the thread
+ * wakes and polls a while. Never blocks; any thread. */
+void rig_ctl_knock(ctl *c);
 
 #endif

@@ -43,6 +43,20 @@ static bool busy(rig_job *job) {
   return rig_proxies_busy(job);
 }
 
+static void knock(rig_job *job, int dest) {
+  if (job->knocks) rig_remote_knock(job->knocks, dest);
+}
+
+/* The controller talks with every agent, an agent with the controller:
+ * whether each of them knocks. */
+static bool knocked_by_all(rig_job *job) {
+  if (!job->knocks || job->size < 2) return false;
+  for (int r = 0; r < job->size; r++)
+    if (r != job->rank && (job->rank == 0 || r == 0) && !rig_remote_knocks(job->knocks, r))
+      return false;
+  return true;
+}
+
 /* ---- starting ------------------------------------------------------------------------ */
 
 static void free_job(rig_job *job) {
@@ -80,7 +94,7 @@ static rig_job *new_job(rig_error *err) {
   rig_job_rails_init(job);
   job->c.comm = MPI_COMM_NULL;
   job->c.failed = &job->failed;
-  job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_hook};
+  job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_hook, knock};
   return job;
 }
 
@@ -107,6 +121,8 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
     st = rig_proxies_make(job, r, err);
   if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
   job->c.labels = (const char(*)[RIG_JOB_LABEL])job->labels;
+  job->knocks = job->link ? job->link->express : job->express;
+  job->c.knocked_by_all = knocked_by_all(job);
   if (st == RIG_OK) st = rig_ctl_start(&job->c, err);
   return st;
 }

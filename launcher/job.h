@@ -34,7 +34,10 @@ struct rig_job {
   struct proxy_link *link;
   job_rails rails;
   struct express *express; /* express.h; the controller's moves to the link */
-  size_t trace_capacity;   /* tracing: each agent trace's events (0: off) */
+  /* The express whose peers the control thread knocks (remote.h): set
+   * before it starts, freed after it stops. */
+  struct express *knocks;
+  size_t trace_capacity; /* tracing: each agent trace's events (0: off) */
   /* Agent. */
   struct agent *agent;
   bool start_pending; /* a collective of the start never completed */

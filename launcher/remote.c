@@ -14,7 +14,7 @@
 #include "job.h"
 
 /* The message kinds (rig_peer_listen). */
-enum { MSG_HANDOVER = 1, MSG_REPORT = 2 };
+enum { MSG_HANDOVER = 1, MSG_REPORT = 2, MSG_KNOCK = 3 };
 
 /* Controller to agent: a hand-over for the device's ring, then its bytes. */
 typedef struct msg_handover {
@@ -27,6 +27,11 @@ typedef struct msg_report {
   uint64_t job, value;
   uint32_t machine, device;
 } msg_report;
+
+/* Either way: a frame of the job is on its way to the receiver. */
+typedef struct msg_knock {
+  uint64_t job;
+} msg_knock;
 
 _Static_assert(sizeof(msg_handover) + EX_SLOT_BYTES <= RIG_PEER_MESSAGE_MAX,
                "a slot's hand-over fits a message");
@@ -113,6 +118,17 @@ static void on_report(void *ctx, const void *bytes, size_t len) {
   pthread_mutex_unlock(&table_lock);
 }
 
+static void on_knock(void *ctx, const void *bytes, size_t len) {
+  (void)ctx;
+  msg_knock k;
+  if (len != sizeof k) return;
+  memcpy(&k, bytes, sizeof k);
+  pthread_mutex_lock(&table_lock);
+  express *ex = find(k.job);
+  if (ex) rig_ctl_knock(&ex->job->c);
+  pthread_mutex_unlock(&table_lock);
+}
+
 static void on_lost(void *ctx, const char *why) {
   lost_ctx *l = ctx;
   pthread_mutex_lock(&table_lock);
@@ -126,8 +142,12 @@ static void on_lost(void *ctx, const char *why) {
 static rig_status listen_all(rig_error *err) {
   rig_status st = rig_peer_listen(MSG_HANDOVER, on_handover, NULL, err);
   if (st != RIG_OK) return st;
-  if ((st = rig_peer_listen(MSG_REPORT, on_report, NULL, err)) != RIG_OK)
+  if ((st = rig_peer_listen(MSG_REPORT, on_report, NULL, err)) != RIG_OK) {
     rig_peer_unlisten(MSG_HANDOVER);
+  } else if ((st = rig_peer_listen(MSG_KNOCK, on_knock, NULL, err)) != RIG_OK) {
+    rig_peer_unlisten(MSG_HANDOVER);
+    rig_peer_unlisten(MSG_REPORT);
+  }
   return st;
 }
 
@@ -225,6 +245,7 @@ void rig_remote_forget(express *ex) {
   if (last) {
     rig_peer_unlisten(MSG_HANDOVER);
     rig_peer_unlisten(MSG_REPORT);
+    rig_peer_unlisten(MSG_KNOCK);
   }
   if (ex->self_held) rig_peer_self_release();
   ex->self_held = ex->listening = false;
@@ -248,4 +269,16 @@ rig_status rig_remote_handover(express *ex, int m, uint32_t device, uint64_t val
 rig_status rig_remote_report(express *ex, uint32_t device, uint64_t value, rig_error *err) {
   msg_report r = {ex->job_id, value, (uint32_t)ex->job->rank, device};
   return rig_peer_send(ex->to_controller, MSG_REPORT, &r, sizeof r, err);
+}
+
+bool rig_remote_knocks(const express *ex, int m) {
+  return m == 0 ? ex->to_controller != NULL : ex->peers && ex->peers[m];
+}
+
+void rig_remote_knock(express *ex, int m) {
+  if (!rig_remote_knocks(ex, m)) return;
+  msg_knock k = {ex->job_id};
+  rig_error err;
+  /* A hint: lost, the frame is still taken at the receiver's next nap. */
+  (void)rig_peer_send(m == 0 ? ex->to_controller : ex->peers[m], MSG_KNOCK, &k, sizeof k, &err);
 }

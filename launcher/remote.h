@@ -36,4 +36,11 @@ rig_status rig_remote_handover(express *ex, int m, uint32_t device, uint64_t val
 /* An agent: device's work up to value is done. */
 rig_status rig_remote_report(express *ex, uint32_t device, uint64_t value, rig_error *err);
 
+/* Whether machine m (the controller: 0) is reached by messages, and so
+ * knocked: a message telling its control thread that a frame of the job
+ * is on its way (rig_ctl_knock), so that a quiet one need not wake often
+ * to look. The peers are fixed from the start to the job's end. */
+bool rig_remote_knocks(const express *ex, int m);
+void rig_remote_knock(express *ex, int m);
+
 #endif
