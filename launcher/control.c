@@ -278,6 +278,7 @@ static void nap(ctl *c, uint32_t seen, double idle) {
 }
 
 void rig_ctl_knock(ctl *c) {
+  atomic_fetch_add(&c->knocks, 1);
   atomic_store(&c->knocked, true);
   atomic_fetch_add(&c->wake, 1);
   if (atomic_load(&c->sleeping)) rig_futex_wake(&c->wake, 1);

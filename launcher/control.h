@@ -60,7 +60,8 @@ typedef struct ctl {
   /* Every peer knocks before its frames come (set before the start): a
    * quiet thread may then nap long. */
   bool knocked_by_all;
-  _Atomic bool knocked; /* a knock came since the thread last looked */
+  _Atomic bool knocked;    /* a knock came since the thread last looked */
+  _Atomic uint64_t knocks; /* knocks taken, ever (what a job's tests see) */
 } ctl;
 
 /* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or

@@ -15,6 +15,7 @@
 #include "express.h"
 #include "job.h"
 #include "proxy.h"
+#include "remote.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
 
@@ -132,6 +133,30 @@ static void test_runs_that_outrun_the_ring_all_end(void) {
   CU_ASSERT_EQUAL(st, RIG_OK);
   free(points);
   rig_program_release(p);
+  rig_desc_free(d);
+  rig_test_job_close_ok(job);
+}
+
+/* A machine reached by messages knocks before each frame it sends (a
+ * load's reply among them), so that a quiet controller's control thread
+ * takes it at once; one that every agent knocks naps long, no other. */
+static void test_frames_of_machines_reached_by_messages_come_knocked(void) {
+  rig_job *job = rig_test_job_start_ok();
+  bool all = rig_job_machines(job) > 1;
+  rig_desc *d = empty();
+  for (size_t m = 1; m < rig_job_machines(job); m++) {
+    bool knocks = job->knocks && rig_remote_knocks(job->knocks, (int)m);
+    all &= knocks;
+    if (!knocks) continue;
+    uint64_t before = atomic_load(&job->c.knocks);
+    rig_program *p = load(rig_job_device(job, m, 0), d);
+    /* The knock goes beside the reply by another channel: it may come
+     * after it. The bound only ends a failing test. */
+    for (int ms = 0; ms < 10000 && atomic_load(&job->c.knocks) == before; ms++) usleep(1000);
+    CU_ASSERT(atomic_load(&job->c.knocks) > before);
+    rig_program_release(p);
+  }
+  CU_ASSERT_EQUAL(job->c.knocked_by_all, all);
   rig_desc_free(d);
   rig_test_job_close_ok(job);
 }
@@ -351,6 +376,8 @@ void rig_test_register(void) {
       {"two proxies of one machine in parallel", test_two_proxies_of_one_machine_in_parallel},
       {"large copies follow the runs of their device",
        test_large_copies_follow_the_runs_of_their_device},
+      {"frames of machines reached by messages come knocked",
+       test_frames_of_machines_reached_by_messages_come_knocked},
       {"a forged slot longer than a slot fails the job",
        test_a_forged_slot_longer_than_a_slot_fails_the_job},
       {"a forged copy longer than its slot fails the job",
