@@ -597,6 +597,105 @@ static void *wait_for(void *arg) {
   return NULL;
 }
 
+/* ---- a lost device's running kernel ------------------------------------------
+ * A device declared lost may still run a kernel on a thread nobody can
+ * stop: its image's code, its memory and its submission live until the
+ * thread has left it, whatever the order they are released in. Each test
+ * loses a cpu device of its own, which the suite's `core-loss` run gives
+ * (RIG_CPU_DEVICES=4); the plain run skips them. */
+
+typedef struct inside_kernel {
+  rig_device *cpu;
+  rig_image *img;
+  rig_entry fn;
+  rig_buffer *m;
+  rig_submission *s;
+  _Atomic uint64_t gate, inside, left;
+} inside_kernel;
+
+/* Waits, without a bet on time (30 s is a hang), until *flag is set. */
+static bool until_set(_Atomic uint64_t *flag) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (!atomic_load(flag)) {
+    sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 30) return false;
+  }
+  return true;
+}
+
+/* Whether fn's code is mapped (its image loaded). */
+static bool code_mapped(rig_entry fn) {
+  Dl_info info;
+  return dladdr((void *)(uintptr_t)fn.value, &info) != 0;
+}
+
+/* cpu:<n>'s hold_inside kernel, running: on the gate, its count in m. */
+static bool kernel_inside(inside_kernel *k, const char *name, const char *test) {
+  rig_error err;
+  if (rig_device_open(name, &k->cpu, &err) != RIG_OK) {
+    rig_test_skip(test, "it loses a cpu device of its own: the core-loss run has them");
+    return false;
+  }
+  k->img = load_kernels(k->cpu);
+  k->fn = entry_of(k->img, "hold_inside");
+  k->m = buffer(k->cpu, 64);
+  uint64_t params[4] = {0, (uint64_t)(uintptr_t)&k->gate, (uint64_t)(uintptr_t)&k->inside,
+                        (uint64_t)(uintptr_t)&k->left};
+  rig_ref refs[1] = {{0, 0, RIG_USE_WRITE}};
+  rig_part part = launch_part(k->img, "hold_inside", params, sizeof params, refs, 1);
+  CU_ASSERT_EQUAL_FATAL(rig_submission_make(k->cpu, &part, 1, 1, NULL, 0, &k->s, &err), RIG_OK);
+  submit2(k->s, k->m, NULL);
+  CU_ASSERT_TRUE_FATAL(until_set(&k->inside));
+  rig_device_lose(k->cpu, "a test lost it");
+  return true;
+}
+
+/* The gate opens after every release: the kernel runs on in code and
+ * memory still there, counts and leaves; then they go. */
+static void kernel_leaves(inside_kernel *k) {
+  CU_ASSERT_TRUE(code_mapped(k->fn));
+  atomic_store(&k->gate, 1);
+  CU_ASSERT_TRUE_FATAL(until_set(&k->left));
+  /* Its thread, leaving, releases what waited for it (rig_device_left). */
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while (code_mapped(k->fn) && t.tv_sec - t0.tv_sec <= 30);
+  CU_ASSERT_FALSE(code_mapped(k->fn));
+}
+
+static void test_a_lost_devices_running_kernel_keeps_its_submission_memory_and_image(void) {
+  static inside_kernel k;
+  if (!kernel_inside(&k, "cpu:2", __func__)) return;
+  size_t before = rig_reclaim_pending();
+  rig_submission_release(k.s);
+  rig_buffer_release(k.m);
+  rig_image_release(k.img);
+  rig_reclaim();
+  /* The submission (which keeps the image) and the memory wait. */
+  CU_ASSERT_EQUAL(rig_reclaim_pending(), before + 2);
+  kernel_leaves(&k);
+  CU_ASSERT_EQUAL(rig_reclaim_pending(), before);
+}
+
+static void test_a_lost_devices_running_kernel_keeps_its_image_released_first(void) {
+  static inside_kernel k;
+  if (!kernel_inside(&k, "cpu:3", __func__)) return;
+  size_t before = rig_reclaim_pending();
+  rig_image_release(k.img);
+  rig_buffer_release(k.m);
+  rig_reclaim();
+  CU_ASSERT_EQUAL(rig_reclaim_pending(), before + 1);
+  rig_submission_release(k.s);
+  CU_ASSERT_EQUAL(rig_reclaim_pending(), before + 2);
+  kernel_leaves(&k);
+  CU_ASSERT_EQUAL(rig_reclaim_pending(), before);
+}
+
 static void test_loss_happens_once_spreads_to_waiters_and_leaves_others_working(void) {
   rig_polled *p;
   rig_device *d = polled(&p, false);
@@ -1244,6 +1343,10 @@ void rig_test_register(void) {
        test_fixed_memory_lives_while_its_submission_exists},
       {"loss happens once, spreads to waiters and leaves others working",
        test_loss_happens_once_spreads_to_waiters_and_leaves_others_working},
+      {"a lost device's running kernel keeps its submission, memory and image",
+       test_a_lost_devices_running_kernel_keeps_its_submission_memory_and_image},
+      {"a lost device's running kernel keeps its image released first",
+       test_a_lost_devices_running_kernel_keeps_its_image_released_first},
       {"a submit the driver refuses takes no value",
        test_a_submit_the_driver_refuses_takes_no_value},
       {"device places are taken again, but never an index",

@@ -10,6 +10,7 @@
  * each test skips and says so. Counts of driver calls are checked only
  * with the double. The loss test runs last: a lost context stays lost. */
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -854,6 +855,19 @@ static void test_two_gpus_without_peer_access_refuse_each_others_memory(void) {
  * before it lets go: the wait could never pass, so a waiter on cuda:1's
  * point learns that cuda:1 is lost with it instead of waiting for ever.
  * (On a second GPU and cpu:1: nothing else here uses them.) */
+/* Reclaims until no more than `before` releases wait (30 s is a hang). */
+static bool reclaimed_to(size_t before) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    rig_reclaim();
+    if (rig_reclaim_pending() <= before) return true;
+    sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 30) return false;
+  }
+}
+
 static void test_a_gpu_waiting_on_a_lost_device_is_lost_with_it(void) {
   if (!gpu(__func__, 0)) return;
   rig_device *d = gpu(__func__, 1);
@@ -869,7 +883,45 @@ static void test_a_gpu_waiting_on_a_lost_device_is_lost_with_it(void) {
   atomic_store(&h.gate, 1);
   CU_ASSERT_EQUAL(rig_point_wait(pg, &err), RIG_ELOST);
   CU_ASSERT_STRING_EQUAL(err.message, "cuda:1 lost: it waits on cpu:1, which is lost");
+  size_t before = rig_reclaim_pending();
   held_free(&h);
+  /* cpu:1's kernel may still be running: what it uses waits for its thread
+   * to leave. The GPU's wait never passes, so the GPU's work never runs:
+   * its submission and memory go at once. */
+  CU_ASSERT_TRUE(reclaimed_to(before));
+}
+
+/* A GPU lost while its stream still has work to run (here, behind a wait
+ * on cpu:0's kernel): the work runs all the same, so its memory, its
+ * module and its submission stay until the stream is past it. Loses a GPU
+ * of its own: cuda-3gpu has one. */
+static void test_a_lost_gpus_pending_work_keeps_its_memory_until_its_stream_is_past(void) {
+  if (!gpu(__func__, 0)) return;
+  rig_device *d = NULL;
+  rig_error err;
+  if (!fake() || rig_device_open("cuda:2", &d, &err) != RIG_OK) {
+    rig_test_skip(__func__, "it loses a GPU of its own: cuda-3gpu, on the double, has one");
+    return;
+  }
+  rig_device *cpu;
+  CU_ASSERT_EQUAL_FATAL(rig_device_open("cpu:0", &cpu, &err), RIG_OK);
+  uint64_t (*live)(const char *) = (uint64_t(*)(const char *))hook("fakecuda_live");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(live);
+  uint64_t host0 = live("host_allocations"), modules0 = live("modules");
+  static held h;
+  held_make(&h, cpu, d);
+  rig_point pc, pg;
+  held_submit(&h, &pc, &pg);
+  rig_device_lose(d, "a test lost it");
+  size_t before = rig_reclaim_pending();
+  held_free(&h);
+  rig_reclaim();
+  CU_ASSERT_EQUAL(live("host_allocations") - host0, 1);
+  CU_ASSERT_EQUAL(live("modules") - modules0, 1);
+  atomic_store(&h.gate, 1);
+  CU_ASSERT_TRUE(reclaimed_to(before));
+  CU_ASSERT_EQUAL(live("host_allocations"), host0);
+  CU_ASSERT_EQUAL(live("modules"), modules0);
 }
 
 /* ---- devices that come and go -------------------------------------------------- */
@@ -1039,6 +1091,8 @@ void rig_test_register(void) {
        test_two_gpus_without_peer_access_refuse_each_others_memory},
       {"a_gpu_waiting_on_a_lost_device_is_lost_with_it",
        test_a_gpu_waiting_on_a_lost_device_is_lost_with_it},
+      {"a_lost_gpus_pending_work_keeps_its_memory_until_its_stream_is_past",
+       test_a_lost_gpus_pending_work_keeps_its_memory_until_its_stream_is_past},
       {"a_gpu_waits_in_its_stream_on_devices_that_come_and_go_past_256",
        test_a_gpu_waits_in_its_stream_on_devices_that_come_and_go_past_256},
       {"an_illegal_address_loses_the_gpu_and_host_and_cpu_keep_working",

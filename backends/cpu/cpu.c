@@ -26,6 +26,7 @@ typedef struct cpu {
   unsigned char *ring;
   size_t head, tail, used; /* bytes; used counts wrap waste too */
   pthread_t thread;
+  rig_presence presence; /* the queue thread's */
 } cpu;
 
 static size_t up16(size_t n) {
@@ -131,9 +132,11 @@ static void *cpu_main(void *arg) {
     bool run = true;
     for (size_t i = 0; i < w->nwaits; i++)
       if (rig_point_wait(w->waits[i], NULL) != RIG_OK) run = false;
-    if (run && !rig_device_is_lost(c->dev, NULL)) {
+    if (run && rig_presence_enter(&c->presence, c->dev, w->value)) {
       rig_error err;
-      if (rig_hostcode_run(w, &err) != RIG_OK) rig_device_lose(c->dev, "%s", err.message);
+      rig_status st = rig_hostcode_run(w, &err);
+      rig_presence_leave(&c->presence, c->dev);
+      if (st != RIG_OK) rig_device_lose(c->dev, "%s", err.message);
     }
     /* A lost device's word stays: waits on its later points answer the
      * loss instead of passing as done. */
@@ -149,6 +152,11 @@ static void *cpu_main(void *arg) {
   return NULL;
 }
 
+/* A lost device's thread may still be inside a kernel nobody can stop. */
+static bool cpu_busy(void *st, uint64_t value) {
+  return rig_presence_busy(&((cpu *)st)->presence, value);
+}
+
 static const rig_driver cpu_driver = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -158,6 +166,7 @@ static const rig_driver cpu_driver = {
     .image_unload = cpu_image_unload,
     .can_wait = cpu_can_wait,
     .submit = cpu_submit,
+    .busy = cpu_busy,
 };
 
 static unsigned cpu_devices(void) {

@@ -94,6 +94,31 @@ void cuda_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   }
 }
 
+/* After a loss, whether the stream may still run work of a value up to
+ * v: not once its word shows v, nor once the stream is idle or broken (a
+ * lost context runs nothing), nor when all it has left before v waits on
+ * a lost device, which never passes (a lost device's word stays). */
+static bool cuda_busy(void *st, uint64_t v) {
+  cuda_gpu *g = st;
+  uint64_t word = atomic_load_explicit(g->word, memory_order_acquire);
+  if (word >= v) return false;
+  cuda_enter(g);
+  CUresult r = rig_cu.StreamQuery(g->stream);
+  cuda_leave();
+  if (r != CUDA_ERROR_NOT_READY) return false;
+  uint64_t stuck = 0; /* the first value past the word that waits on a lost device */
+  pthread_mutex_lock(&g->waits_lock);
+  size_t n = g->nwaits < CUDA_READY_RING ? (size_t)g->nwaits : CUDA_READY_RING;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t at = g->waits[i].value;
+    if (at <= word || (stuck && at >= stuck) || rig_point_reached(g->waits[i].on)) continue;
+    rig_device *other = rig_device_at(rig_point_device(g->waits[i].on));
+    if (other && rig_device_is_lost(other, NULL)) stuck = at;
+  }
+  pthread_mutex_unlock(&g->waits_lock);
+  return !stuck || word + 1 < stuck;
+}
+
 static void cuda_stop(void *st) {
   cuda_gpu *g = st;
   cuda_words_drop(g); /* while its context is still held */
@@ -123,6 +148,7 @@ static const rig_driver cuda_driver = {
     .stop = cuda_stop,
     .prepare = cuda_prepare,
     .forget = cuda_forget,
+    .busy = cuda_busy,
 };
 
 static int by_bus(const void *a, const void *b) {

@@ -11,6 +11,7 @@
 typedef struct host {
   rig_device *dev;
   _Atomic uint64_t word;
+  rig_presence presence; /* hand-overs are one at a time (the core's lock) */
 } host;
 
 static host the_host;
@@ -47,7 +48,12 @@ static void host_image_unload(void *st, void *image) {
 static rig_status host_submit(void *st, const rig_work *w, rig_error *err) {
   host *h = st;
   rig_error why;
+  if (!rig_presence_enter(&h->presence, h->dev, w->value)) {
+    rig_device_is_lost(h->dev, err);
+    return RIG_ELOST;
+  }
   rig_status s = rig_hostcode_run(w, &why);
+  rig_presence_leave(&h->presence, h->dev);
   if (s != RIG_OK)
     rig_device_lose(h->dev, "%s", why.message);
   else
@@ -58,6 +64,10 @@ static rig_status host_submit(void *st, const rig_work *w, rig_error *err) {
   return RIG_ELOST;
 }
 
+static bool host_busy(void *st, uint64_t value) {
+  return rig_presence_busy(&((host *)st)->presence, value);
+}
+
 static const rig_driver host_driver = {
     .name = "host",
     .alloc = host_alloc,
@@ -66,6 +76,7 @@ static const rig_driver host_driver = {
     .image_entry = host_image_entry,
     .image_unload = host_image_unload,
     .submit = host_submit,
+    .busy = host_busy,
 };
 
 static rig_status host_count(unsigned *n, rig_error *err) {

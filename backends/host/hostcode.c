@@ -66,6 +66,28 @@ rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
   return st;
 }
 
+/* ---- presence ------------------------------------------------------------- */
+
+/* The mark and the loss are sequentially consistent (the core's loss is
+ * too): either the thread sees the loss and runs nothing, or a release
+ * after the loss sees the mark and keeps what the work uses. */
+bool rig_presence_enter(rig_presence *p, rig_device *dev, uint64_t value) {
+  atomic_store_explicit(&p->inside, value, memory_order_seq_cst);
+  if (!rig_device_is_lost(dev, NULL)) return true;
+  atomic_store_explicit(&p->inside, 0, memory_order_seq_cst);
+  return false;
+}
+
+void rig_presence_leave(rig_presence *p, rig_device *dev) {
+  atomic_store_explicit(&p->inside, 0, memory_order_seq_cst);
+  if (rig_device_is_lost(dev, NULL)) rig_device_left(dev);
+}
+
+bool rig_presence_busy(const rig_presence *p, uint64_t value) {
+  uint64_t v = atomic_load_explicit(&p->inside, memory_order_seq_cst);
+  return v != 0 && v <= value;
+}
+
 /* ---- images ---------------------------------------------------------------- */
 
 /* An image stays open on its memfd while loaded: the loader knows it by

@@ -16,6 +16,21 @@
  * or the error of a fill that failed (which loses the device). */
 rig_status rig_hostcode_run(const rig_work *w, rig_error *err);
 
+/* Which work a driver's thread is inside, so that what the work uses
+ * outlives a loss of its device while the thread runs it (rig_driver's
+ * busy): one per thread that runs a device's work. */
+typedef struct rig_presence {
+  _Atomic uint64_t inside; /* the value of the work running, or 0 */
+} rig_presence;
+
+/* Marks the thread inside work `value` of dev: false, marking nothing,
+ * when dev is lost (the work must not run). */
+bool rig_presence_enter(rig_presence *p, rig_device *dev, uint64_t value);
+/* The thread left it; tells the core when dev was lost meanwhile. */
+void rig_presence_leave(rig_presence *p, rig_device *dev);
+/* Whether the thread may be inside work of a value up to `value`. */
+bool rig_presence_busy(const rig_presence *p, uint64_t value);
+
 /* ELF shared objects for this ISA, loaded from memory (memfd_create, then
  * dlopen of /proc/self/fd/N: nothing is left on disk). `device` names the
  * device in refusals. */

@@ -77,6 +77,14 @@ typedef struct rig_driver {
    * make with its message. */
   rig_status (*prepare)(void *st, const rig_submission *sub, void **state, rig_error *err);
   void (*forget)(void *st, void *state);
+  /* Optional: once the device is lost, whether work of a value up to
+   * `value` may still be running, or yet start, on a thread or queue
+   * nobody can stop (a kernel left spinning). What such work uses (its
+   * image's code, its memory, its submission) is kept while this says so,
+   * whatever the order of releases. NULL: a lost device runs nothing
+   * more. A driver whose thread leaves work of a lost device calls
+   * rig_device_left. */
+  bool (*busy)(void *st, uint64_t value);
 } rig_driver;
 
 /* Registers a device driven by drv. `word` is its timeline word, in host
@@ -96,6 +104,11 @@ void rig_device_signal(rig_device *dev);
  * points answer RIG_ELOST with "<name> lost: <reason>". Only the first loss
  * counts. */
 void rig_device_lose(rig_device *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A thread of dev's driver left work of dev, which is lost (its busy
+ * hook now says so): what waited for it is released. Any thread but one
+ * inside a callback of the core. */
+void rig_device_left(rig_device *dev);
 
 /* Loses dev as rig_device_lose does, but later calls answer `code` with
  * the message itself (a job's root cause, RIG_EJOB). */

@@ -67,8 +67,8 @@ void rig_stamps_fini(rig_stamps *s);
 /* Records a use by device `dev` at `value`. Returns false only when out of
  * memory for a new entry (more than RIG_STAMPS_INLINE devices). */
 bool rig_stamps_raise(rig_stamps *s, uint32_t dev, rig_use use, uint64_t value);
-/* Whether every use recorded is reached (a lost device's count as reached:
- * its work never runs again). */
+/* Whether every use recorded is over (rig_device_past: reached, or of a
+ * lost device whose driver runs it no more). */
 bool rig_stamps_reached(const rig_stamps *s);
 
 /* The points a piece of work must follow, at most one per device (the
@@ -169,6 +169,11 @@ void rig_core_init(void);
 /* References that keep a registered device (rig_device_unregister). */
 void rig_device_ref(rig_device *dev);
 void rig_device_unref(rig_device *dev);
+
+/* Whether dev's work up to value v is over: its word shows v, or dev is
+ * lost and no thread or queue of its driver may still run that work
+ * (rig_driver.busy). What the work uses is freed only then. */
+bool rig_device_past(const rig_device *dev, uint64_t v);
 
 /* RIG_ELOST with dev's reason. */
 rig_status rig_device_lost_error(const rig_device *dev, rig_error *err);

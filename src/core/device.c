@@ -235,11 +235,25 @@ static void lose(rig_device *dev, rig_status code, bool named, const char *fmt, 
     else
       snprintf(dev->lost_why, sizeof dev->lost_why, "%s", why);
     dev->lost_code = code;
-    atomic_store_explicit(&dev->lost, true, memory_order_release);
+    /* Sequentially consistent, as a driver's entry into work is
+     * (rig_driver.busy): either its thread sees the loss and runs
+     * nothing, or a release after the loss sees the thread inside. */
+    atomic_store_explicit(&dev->lost, true, memory_order_seq_cst);
   }
   pthread_mutex_unlock(&lose_lock);
   /* Everyone sleeping on the device learns of the loss. */
   rig_device_signal(dev);
+}
+
+bool rig_device_past(const rig_device *dev, uint64_t v) {
+  if (atomic_load_explicit(dev->word, memory_order_acquire) >= v) return true;
+  if (!atomic_load_explicit(&dev->lost, memory_order_seq_cst)) return false;
+  return !dev->drv->busy || !dev->drv->busy(dev->st, v);
+}
+
+void rig_device_left(rig_device *dev) {
+  rig_device_signal(dev);
+  rig_reclaim();
 }
 
 void rig_device_lose(rig_device *dev, const char *fmt, ...) {

@@ -24,10 +24,11 @@ void rig_defer_submission(rig_submission *s) {
   pthread_mutex_unlock(&lock);
 }
 
+/* Its last hand-over is over: reached, or its device lost and no thread
+ * of the driver still in it (the submission's parts, its images' code). */
 static bool submission_done(const rig_submission *s) {
   uint64_t v = atomic_load(&s->last);
-  return v == 0 || rig_point_reached(rig_point_make(s->dev->index, v)) ||
-         rig_device_lost_now(s->dev);
+  return v == 0 || rig_device_past(s->dev, v);
 }
 
 size_t rig_reclaim_pending(void) {

@@ -1,6 +1,6 @@
 /* device.c: cuInit, the devices and their attributes, primary contexts, the
  * thread's context stack, peers. Part of a test double of the CUDA driver
- * API, for the tests only: FAKECUDA_DEVICES (0, 1 or 2; default 1) says
+ * API, for the tests only: FAKECUDA_DEVICES (0 to 3; default 1) says
  * how many devices it has, FAKECUDA_PEER=1 lets them reach each other. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,8 @@ static struct CUctx_st contexts[FC_MAX_DEVICES];
 
 /* Bus ids not in ordinal order, so that a backend ordering by them is
  * tested. */
-static const char *const bus_ids[FC_MAX_DEVICES] = {"0000:41:00.0", "0000:01:00.0"};
+static const char *const bus_ids[FC_MAX_DEVICES] = {"0000:41:00.0", "0000:01:00.0",
+                                                     "0000:81:00.0"};
 
 #define STACK_DEPTH 64
 static _Thread_local struct CUctx_st *stack[STACK_DEPTH];
@@ -36,8 +37,8 @@ CUresult fc_Init(unsigned int flags) {
   const char *env = getenv("FAKECUDA_DEVICES");
   int n = 1;
   if (env && *env) {
-    if (strcmp(env, "0") && strcmp(env, "1") && strcmp(env, "2")) {
-      fprintf(stderr, "fakecuda: FAKECUDA_DEVICES=%s: must be 0, 1 or 2\n", env);
+    if (env[0] < '0' || env[0] > '0' + FC_MAX_DEVICES || env[1]) {
+      fprintf(stderr, "fakecuda: FAKECUDA_DEVICES=%s: must be 0 to %d\n", env, FC_MAX_DEVICES);
       return CUDA_ERROR_INVALID_VALUE;
     }
     n = env[0] - '0';

@@ -22,7 +22,7 @@ enum {
   CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
 };
 
-#define FC_MAX_DEVICES     2
+#define FC_MAX_DEVICES     3
 #define FC_TOTAL_MEM       ((size_t)1 << 30)
 #define FC_MAX_THREADS     1024
 #define FC_SHARED          49152
