@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "base/env.h"
 #include "bootstrap.h"
 #include "express.h"
 #include "failure.h"
@@ -145,6 +146,10 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   }
   *out = job;
   return RIG_OK;
+}
+
+double rig_job_silence(void) {
+  return rig_env_get()->job_silence;
 }
 
 int rig_job_rank(const rig_job *job) {

@@ -56,6 +56,12 @@ void rig_machine_clear(rig_machine *m);
  * machine and the controller gathers them. */
 rig_status rig_job_start(MPI_Comm comm, rig_job **job, rig_error *err);
 
+/* The job's silence bound in seconds: RIG_JOB_SILENCE as librig reads it
+ * (docs/environment.md), or its default where unset or invalid
+ * (rig_environment_check says which). Also what bounds MPI's start, which
+ * an application that embeds a job may bound by it too. */
+double rig_job_silence(void);
+
 /* This process's machine (its rank in the job's communicator). */
 int rig_job_rank(const rig_job *job);
 size_t rig_job_machines(const rig_job *job);

@@ -138,16 +138,8 @@ static void *watch_init(void *arg) {
   return NULL;
 }
 
-/* The silence bound (docs/environment.md), which the library checks. */
-static double silence_bound(void) {
-  const char *v = getenv("RIG_JOB_SILENCE");
-  char *end = NULL;
-  double s = v ? strtod(v, &end) : 0;
-  return v && end != v && s >= 3 && s <= 86400 ? s : 10;
-}
-
 static void init_bounded(int *argc, char ***argv) {
-  init_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, silence_bound()};
+  init_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, rig_job_silence()};
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch_init, &w) == 0;
   /* A machine that is gone (killed, cut off) leaves sockets closed: a
