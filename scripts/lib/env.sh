@@ -7,3 +7,5 @@ export OMPI_MCA_btl_tcp_if_include=lo
 export OMPI_MCA_oob_tcp_if_include=lo
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=scripts/lib/ompi.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ompi.sh"

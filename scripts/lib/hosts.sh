@@ -305,6 +305,9 @@ rig_hosts_mpirun() {
   export OMPI_MCA_orte_leave_session_attached=1
   export OMPI_MCA_rmaps_base_mapping_policy=node OMPI_MCA_hwloc_base_binding_policy=none
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  # A host cut off ends mpirun too, not only the ranks (ompi.sh).
+  # shellcheck source=scripts/lib/ompi.sh
+  source "$RIG_HOSTS_LIB/ompi.sh"
   exec mpirun "$@"
 }
 
