@@ -305,10 +305,12 @@ static void *control_main(void *arg) {
         c->quiet = true;
         break;
       }
-      /* A peer that is gone never answers: give up on it (sooner once the
-       * job failed: the ranks that can answer have). */
+      /* A peer that is gone never answers: give up on it after as long as
+       * a peer may be silent (a controller still closing its other agents,
+       * slow under a sanitizer, is not gone), sooner once the job failed:
+       * the ranks that can answer have. */
       if (!stop_at) stop_at = now;
-      if (now - stop_at > (atomic_load(c->failed) ? 2.0 : 5.0)) break;
+      if (now - stop_at > (atomic_load(c->failed) ? 2.0 : rig_env_get()->job_silence)) break;
     }
     if (busy) {
       last_busy = now;
@@ -351,6 +353,27 @@ rig_status rig_ctl_start(ctl *c, rig_error *err) {
   return RIG_OK;
 }
 
+/* Sends a stop gave up on, with their buffers: MPI may still read them
+ * (one entry per job that closed with a peer gone, so few). */
+typedef struct abandoned {
+  struct abandoned *next;
+  MPI_Request *reqs;
+  unsigned char **bufs;
+  size_t n;
+} abandoned;
+static abandoned *abandoned_sends;
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void abandon(ctl *c) {
+  abandoned *a = malloc(sizeof *a);
+  if (!a) return; /* then they are lost, as MPI's own would be */
+  *a = (abandoned){NULL, c->reqs, c->bufs, c->ninflight};
+  pthread_mutex_lock(&abandoned_lock);
+  a->next = abandoned_sends;
+  abandoned_sends = a;
+  pthread_mutex_unlock(&abandoned_lock);
+}
+
 bool rig_ctl_stop(ctl *c) {
   if (!c->started) return false;
   frame bye = {.h.kind = F_BYE};
@@ -362,10 +385,13 @@ bool rig_ctl_stop(ctl *c) {
   pthread_join(c->thread, NULL);
   c->started = false;
   /* Sends still in flight (a peer gone) keep their buffers: MPI may still
-   * read them. */
+   * read them. They are kept on purpose, on a list of their own, not
+   * leaked. */
   if (c->quiet) {
     free(c->reqs);
     free(c->bufs);
+  } else {
+    abandon(c);
   }
   free(c->heard);
   free(c->sent);

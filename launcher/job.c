@@ -187,6 +187,28 @@ rig_status rig_job_serve(rig_job *job, rig_error *err) {
   return rig_job_wait_end(job) ? rig_job_error(job, err) : RIG_OK;
 }
 
+/* CLOSE to every agent at once, then each answer awaited: an agent that
+ * closed early waits for the controller's goodbye only as long as the
+ * slowest agent takes, not as long as all of them one after another. */
+static void close_agents(rig_job *job, rig_error *err) {
+  request **posted = calloc((size_t)job->size, sizeof *posted);
+  for (int r = 1; r < job->size && !atomic_load(&job->failed); r++) {
+    frame req = {.h.kind = F_CLOSE};
+    request *reply = NULL;
+    if (posted) {
+      if (rig_request_post(job, r, &req, NULL, 0, &posted[r], err) != RIG_OK) break;
+    } else if (rig_request(job, r, &req, NULL, 0, &reply, err) == RIG_OK) {
+      rig_request_free(reply); /* out of memory: one after another */
+    }
+  }
+  for (int r = 1; posted && r < job->size; r++) {
+    request *reply = NULL;
+    if (posted[r] && rig_request_await(job, posted[r], &reply, err) == RIG_OK)
+      rig_request_free(reply);
+  }
+  free(posted);
+}
+
 rig_status rig_job_close(rig_job *job, rig_error *err) {
   rig_status st = RIG_OK;
   /* Rails first: their ends drop together, before the agents close (an
@@ -198,11 +220,7 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
      * once its earlier work is done. Work handed over by shared memory is
      * waited for here first (a wait ends when the job fails). */
     rig_proxies_drain(job, -1);
-    for (int r = 1; r < job->size && !atomic_load(&job->failed); r++) {
-      frame req = {.h.kind = F_CLOSE};
-      request *reply = NULL;
-      if (rig_request(job, r, &req, NULL, 0, &reply, err) == RIG_OK) rig_request_free(reply);
-    }
+    close_agents(job, err);
     if (atomic_load(&job->failed))
       st = rig_job_error(job, err);
     else {
