@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/env.h"
+#include "base/log.h"
 #include "express.h"
 #include "far.h"
 #include "job.h"
@@ -313,7 +314,7 @@ static unsigned char *offer_route(rig_job *job, express *ex, bool want, size_t *
   rig_error e;
   bool mapped = ex->my_timelines != NULL;
   if (!mapped && rig_remote_listen(ex, &address, &len, &e) != RIG_OK) {
-    if (rig_env_get()->trace) fprintf(stderr, "progrun: runs go by frames: %s\n", e.message);
+    rig_log(RIG_LOG_INFO, "runs go by frames: %s", e.message);
     len = 0;
   }
   unsigned char *offer = malloc(1 + len);
@@ -361,8 +362,8 @@ static unsigned char *plan_routes(rig_job *job, express *ex, const gathered *g, 
     messages |= plan[m] == EX_BY_MESSAGES;
   }
   if (messages && len) memcpy(plan + job->size, address, len);
-  for (int m = 1; m < job->size && rig_env_get()->trace; m++)
-    fprintf(stderr, "progrun: machine %d: runs go by %s\n", m,
+  for (int m = 1; m < job->size && rig_log_enabled(RIG_LOG_INFO); m++)
+    rig_log(RIG_LOG_INFO, "machine %d: runs go by %s", m,
             plan[m] == EX_BY_MEMORY     ? "shared memory"
             : plan[m] == EX_BY_MESSAGES ? "messages"
                                         : "frames");

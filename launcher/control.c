@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/env.h"
+#include "base/log.h"
 #include "base/sync.h"
 
 #define BEAT_EVERY RIG_JOB_BEAT_S /* seconds of quiet before a beat */
@@ -39,7 +40,8 @@ typedef struct outmsg {
   unsigned char *buf;
 } outmsg;
 
-/* RIG_TRACE=1: every frame but beats is logged on stderr, for debugging. */
+/* RIG_TRACE=1 (RIG_LOG=debug): every frame but beats is logged, for
+ * debugging; through the log, which never blocks this thread. */
 static bool trace;
 
 rig_status rig_mpi_status(int rc, const char *call, rig_error *err) {
@@ -143,7 +145,7 @@ static bool send_queued(ctl *c) {
     if (trace && kind != F_BEAT) {
       frame_header th;
       memcpy(&th, m->buf, sizeof th);
-      fprintf(stderr, "rank %d: send kind %u req %llu to %d\n", c->rank, kind,
+      rig_log(RIG_LOG_DEBUG, "rank %d: send kind %u req %llu to %d", c->rank, kind,
               (unsigned long long)th.request, m->dest);
     }
     if (mpi_check(c, MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
@@ -220,7 +222,7 @@ static bool receive_one(ctl *c, bool *any) {
     memcpy(&f, buf, sizeof f);
     const frame_header *h = &f.h;
     if (trace && h->kind != F_BEAT)
-      fprintf(stderr, "rank %d job %llx: got kind %u req %llu job %llx from %d\n", c->rank,
+      rig_log(RIG_LOG_DEBUG, "rank %d job %llx: got kind %u req %llu job %llx from %d", c->rank,
               (unsigned long long)c->job_id, h->kind, (unsigned long long)h->request,
               (unsigned long long)h->job, st.MPI_SOURCE);
     if (sizeof f + h->payload == (size_t)n && h->job == c->job_id)
@@ -329,7 +331,7 @@ static void *control_main(void *arg) {
 }
 
 rig_status rig_ctl_start(ctl *c, rig_error *err) {
-  trace = rig_env_get()->trace;
+  trace = rig_log_enabled(RIG_LOG_DEBUG);
   rig_queue_init(&c->out);
   c->heard = calloc((size_t)c->size, sizeof *c->heard);
   c->sent = calloc((size_t)c->size, sizeof *c->sent);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "base/log.h"
 #include "base/sync.h"
 #include "express.h"
 
@@ -196,7 +197,7 @@ static rig_area *make(size_t bytes, const void **addr, size_t *len) {
   *addr = NULL;
   *len = 0;
   if (rig_area_make(bytes, &a, &err) != RIG_OK) {
-    if (rig_env_get()->trace) fprintf(stderr, "progrun: runs go by frames: %s\n", err.message);
+    rig_log(RIG_LOG_INFO, "runs go by frames: %s", err.message);
     return NULL;
   }
   rig_area_address(a, addr, len);
@@ -208,8 +209,7 @@ static rig_area *map(const void *addr, size_t len, int rank) {
   rig_error err;
   if (!len) return NULL;
   if (rig_area_map(addr, len, &a, &err) != RIG_OK) {
-    if (rig_env_get()->trace)
-      fprintf(stderr, "progrun: rank %d: not mapped: %s\n", rank, err.message);
+    rig_log(RIG_LOG_INFO, "rank %d: not mapped: %s", rank, err.message);
     return NULL;
   }
   return a;

@@ -22,6 +22,7 @@
 #include <ucs/debug/log_def.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "rails_internal.h"
 
 rig_status rig_ucx_error(rig_error *err, const char *what, ucs_status_t st) {
@@ -130,7 +131,7 @@ rig_status rig_ucx_config(ucp_config_t **out, bool *shared, rig_error *err) {
 
 /* ---- messages -------------------------------------------------------------------- */
 
-/* UCX's default format, on stderr: one write per message. */
+/* UCX's default format, through librig's log: a line per message. */
 static ucs_log_func_rc_t to_stderr(const char *file, unsigned line, const char *function,
                                    ucs_log_level_t level,
                                    const ucs_log_component_config_t *comp_conf, const char *format,
@@ -143,9 +144,14 @@ static ucs_log_func_rc_t to_stderr(const char *file, unsigned line, const char *
   struct timeval tv;
   gettimeofday(&tv, NULL);
   const char *base = strrchr(file, '/');
-  fprintf(stderr, "[%ld.%06ld] [%s:%d] %16s:%-4u %-4s %-5s %s\n", (long)tv.tv_sec, (long)tv.tv_usec,
-          host, (int)getpid(), base ? base + 1 : file, line, comp_conf->name,
-          ucs_log_level_names[level], message);
+  rig_log_level ours = level <= UCS_LOG_LEVEL_ERROR  ? RIG_LOG_ERROR
+                      : level <= UCS_LOG_LEVEL_WARN ? RIG_LOG_WARN
+                      : level <= UCS_LOG_LEVEL_INFO ? RIG_LOG_INFO
+                                                    : RIG_LOG_DEBUG;
+  if (level == UCS_LOG_LEVEL_PRINT) ours = RIG_LOG_WARN;
+  rig_log_raw(ours, "[%ld.%06ld] [%s:%d] %16s:%-4u %-4s %-5s %s", (long)tv.tv_sec,
+              (long)tv.tv_usec, host, (int)getpid(), base ? base + 1 : file, line, comp_conf->name,
+              ucs_log_level_names[level], message);
   return UCS_LOG_FUNC_RC_STOP;
 }
 

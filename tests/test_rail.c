@@ -1084,6 +1084,7 @@ static void ucx_messages_go_to_stderr_not_stdout(void) {
   dup2(fileno(out), 1);
   dup2(fileno(errs), 2);
   ucs_error("rail test: a message of UCX");
+  rig_log_flush(10.0); /* written by the log's thread */
   fflush(stdout);
   fflush(stderr);
   dup2(keep_out, 1);

@@ -5,6 +5,7 @@
 #define RIG_BASE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,35 @@ rig_status rig_error_setv(rig_error *err, rig_status code, const char *fmt, va_l
 /* Puts "<prefix>: " before the message already in *err; returns its code. */
 rig_status rig_error_prefix(rig_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* ---- The log (docs/environment.md, RIG_LOG) ------------------------------
+ * What librig has to say beside a call's status (how a job's runs go, a
+ * transport's warnings, with RIG_TRACE=1 every control frame): one line at
+ * a time, each whole. By default lines go to stderr through a thread of
+ * the log's own, so that a stderr that blocks never holds a thread of
+ * librig (a job's beats); lines that find no room are counted and the
+ * count said. */
+typedef enum rig_log_level {
+  RIG_LOG_ERROR = 0,
+  RIG_LOG_WARN,
+  RIG_LOG_INFO,
+  RIG_LOG_DEBUG,
+} rig_log_level;
+
+/* A handler: gets every line logged (its level at most RIG_LOG's), the
+ * prefix first ("progrun: ..."), no newline. It is called from any thread
+ * of librig, may not call librig, and should not block. */
+typedef void rig_log_fn(void *ctx, rig_log_level level, const char *line);
+/* Sends the lines to fn (NULL: to stderr again). */
+void rig_log_set_handler(rig_log_fn *fn, void *ctx);
+/* The words each line starts with, before ": " (default "librig"; the
+ * progrun command says "progrun"); "" for none. */
+void rig_log_set_prefix(const char *prefix);
+/* Waits up to timeout_s seconds for the lines on their way to stderr to be
+ * written (before a process leaves with _exit); whether they were. */
+bool rig_log_flush(double timeout_s);
+/* "error", "warn", "info", "debug". */
+const char *rig_log_level_name(rig_log_level level);
 
 /* Whether the RIG_* variables librig reads (docs/environment.md) are
  * valid: RIG_EINVAL naming the first that is not ("RIG_JOB_SILENCE=0.5:

@@ -125,6 +125,7 @@ static bool is_help(const char *s) {
 int main(int argc, char **argv) {
   cli_argc = argc;
   cli_argv = argv;
+  rig_log_set_prefix("progrun"); /* librig's lines are the command's */
   usage_silent = cli_under_mpi() && launcher_rank_is_not_0();
   if (argc < 2) return cli_usage_error("no command given");
   const char *first = argv[1];

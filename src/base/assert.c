@@ -2,10 +2,11 @@
  * a bug, so the process ends where it is seen. */
 #include "assert.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
+#include "log.h"
+
 void rig_assert_fail(const char *what, const char *file, int line, const char *function) {
-  fprintf(stderr, "librig: %s:%d: %s: assertion `%s` failed\n", file, line, function, what);
+  rig_log_now("librig: %s:%d: %s: assertion `%s` failed", file, line, function, what);
   abort();
 }

@@ -18,6 +18,7 @@ typedef enum var_kind {
   VAR_SECONDS, /* a double field, in [lo, hi] */
   VAR_FLAG,    /* a bool field: 0 or 1 */
   VAR_LIBRARY, /* a char[RIG_ENV_PATH_MAX] field: a name dlopen takes */
+  VAR_LEVEL,   /* an unsigned field: a log level's name (rig_log_level) */
 } var_kind;
 
 typedef struct var {
@@ -51,8 +52,13 @@ static const var vars[] = {
      "runs, copies and done reports between machines of one host by shared memory "
      "(docs/jobs.md, \"Runs by shared memory\"); `0` sends them all as frames of the control "
      "protocol"},
+    {"RIG_LOG", VAR_LEVEL, AT(log_level), RIG_LOG_WARN, "`warn`", 0, 0, NULL,
+     "the most detailed lines librig logs on stderr (or to the application's handler, "
+     "`rig_log_set_handler`): `error`, `warn` (a transport's warnings), `info` (the route each "
+     "machine's runs take), `debug` (every control frame); each line whole, never holding a "
+     "thread of librig when stderr blocks"},
     {"RIG_TRACE", VAR_FLAG, AT(trace), 0, NULL, 0, 1, NULL,
-     "logs every control frame but beats on stderr, for debugging a job"},
+     "logs every control frame but beats, for debugging a job: as `RIG_LOG=debug`"},
     {"RIG_CUDA_LIBRARY", VAR_LIBRARY, AT(cuda_library), 0, "`libcuda.so.1`", 0, 0, NULL,
      "the CUDA driver library the `cuda` backend opens (docs/cuda.md, \"Loading the driver\"); "
      "the tests name their driver double with it"},
@@ -74,6 +80,9 @@ static void set_default(const var *v, rig_env *env) {
       break;
     case VAR_LIBRARY:
       *(char *)field = '\0'; /* empty: the backend's own default */
+      break;
+    case VAR_LEVEL:
+      *(unsigned *)field = (unsigned)v->fallback;
       break;
   }
 }
@@ -111,6 +120,13 @@ static bool parse(const var *v, const char *s, rig_env *env, char *why, size_t s
         return snprintf(why, size, "longer than %d bytes", RIG_ENV_PATH_MAX - 1), false;
       memcpy(field, s, strlen(s) + 1);
       return true;
+    case VAR_LEVEL:
+      for (unsigned l = RIG_LOG_ERROR; l <= RIG_LOG_DEBUG; l++)
+        if (strcmp(s, rig_log_level_name((rig_log_level)l)) == 0) {
+          *(unsigned *)field = l;
+          return true;
+        }
+      return snprintf(why, size, "not error, warn, info or debug"), false;
   }
   return false;
 }
@@ -148,6 +164,9 @@ static void valid_text(const var *v, char *out, size_t size) {
                "a library's file name or path, as `dlopen` takes it, at most %d bytes; empty: "
                "the default",
                RIG_ENV_PATH_MAX - 1);
+      break;
+    case VAR_LEVEL:
+      snprintf(out, size, "`error`, `warn`, `info` or `debug`");
       break;
   }
 }
