@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent_rails.h"
+#include "base/sync.h"
 #include "executor.h"
 #include "express.h"
 #include "failure.h"
@@ -353,10 +354,28 @@ rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err) {
 }
 
 void rig_agent_free(agent *a) {
+  rig_agent_free_within(a, -1);
+}
+
+bool rig_agent_free_within(agent *a, double grace) {
   rig_queue_stop(&a->requests);
-  pthread_join(a->request_thread, NULL);
+  bool ended = true;
+  if (grace < 0)
+    pthread_join(a->request_thread, NULL);
+  else
+    ended = rig_join_within(a->request_thread, grace);
   for (size_t d = 0; d < a->ndevices; d++)
-    if (a->execs[d]) rig_executor_stop(a->execs[d]);
+    if (a->execs[d]) {
+      if (grace < 0)
+        rig_executor_stop(a->execs[d]);
+      else if (!rig_executor_stop_within(a->execs[d], ended ? grace : 0))
+        ended = false;
+      else
+        a->execs[d] = NULL;
+    }
+  /* A thread still inside work keeps what it uses: the holdings, the
+   * queues, the agent, the job. */
+  if (!ended) return false;
   /* What the controller left loaded goes now (after its work). */
   rig_holdings_free(&a->held);
   free(a->execs);
@@ -366,4 +385,5 @@ void rig_agent_free(agent *a) {
   }
   rig_queue_destroy(&a->requests);
   free(a);
+  return true;
 }

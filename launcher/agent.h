@@ -11,6 +11,10 @@ typedef struct agent agent;
 
 rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err);
 void rig_agent_free(agent *a);
+/* Once the job failed: as rig_agent_free, its threads waited for `grace`
+ * seconds at most; false when one is still inside work (a kernel that
+ * does not end), and then nothing they use is freed. */
+bool rig_agent_free_within(agent *a, double grace);
 /* A frame from the controller (on the control thread: never blocks). */
 void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload);
 

@@ -452,11 +452,11 @@ static void *completer_main(void *arg) {
   while ((h = (handover *)rig_queue_take(&e->done))) {
     rig_error err;
     bool ok = !atomic_load(&e->job->failed);
-    for (size_t i = 0; ok && i < h->nends; i++)
-      if (rig_point_wait(h->ends[i], &err) != RIG_OK) {
-        rig_job_fail_here(e->job, &err);
-        ok = false;
-      }
+    /* A device lost fails the job at once, whatever the others still run. */
+    if (ok && rig_points_wait(h->ends, h->nends, &err) != RIG_OK) {
+      rig_job_fail_here(e->job, &err);
+      ok = false;
+    }
     if (ok) report(e, h);
     rig_handover_free(h);
     rig_queue_finished(&e->done);
@@ -509,13 +509,24 @@ void rig_executor_drain(executor *e) {
 }
 
 void rig_executor_stop(executor *e) {
+  rig_executor_stop_within(e, -1);
+}
+
+bool rig_executor_stop_within(executor *e, double grace) {
   rig_queue_stop(&e->work);
   atomic_store(&e->stopping, true);
   if (e->ring) rig_express_ring_wake(e->ring);
-  pthread_join(e->runner, NULL);
   rig_queue_stop(&e->done);
-  pthread_join(e->completer, NULL);
+  if (grace < 0) {
+    pthread_join(e->runner, NULL);
+    pthread_join(e->completer, NULL);
+  } else {
+    bool runner = rig_join_within(e->runner, grace);
+    bool completer = rig_join_within(e->completer, runner ? grace : 0);
+    if (!runner || !completer) return false;
+  }
   rig_queue_destroy(&e->work);
   rig_queue_destroy(&e->done);
   free(e);
+  return true;
 }

@@ -38,6 +38,10 @@ void rig_executor_push(executor *e, handover *h);
 void rig_executor_drain(executor *e);
 /* Stops the threads once their queues are empty, and frees e. */
 void rig_executor_stop(executor *e);
+/* The same once the job failed: its threads are waited for `grace`
+ * seconds at most (one may be inside a kernel that never ends: nobody
+ * waits for it); false, e kept for them, when one did not end. */
+bool rig_executor_stop_within(executor *e, double grace);
 void rig_handover_free(handover *h);
 
 #endif

@@ -37,10 +37,13 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
   pthread_mutex_lock(&job->lock);
   atomic_store(&job->failed, true);
   pthread_cond_broadcast(&job->changed);
+  void (*user)(void *) = job->user_on_fail;
+  void *user_ctx = job->user_on_fail_ctx;
   pthread_mutex_unlock(&job->lock);
   /* No program or host wait on a rail's count blocks past the failure. */
   rig_rails_raise_all(job->cause);
   if (job->on_fail) job->on_fail(job);
+  if (user) user(user_ctx);
 }
 
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
@@ -110,4 +113,13 @@ bool rig_job_wait_end(rig_job *job) {
   while (!job->closed && !atomic_load(&job->failed)) pthread_cond_wait(&job->changed, &job->lock);
   pthread_mutex_unlock(&job->lock);
   return atomic_load(&job->failed);
+}
+
+void rig_job_on_failure(rig_job *job, void (*fn)(void *ctx), void *ctx) {
+  pthread_mutex_lock(&job->lock);
+  job->user_on_fail = fn;
+  job->user_on_fail_ctx = ctx;
+  bool now = atomic_load(&job->failed) && fn;
+  pthread_mutex_unlock(&job->lock);
+  if (now) fn(ctx);
 }

@@ -60,6 +60,16 @@ static bool knocked_by_all(rig_job *job) {
 
 /* ---- starting ------------------------------------------------------------------------ */
 
+/* Jobs an agent's thread is still inside work of (a kernel that does not
+ * end) when the job failed: kept for it on purpose, never freed. */
+static rig_job *abandoned_jobs;
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* How long a failed job's close waits for an agent's threads to leave
+ * their work: work that is over leaves at once; a kernel that does not
+ * end is not waited for (docs/jobs.md, "Failure"). */
+#define AGENT_GRACE_S 0.5
+
 static void free_job(rig_job *job) {
   /* The job's messages and rails stop before what they reach goes (a late
    * loss names a machine by its label): the controller's express lives
@@ -67,7 +77,15 @@ static void free_job(rig_job *job) {
   rig_remote_forget(job->link ? job->link->express : NULL);
   rig_proxies_free(job);
   rig_requests_free(job);
-  if (job->agent) rig_agent_free(job->agent);
+  bool failed = atomic_load(&job->failed);
+  if (job->agent && failed && !rig_agent_free_within(job->agent, AGENT_GRACE_S)) {
+    pthread_mutex_lock(&abandoned_lock);
+    job->abandoned_next = abandoned_jobs;
+    abandoned_jobs = job;
+    pthread_mutex_unlock(&abandoned_lock);
+    return;
+  }
+  if (job->agent && !failed) rig_agent_free(job->agent);
   rig_remote_forget(job->express);
   if (job->express) rig_far_free(job->express);
   rig_express_free(job->express);

@@ -27,6 +27,8 @@ struct rig_job {
   char cause[RIG_ERROR_MESSAGE_MAX];
   rig_status cause_code;         /* what the cause stands for (rig_job_cause) */
   void (*on_fail)(rig_job *job); /* after the cause is set: the proxies lost */
+  void (*user_on_fail)(void *ctx); /* rig_job_on_failure's, under lock */
+  void *user_on_fail_ctx;
   bool closed;                   /* an agent: the controller closed the job */
   /* Controller: requests in flight (request.h). */
   request *requests;
@@ -41,6 +43,7 @@ struct rig_job {
   /* Agent. */
   struct agent *agent;
   bool start_pending; /* a collective of the start never completed */
+  struct rig_job *abandoned_next; /* kept for a thread still in work (job.c) */
 };
 
 #endif

@@ -542,6 +542,37 @@ static void stop_rank_1(void *ctx, pid_t launcher) {
   if (pid > 0) *(int *)ctx = pid;
 }
 
+/* Stops mpirun itself for 8 s once machine 1 runs: its pipes, every
+ * rank's stdout and stderr, fill and block. */
+static void stop_the_launcher(void *ctx, pid_t launcher) {
+  wait_loaded(launcher, 1);
+  if (kill(launcher, SIGSTOP) != 0) return;
+  *(int *)ctx = 1;
+  sleep(8);
+  kill(launcher, SIGCONT);
+}
+
+/* Every control frame logged (RIG_TRACE=1, runs by frames), mpirun
+ * stopped past the silence bound: the ranks' stderr blocks, and the beats
+ * go on all the same (the log never holds the thread that beats), so the
+ * job ends well. (That each line is written whole is the base suite's:
+ * mpirun's forwarding, once it goes on, may cut a rank's lines where its
+ * reads end.) */
+static void test_a_stderr_that_blocks_stops_no_beat(void) {
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "20000", "--quiet",
+                        NULL};
+  static char silence[] = "RIG_JOB_SILENCE=3", trace[] = "RIG_TRACE=1", frames[] = "RIG_JOB_EXPRESS=0";
+  char *env[] = {silence, trace, frames, NULL};
+  int stopped = 0;
+  rig_proc p = mpirun_during(2, args, env, 120, 0.0, stop_the_launcher, &stopped);
+  CU_ASSERT(stopped);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NULL(strstr(p.err, "silent for"));
+  if (p.code != 0) show(&p);
+  rig_proc_free(&p);
+}
+
 static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
   char saxpy[512];
   const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
@@ -606,6 +637,117 @@ static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void)
            machine_label(1, m1, sizeof m1));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   CU_ASSERT_PTR_NULL(strstr(p.out, "runs 1"));
+  if (p.code == 0 || p.timed_out || !strstr(p.err, want)) show(&p);
+  if (stopped > 0 && p.timed_out) kill(stopped, SIGKILL);
+  rig_proc_free(&p);
+}
+
+/* A description of two cpu devices: cpu:0 launches a pause that never
+ * ends (2^32 s), then cpu:1's fill fails at once. */
+static void write_busy_and_failing(const char *path) {
+  char text[4096];
+  const char *k = env_or("RIG_TEST_KERNELS", "kernels.so");
+  snprintf(text, sizeof text,
+           "{\"format\": 4, \"devices\": [\"cpu-%s\", \"cpu-%s\"], \"memory\": [],\n"
+           " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": "
+           "[]}},\n"
+           "            {\"device\": 1, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": "
+           "[]}}],\n"
+           " \"inputs\": [], \"ints\": 0,\n"
+           " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
+           "   \"name\": \"pause_s\", \"params\": {\"bytes\": \"ffffffff00000000\", \"holes\": []},\n"
+           "   \"refs\": [], \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+           "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
+           "{\"Fixed\": 0}}}],\n"
+           "   \"slots\": [], \"fixed\": []}},\n"
+           "  {\"Submit\": {\"device\": 1, \"parts\": [{\"Fill\": {\"fill\": {\"Entry\": "
+           "{\"image\": 1, \"name\": \"failing_fill\"}},\n"
+           "   \"params\": {\"bytes\": \"\", \"holes\": []}, \"refs\": []}}], \"slots\": [], "
+           "\"fixed\": []}}]}\n",
+           rig_host_isa(), rig_host_isa(), k, k);
+  write_text(path, text);
+}
+
+/* cpu:1's fill fails in run 0 beside cpu:0's kernel that never ends, on
+ * one machine alone, on the controller's machine and on an agent's: the
+ * failure is told when it happens, and every rank leaves without waiting
+ * for the kernel (which dies with its process). */
+static void test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once(void) {
+  char busy[512], noop[512], ctl[512], agent[512];
+  write_busy_and_failing(in_tmp("busy-failing.json", busy, sizeof busy));
+  write_launch(in_tmp("noop-0.json", noop, sizeof noop), "noop", "0000000000000000");
+  write_text(in_tmp("busy-ctl.json", ctl, sizeof ctl),
+             "{\"machines\": [{\"program\": \"busy-failing.json\"}, {\"program\": "
+             "\"noop-0.json\"}]}\n");
+  write_text(in_tmp("busy-agent.json", agent, sizeof agent),
+             "{\"machines\": [{\"program\": \"noop-0.json\"}, {\"program\": "
+             "\"busy-failing.json\"}]}\n");
+  const char *want = "cpu:1 lost: part 0: a fill failed with 7\n";
+  /* Alone. */
+  char *alone[] = {(char *)progrun(), busy, "--runs", "3", NULL};
+  rig_proc p = rig_proc_run(alone, NULL, 60);
+  CU_ASSERT_EQUAL(p.code, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: run 0: cpu:1 lost"));
+  if (p.code != 1 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+  /* On the controller's machine, then on an agent's. */
+  const char *files[] = {ctl, agent};
+  const char *said[] = {"progrun: run 0 on machine 0: cpu:1 lost", "progrun: run 0: "};
+  for (int i = 0; i < 2; i++) {
+    const char *args[] = {files[i], "--runs", "3", "--quiet", NULL};
+    p = mpirun(2, args, 60);
+    CU_ASSERT_NOT_EQUAL(p.code, 0);
+    CU_ASSERT_FALSE(p.timed_out);
+    const char *at = strstr(p.err, said[i]);
+    CU_ASSERT(at && strstr(at, want));
+    if (p.timed_out || !at || !strstr(at, want)) show(&p);
+    rig_proc_free(&p);
+  }
+}
+
+/* As write_launch, on the host device: the launch runs on the thread that
+ * hands the run over (machine 0's: the controller's own). */
+static void write_host_launch(const char *path, const char *fn, const char *params) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"format\": 4, \"devices\": [\"%s\"], \"memory\": [],\n"
+           " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, "
+           "\"holes\": []}}],\n"
+           " \"inputs\": [], \"ints\": 0,\n"
+           " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
+           "   \"name\": \"%s\", \"params\": {\"bytes\": \"%s\", \"holes\": []}, \"refs\": [],\n"
+           "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+           "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
+           "{\"Fixed\": 0}}}],\n"
+           "   \"slots\": [], \"fixed\": []}}]}\n",
+           rig_host_isa(), env_or("RIG_TEST_KERNELS", "kernels.so"), fn, params);
+  write_text(path, text);
+}
+
+/* Machine 0 busy 40 s on its host device (a step that runs on the
+ * controller's own thread), machine 1 stopped: the silence is told within
+ * its bound, naming its run, not once the host's work ends. */
+static void test_a_silent_agent_is_told_while_the_controllers_host_works(void) {
+  char slow[512], fast[512], job[512];
+  write_host_launch(in_tmp("host-slow.json", slow, sizeof slow), "pause_s", "2800000000000000");
+  write_launch(in_tmp("fast.json", fast, sizeof fast), "noop", "0000000000000000");
+  write_text(in_tmp("host-busy-job.json", job, sizeof job),
+             "{\"machines\": [{\"program\": \"host-slow.json\"}, {\"program\": "
+             "\"fast.json\"}]}\n");
+  const char *args[] = {job, NULL};
+  static char silence[] = "RIG_JOB_SILENCE=3";
+  char *env[] = {silence, NULL};
+  int stopped = 0;
+  rig_proc p = mpirun_during(2, args, env, 60, 5.0, stop_rank_1, &stopped);
+  CU_ASSERT(stopped > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  /* The bound after the stop, and a few seconds more; the work lasts 40. */
+  CU_ASSERT(p.seconds < 5.0 + 3.0 + 10.0);
+  char m1[64], want[128];
+  snprintf(want, sizeof want, "progrun: run 0: %s: silent for 3 s\n",
+           machine_label(1, m1, sizeof m1));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   if (p.code == 0 || p.timed_out || !strstr(p.err, want)) show(&p);
   if (stopped > 0 && p.timed_out) kill(stopped, SIGKILL);
   rig_proc_free(&p);
@@ -1301,6 +1443,11 @@ void rig_test_register(void) {
        test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves},
       {"an agent killed mid-run ends the job naming its machine",
        test_an_agent_killed_mid_run_ends_the_job_naming_its_machine},
+      {"a stderr that blocks stops no beat", test_a_stderr_that_blocks_stops_no_beat},
+      {"a silent agent is told while the controller's host works",
+       test_a_silent_agent_is_told_while_the_controllers_host_works},
+      {"a failure beside a kernel that never ends is told at once",
+       test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once},
       {"a silent machine fails the job past the bound",
        test_a_silent_machine_fails_the_job_past_the_bound},
       {"a silent agent fails the job while the controller is busy",

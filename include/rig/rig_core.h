@@ -61,6 +61,11 @@ bool rig_point_reached(rig_point p);
  * sleeps on the device (never burns a core for long). RIG_ELOST with the
  * device's reason if it is or becomes lost first. */
 rig_status rig_point_wait(rig_point p, rig_error *err);
+/* Waits until every point of p is reached; answers at once the loss of
+ * any of their devices (RIG_ELOST, or a job's RIG_EJOB, with its reason),
+ * whatever the others still run: a run that failed on one device is told
+ * when it fails, not when a long kernel elsewhere ends. */
+rig_status rig_points_wait(const rig_point *p, size_t n, rig_error *err);
 
 /* ---- Devices -------------------------------------------------------------- */
 
@@ -221,6 +226,11 @@ rig_device *rig_image_device(const rig_image *img);
 rig_image *rig_image_retain(rig_image *img);
 /* The image is unloaded once released and the work that used it is done. */
 void rig_image_release(rig_image *img);
+/* Releases img once every point of `after` is past: reached, or of a
+ * device lost whose driver runs that work no more. It never waits: a
+ * program released while a kernel still runs keeps the code its work may
+ * call (an Entry in any work's parameters) until then. */
+void rig_image_release_after(rig_image *img, const rig_point *after, size_t n);
 
 /* ---- Submissions ---------------------------------------------------------
  * Work prepared once from parts and handed over any number of times. Each

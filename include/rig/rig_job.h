@@ -92,6 +92,12 @@ rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Whether the job failed, and why (RIG_EJOB with the root cause). */
 bool rig_job_failed(const rig_job *job, rig_error *why);
+/* fn(ctx) is called once, when the job fails (at once if it has): on the
+ * thread of librig that found the failure, after every rank was told. It
+ * must not block or call librig: it wakes whoever tells the failure while
+ * the thread that runs is busy (a host kernel of this machine's own), so
+ * that the failure is told when it happens. NULL: none. */
+void rig_job_on_failure(rig_job *job, void (*fn)(void *ctx), void *ctx);
 /* What the root cause stands for: RIG_OK while the job has not failed,
  * the code its rig_job_fail_as gave, else RIG_EJOB (a machine lost, a run
  * failing); why, when not NULL, gets that code and the cause. */

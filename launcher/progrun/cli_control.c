@@ -94,18 +94,20 @@ static int open_machine(cli_session *s, size_t m, rig_error *err) {
  * (a proxy's is lost with the job, with its root cause). */
 static rig_status ends_reached(const cli_machine *mm, size_t *seen, bool *reached, rig_error *err) {
   *reached = false;
-  for (; *seen < mm->nends; ++*seen) {
-    rig_point p = mm->ends[*seen];
+  for (; *seen < mm->nends && rig_point_reached(mm->ends[*seen]); ++*seen) {
+  }
+  /* A lost device among the ends left fails the run now, whatever an
+   * earlier end's device still runs (a long kernel beside a failed fill). */
+  for (size_t k = *seen; k < mm->nends; k++) {
+    rig_point p = mm->ends[k];
     if (rig_point_reached(p)) continue;
     rig_device *dev = rig_device_at(rig_point_device(p));
     if (!dev || rig_device_is_lost(dev, NULL)) {
       rig_status st = rig_point_wait(p, err);
       if (st != RIG_OK) return st;
-      continue;
     }
-    return RIG_OK;
   }
-  *reached = true;
+  *reached = *seen == mm->nends;
   return RIG_OK;
 }
 
@@ -125,11 +127,12 @@ typedef struct waits {
 } waits;
 
 /* This machine alone: its ends waited for as the core waits (no rounds,
- * no naps between them), the run's time to the last. */
+ * no naps between them), the run's time to the last; a device lost fails
+ * the run at once, whatever the others still run. */
 static int wait_alone(cli_session *s, uint64_t r, uint64_t start, waits *w, rig_error *err) {
   const cli_machine *mm = &s->machines[0];
-  for (size_t k = 0; k < mm->nends; k++)
-    if (rig_point_wait(mm->ends[k], err) != RIG_OK) return prefix_run(s, err, r, 0), CLI_EXIT_FAIL;
+  if (rig_points_wait(mm->ends, mm->nends, err) != RIG_OK)
+    return prefix_run(s, err, r, 0), CLI_EXIT_FAIL;
   w->last[0] = cli_now_ns() - start;
   rig_trace_reached(mm->ends, mm->nends);
   return CLI_EXIT_OK;

@@ -5,6 +5,10 @@
  * writes the files and prints the summary. The other ranks serve. A
  * failure is the job's on every rank, which each prints and leaves with:
  * no rank hangs (docs/jobs.md "Failure"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -70,6 +74,7 @@ static void agent_continued(void *ctx) {
 static _Noreturn void leave(int rc) {
   fflush(stdout);
   fflush(stderr);
+  rig_log_flush(1.0); /* librig's lines on their way, if stderr takes them */
   _exit(rc);
 }
 
@@ -155,6 +160,83 @@ static void init_bounded(int *argc, char ***argv) {
   if (watching) pthread_join(t, NULL);
 }
 
+/* ---- the failure, told when it happens --------------------------------------- */
+
+/* Whoever tells the job's failure first: the running thread (it watches the
+ * job between its waits) or, while that thread is inside work of this
+ * machine's own (a host step runs on it until it ends), the watch below. */
+static atomic_bool failure_told;
+
+bool cli_failure_claim(void) {
+  return !atomic_exchange(&failure_told, true);
+}
+
+static struct {
+  int fds[2]; /* 1 written at the failure, 0 at the end of a job that went well */
+  pthread_t thread;
+  bool started;
+} failure_watch = {{-1, -1}, 0, false};
+
+/* On the thread of librig that found the failure: it must not block. */
+static void on_failure(void *ctx) {
+  (void)ctx;
+  unsigned char b = 1;
+  ssize_t w = write(failure_watch.fds[1], &b, 1);
+  (void)w;
+}
+
+/* How long the running thread has to tell the failure itself. */
+#define TELL_GRACE_MS 500
+
+static void *watch_failure(void *arg) {
+  cli_session *s = arg;
+  unsigned char b = 0;
+  while (read(failure_watch.fds[0], &b, 1) < 0 && errno == EINTR) {
+  }
+  if (b != 1) return NULL;
+  for (int ms = 0; ms < TELL_GRACE_MS; ms += 10) {
+    if (atomic_load(&failure_told)) return NULL;
+    struct timespec ten = {0, 10000000};
+    nanosleep(&ten, NULL);
+  }
+  if (!cli_failure_claim()) return NULL;
+  rig_error why;
+  rig_job_failed(s->job, &why);
+  int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
+  cli_hold();
+  cli_settle();
+  cli_outset_abort(&s->files);
+  if (r >= 0)
+    cli_fail(CLI_EXIT_FAIL, "run %" PRId64 ": %s", r, why.message);
+  else
+    cli_fail(CLI_EXIT_FAIL, "%s", why.message);
+  /* The peers were told by librig; the work here is not waited for. */
+  leave(code_of(s->job));
+}
+
+static void watch_start(cli_session *s) {
+  if (pipe2(failure_watch.fds, O_CLOEXEC) != 0) return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old); /* signals are the interrupt thread's */
+  failure_watch.started = pthread_create(&failure_watch.thread, NULL, watch_failure, s) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (failure_watch.started) rig_job_on_failure(s->job, on_failure, NULL);
+}
+
+/* The job went well: the watch ends (before the job is freed). */
+static void watch_stop(cli_session *s) {
+  if (!failure_watch.started) return;
+  rig_job_on_failure(s->job, NULL, NULL);
+  unsigned char b = 0;
+  ssize_t w = write(failure_watch.fds[1], &b, 1);
+  (void)w;
+  pthread_join(failure_watch.thread, NULL);
+  failure_watch.started = false;
+  close(failure_watch.fds[0]);
+  close(failure_watch.fds[1]);
+}
+
 /* ---- the controller -------------------------------------------------------- */
 
 /* The job's whole run once the plans are made: the exit code, its message
@@ -166,10 +248,12 @@ static int control(cli_session *s) {
     cli_session_fail(s, CLI_EXIT_FAIL, &err);
     leave(CLI_EXIT_FAIL);
   }
+  watch_start(s);
   int rc = cli_session_control(s, &err);
   if (rc == CLI_EXIT_OK) {
     /* The close waits for every agent's work: a failure found there (an
      * agent gone silent) is the job's too. The job is then freed. */
+    watch_stop(s); /* the job is freed by the close: told from here on */
     rig_status st = rig_job_close(s->job, &err);
     s->job = NULL;
     if (st != RIG_OK) rc = CLI_EXIT_FAIL;

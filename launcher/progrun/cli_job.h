@@ -139,6 +139,10 @@ typedef struct cli_session {
  * machine's inputs, and adds every file the run writes to s->files (none
  * of which may be one another): the exit code, its message printed. */
 int cli_session_plan(cli_session *s, const cli_run_opts *o, size_t n);
+/* Whether this thread tells the job's failure: only the first to ask
+ * does (the running thread, or the watch that tells it while that thread
+ * is busy with this machine's own work). */
+bool cli_failure_claim(void);
 /* Opens every machine, runs the runs, gathers the traces and puts the
  * outputs (cli_control.c): the exit code; *err the message. */
 int cli_session_control(cli_session *s, rig_error *err);

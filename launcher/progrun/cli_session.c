@@ -11,6 +11,9 @@
 #include "cli_job.h"
 
 int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
+  /* Told once: when the watch of a job told it first, it ends the process. */
+  if (s->job && !cli_failure_claim())
+    for (;;) pause();
   cli_hold();
   cli_settle();
   cli_outset_abort(&s->files);

@@ -4,7 +4,9 @@
 #define RIG_BASE_SYNC_H
 
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -38,6 +40,19 @@ static inline void rig_futex_wait_shared(_Atomic uint32_t *word, uint32_t expect
 
 static inline void rig_futex_wake_shared(_Atomic uint32_t *word, int n) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+/* Joins t if it ends within `seconds`; else detaches it (it may be inside
+ * work nobody can stop: a kernel that does not return) and answers false. */
+static inline bool rig_join_within(pthread_t t, double seconds) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  long long ns = (long long)until.tv_nsec + (long long)(seconds * 1e9);
+  until.tv_sec += (time_t)(ns / 1000000000LL);
+  until.tv_nsec = (long)(ns % 1000000000LL);
+  if (pthread_timedjoin_np(t, NULL, &until) == 0) return true;
+  pthread_detach(t);
+  return false;
 }
 
 /* One step of a spin loop: lets the sibling hyperthread run. */

@@ -175,6 +175,9 @@ void rig_device_unref(rig_device *dev);
  * (rig_driver.busy). What the work uses is freed only then. */
 bool rig_device_past(const rig_device *dev, uint64_t v);
 
+/* A device was lost: wakes every waiter on several points (rig_points_wait). */
+void rig_core_lost(void);
+
 /* RIG_ELOST with dev's reason. */
 rig_status rig_device_lost_error(const rig_device *dev, rig_error *err);
 bool rig_device_lost_now(const rig_device *dev);

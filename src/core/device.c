@@ -241,8 +241,10 @@ static void lose(rig_device *dev, rig_status code, bool named, const char *fmt, 
     atomic_store_explicit(&dev->lost, true, memory_order_seq_cst);
   }
   pthread_mutex_unlock(&lose_lock);
-  /* Everyone sleeping on the device learns of the loss. */
+  /* Everyone sleeping on the device learns of the loss, and everyone
+   * waiting on several points, one of them of this device. */
   rig_device_signal(dev);
+  rig_core_lost();
 }
 
 bool rig_device_past(const rig_device *dev, uint64_t v) {

@@ -468,7 +468,10 @@ rig_status rig_program_load(const rig_desc *desc, rig_device *const *devices, si
   return st;
 }
 
-static void free_local(plocal *l, const rig_desc *d, size_t ndevices) {
+/* after (n points): the last work of the program's devices, which its
+ * images outlive (none: they go now). */
+static void free_local(plocal *l, const rig_desc *d, size_t ndevices, const rig_point *after,
+                       size_t n) {
   if (!l) return;
   for (size_t i = 0; l->steps && i < l->nsteps; i++) {
     pstep *s = &l->steps[i];
@@ -494,7 +497,8 @@ static void free_local(plocal *l, const rig_desc *d, size_t ndevices) {
     rig_buffer_release(l->borrows[i]);
   for (size_t m = 0; l->mem && m < d->nmemory; m++)
     for (int k = 0; k < 2; k++) rig_buffer_release(l->mem[m].copy[k]);
-  for (size_t i = 0; l->images && i < d->nimages; i++) rig_image_release(l->images[i]);
+  for (size_t i = 0; l->images && i < d->nimages; i++)
+    rig_image_release_after(l->images[i], after, n);
   for (int k = 0; k < 2; k++) rig_buffer_release(l->ints[k]);
   rig_buffer_release(l->stage);
   free(l->steps);
@@ -513,13 +517,13 @@ static void free_local(plocal *l, const rig_desc *d, size_t ndevices) {
 
 /* Called only once the description is the program's: the parts' sizes are
  * its. */
-void rig_program_free(rig_program *p) {
+static void free_after(rig_program *p, const rig_point *after, size_t n) {
   size_t ni = p->desc->ninputs;
   rig_program_free_received(p->received, ni);
   if (p->kind == PKIND_REMOTE)
     rig_program_free_remote(p->remote, ni);
   else
-    free_local(p->local, p->desc, p->ndevices);
+    free_local(p->local, p->desc, p->ndevices, after, n);
   free(p->devices);
   free(p->threads);
   free(p->input_written);
@@ -529,15 +533,28 @@ void rig_program_free(rig_program *p) {
   free(p);
 }
 
+void rig_program_free(rig_program *p) {
+  free_after(p, NULL, 0);
+}
+
 void rig_program_release(rig_program *p) {
   if (!p) return;
   /* Memory returns through the core once its last use is reached, and each
    * submission keeps the image it launches; but an Entry may stand in any
-   * work's parameters, so the images wait for the last run's work. */
+   * work's parameters, so the images go once the last run's work is past
+   * (never waited for here: a kernel that does not end, on a device lost
+   * with the job, must not hold the caller). A program of another machine
+   * waits for its runs there, which end with the job. */
   pthread_mutex_lock(&p->run_lock);
-  for (size_t d = 0; d < p->ndevices; d++) rig_point_wait(rig_device_last(p->devices[d]), NULL);
+  rig_point *after = calloc(p->ndevices + 1, sizeof *after);
+  for (size_t d = 0; d < p->ndevices; d++) {
+    rig_point last = rig_device_last(p->devices[d]);
+    if (p->kind == PKIND_REMOTE || !after) rig_point_wait(last, NULL);
+    if (after) after[d] = last;
+  }
   pthread_mutex_unlock(&p->run_lock);
-  rig_program_free(p);
+  free_after(p, after, after ? p->ndevices : 0);
+  free(after);
 }
 
 size_t rig_program_devices(const rig_program *p) {
