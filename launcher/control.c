@@ -258,6 +258,29 @@ static void watch(ctl *c, double now) {
   }
 }
 
+/* A gap in this thread's own turns past which the process itself was
+ * stopped (SIGSTOP, a debugger) or starved: its naps are 0.2 s at most. */
+#define STALL_S 2.0
+
+/* This process did not run for `gap` seconds. Its peers are not blamed
+ * for it: what they sent meanwhile waits to be read, so their silence is
+ * counted from the end of the gap. A gap past the silence bound is the
+ * job's failure, this machine's own: its peers took it for gone. */
+static void stalled(ctl *c, double gap, double now) {
+  for (int r = 0; r < c->size; r++) {
+    c->heard[r] += gap;
+    if (c->heard[r] > now) c->heard[r] = now;
+  }
+  double bound = rig_env_get()->job_silence;
+  if (gap <= bound || atomic_load(c->failed)) return;
+  char cause[RIG_JOB_LABEL + 128];
+  snprintf(cause, sizeof cause,
+           "%s: stopped for %.0f s, past the %g s silence bound: the other machines took it "
+           "for gone",
+           c->labels[c->rank], gap, bound);
+  fail(c, true, cause, NULL);
+}
+
 /* Leaving: whether every frame is out and every peer said goodbye. */
 static bool all_said(ctl *c) {
   bool empty = rig_queue_idle(&c->out);
@@ -288,9 +311,12 @@ void rig_ctl_knock(ctl *c) {
 
 static void *control_main(void *arg) {
   ctl *c = arg;
-  double last_busy = rig_now_s(), last_watch = 0, stop_at = 0;
+  double last_busy = rig_now_s(), last_watch = 0, stop_at = 0, last_turn = rig_now_s();
   for (;;) {
     uint32_t seen = atomic_load(&c->wake);
+    double turn = rig_now_s();
+    if (turn - last_turn > STALL_S) stalled(c, turn - last_turn, turn);
+    last_turn = turn;
     /* A knock is traffic: its frame comes soon, and is polled for. */
     bool busy = atomic_exchange(&c->knocked, false);
     busy |= send_queued(c);

@@ -573,6 +573,66 @@ static void test_a_stderr_that_blocks_stops_no_beat(void) {
   rig_proc_free(&p);
 }
 
+/* Stops the controller (rank 0) for 5 s once machine 1 runs, then lets
+ * it go on. */
+static void stop_rank_0_for_5_s(void *ctx, pid_t launcher) {
+  wait_loaded(launcher, 1);
+  pid_t pid = signal_rank(launcher, 0, SIGSTOP);
+  if (pid <= 0) return;
+  *(int *)ctx = pid;
+  sleep(5);
+  kill(pid, SIGCONT);
+}
+
+/* The controller itself stopped past the silence bound: the agents rightly
+ * leave for its silence, and the controller, back, says it was the one
+ * stopped; no agent is blamed. */
+static void test_a_controller_stopped_past_the_bound_blames_itself(void) {
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+                        NULL};
+  static char silence[] = "RIG_JOB_SILENCE=3";
+  char *env[] = {silence, NULL};
+  int stopped = 0;
+  rig_proc p = mpirun_during(2, args, env, 60, 0.0, stop_rank_0_for_5_s, &stopped);
+  CU_ASSERT(stopped > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  char m0[64], m1[64], self[160], other[128];
+  snprintf(self, sizeof self, ": %s: stopped for ", machine_label(0, m0, sizeof m0));
+  snprintf(other, sizeof other, "%s: silent for", machine_label(1, m1, sizeof m1));
+  const char *said = strstr(p.err, "progrun: run ");
+  CU_ASSERT(said && strstr(said, self) && strstr(said, "past the 3 s silence bound"));
+  CU_ASSERT_PTR_NULL(strstr(p.err, other));
+  if (!said || !strstr(said, self) || strstr(p.err, other)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* SIGTERMs the controller (rank 0) alone, as a user's kill would. */
+static void term_rank_0(void *ctx, pid_t launcher) {
+  wait_loaded(launcher, 1);
+  pid_t pid = signal_rank(launcher, 0, SIGTERM);
+  if (pid > 0) *(int *)ctx = pid;
+}
+
+/* A signal to the controller alone, not from the launcher: told as an
+ * interrupt of this rank, no machine blamed for not answering. */
+static void test_a_signal_to_the_controller_alone_blames_no_machine(void) {
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+                        NULL};
+  int signalled = 0;
+  rig_proc p = mpirun_during(2, args, NULL, 60, 0.0, term_rank_0, &signalled);
+  CU_ASSERT(signalled > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: interrupted (SIGTERM) in run "));
+  CU_ASSERT_PTR_NULL(strstr(p.err, "did not answer"));
+  if (!strstr(p.err, "progrun: interrupted (SIGTERM)") || strstr(p.err, "did not answer"))
+    show(&p);
+  rig_proc_free(&p);
+}
+
 static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
   char saxpy[512];
   const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
@@ -1444,6 +1504,10 @@ void rig_test_register(void) {
       {"an agent killed mid-run ends the job naming its machine",
        test_an_agent_killed_mid_run_ends_the_job_naming_its_machine},
       {"a stderr that blocks stops no beat", test_a_stderr_that_blocks_stops_no_beat},
+      {"a controller stopped past the bound blames itself",
+       test_a_controller_stopped_past_the_bound_blames_itself},
+      {"a signal to the controller alone blames no machine",
+       test_a_signal_to_the_controller_alone_blames_no_machine},
       {"a silent agent is told while the controller's host works",
        test_a_silent_agent_is_told_while_the_controllers_host_works},
       {"a failure beside a kernel that never ends is told at once",

@@ -197,6 +197,10 @@ int cli_trace_text(const cli_trace_machine *machines, size_t n, char **text, siz
  * the lock, and goes on. */
 typedef void (*cli_interrupt_fn)(int sig, void *ctx);
 int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx);
+/* Whether the interrupt being told was sent by this process's launcher
+ * (its parent: mpirun, Open MPI's daemon, Slurm's step daemon), rather
+ * than by another process (a user's kill, `timeout` to a process group). */
+bool cli_interrupt_from_launcher(void);
 /* Back to the signals' default; the thread ends. */
 void cli_interrupt_disarm(void);
 void cli_hold(void);

@@ -168,7 +168,9 @@ static void tell_launcher_end(const cli_session *s, int64_t r) {
 void cli_session_interrupted(int sig, void *session) {
   cli_session *s = session;
   int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
-  if (s->job && s->n > 1) tell_launcher_end(s, r);
+  /* Only the launcher ends every rank: a signal from another process
+   * (this rank's alone) blames no other machine. */
+  if (s->job && s->n > 1 && cli_interrupt_from_launcher()) tell_launcher_end(s, r);
   cli_outset_abort(&s->files);
   const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
   if (r >= 0)

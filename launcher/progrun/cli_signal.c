@@ -29,30 +29,49 @@ static void (*cont_fn)(void *ctx);
 static void *handler_ctx;
 static struct sigaction old_int, old_term, old_cont;
 
-static void on_signal(int sig) {
+/* What goes through the pipe: the signal, and who sent it (one write, so
+ * whole). */
+typedef struct caught {
+  int sig;
+  pid_t from; /* 0: the kernel, or unknown */
+} caught;
+
+static _Atomic pid_t last_from;
+
+static void pass(int sig, const siginfo_t *info) {
+  caught c = {sig, info && info->si_code <= 0 ? info->si_pid : 0};
+  ssize_t w = write(fds[1], &c, sizeof c);
+  (void)w;
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uc) {
+  (void)uc;
   int saved = errno;
   if (sig == SIGCONT) {
-    unsigned char b = (unsigned char)sig;
-    ssize_t w = write(fds[1], &b, 1);
-    (void)w;
+    pass(sig, info);
   } else if (atomic_fetch_add(&received, 1) > 0) {
     signal(sig, SIG_DFL);
     raise(sig);
   } else if (!atomic_load(&settled)) {
-    unsigned char b = (unsigned char)sig;
-    ssize_t w = write(fds[1], &b, 1);
-    (void)w;
+    pass(sig, info);
   }
   errno = saved;
+}
+
+bool cli_interrupt_from_launcher(void) {
+  pid_t from = atomic_load(&last_from);
+  return from != 0 && from == getppid();
 }
 
 static void *watch(void *arg) {
   (void)arg;
   for (;;) {
-    unsigned char sig = 0;
-    ssize_t n = read(fds[0], &sig, 1);
+    caught c = {0, 0};
+    ssize_t n = read(fds[0], &c, sizeof c);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || sig == 0) return NULL;
+    if (n != (ssize_t)sizeof c || c.sig == 0) return NULL;
+    int sig = c.sig;
+    atomic_store(&last_from, c.from);
     if (sig == SIGCONT) {
       cont_fn(handler_ctx);
       continue;
@@ -85,8 +104,8 @@ int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx
     return CLI_EXIT_FAIL;
   }
   struct sigaction sa = {0};
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESTART;
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_RESTART | SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
@@ -100,8 +119,8 @@ void cli_interrupt_disarm(void) {
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   if (cont_fn) sigaction(SIGCONT, &old_cont, NULL);
-  unsigned char stop = 0;
-  ssize_t w = write(fds[1], &stop, 1);
+  caught stop = {0, 0};
+  ssize_t w = write(fds[1], &stop, sizeof stop);
   (void)w;
   pthread_join(watcher, NULL);
   close(fds[0]);
