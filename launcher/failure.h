@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "rig/rig_base.h"
+#include "rig/rig_job.h"
 
 typedef struct rig_job rig_job;
 
@@ -19,9 +20,6 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
 /* The same as the control thread's hook: err gets the root cause. */
 rig_status rig_job_fail_hook(rig_job *job, bool tell, const char *cause, rig_error *err);
-/* How the job names machine m in messages ("machine 2", or "machine 2
- * (node3)" across hosts). */
-const char *rig_job_label(const rig_job *job, int m);
 /* The job fails with this machine's reason: "<its label>: <why>". */
 void rig_job_fail_here(rig_job *job, const rig_error *why);
 /* The job's root cause as RIG_EJOB. */

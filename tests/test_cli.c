@@ -2017,9 +2017,33 @@ static void test_a_job_file_failing_here_exits_with_its_message(void) {
            desc);
   p = run_job_text("failing-devices.json", text, job, sizeof job);
   CU_ASSERT_EQUAL(p.code, 2);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.err.p, ": machine 0: --devices: device 0: cpu:0 is "));
-  if (p.code != 2) show("failing devices", &p);
+  /* The job file named the devices: its field is told, not an option. */
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(p.err.p, "failing-devices.json: machines[0].devices: device 0: cpu:0 is "));
+  CU_ASSERT_PTR_NULL(strstr(p.err.p, "--devices"));
+  if (p.code != 2 || strstr(p.err.p, "--devices")) show("failing devices", &p);
   proc_free(&p);
+}
+
+/* stdout a full disk: info and a run's summary say they cannot be written,
+ * and why (exit 2). */
+static void test_info_and_the_summary_say_why_they_cannot_be_written(void) {
+  char ex[4096];
+  const char *cases[][2] = {
+      {"\"$0\" info > /dev/full", "progrun: cannot write the information: No space left on device\n"},
+      {"\"$0\" \"$1\" --runs 2 > /dev/full",
+       "progrun: cannot write the summary: No space left on device\n"},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    char *argv[] = {"/bin/sh", "-c", (char *)cases[i][0], (char *)progrun_path(),
+                    (char *)example_path(0, ex, sizeof ex), NULL};
+    rig_proc p = rig_proc_run(argv, NULL, 60);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.err, cases[i][1]);
+    if (p.code != 2 || strcmp(p.err, cases[i][1]) != 0)
+      fprintf(stderr, "\n%s: exit %d\n%s\n", cases[i][0], p.code, p.err);
+    rig_proc_free(&p);
+  }
 }
 
 /* ---- files: FIFOs, bounds, all or none, stdout, one file twice ------------- */
@@ -3158,6 +3182,8 @@ void rig_test_register(void) {
       {"check gives the rule message", test_check_gives_the_rule_message},
       {"a file neither bytes nor JSON is not a program description",
        test_a_file_neither_bytes_nor_json_is_not_a_program_description},
+      {"info and the summary say why they cannot be written",
+       test_info_and_the_summary_say_why_they_cannot_be_written},
       CU_TEST_INFO_NULL};
   static CU_TestInfo dump[] = {
       {"dump lists every field", test_dump_lists_every_field},

@@ -813,6 +813,69 @@ static void test_a_silent_agent_is_told_while_the_controllers_host_works(void) {
   rig_proc_free(&p);
 }
 
+/* A kernel whose parameters disagree with its code (copy_u64 from
+ * address 0x10) dies of its SIGSEGV, but first says which kernel, on
+ * which device, in which step, alone and under mpirun, where rank 0 names
+ * the machine too. */
+static void test_a_faulting_host_kernel_is_named(void) {
+  char host[512], cpu[512], noop[512], job[512];
+  write_host_launch(in_tmp("fault-host.json", host, sizeof host), "copy_u64",
+                    "10000000000000002000000000000000");
+  write_launch(in_tmp("fault-cpu.json", cpu, sizeof cpu), "copy_u64",
+               "10000000000000002000000000000000");
+  write_launch(in_tmp("noop-f.json", noop, sizeof noop), "noop", "0000000000000000");
+  write_text(in_tmp("fault-job.json", job, sizeof job),
+             "{\"machines\": [{\"program\": \"noop-f.json\"}, {\"program\": "
+             "\"fault-cpu.json\"}]}\n");
+  char *alone[] = {(char *)progrun(), host, NULL};
+  rig_proc p = rig_proc_run(alone, NULL, 60);
+  CU_ASSERT_EQUAL(p.code, 128 + SIGSEGV);
+  const char *want = "progrun: step 0: kernel \"copy_u64\" on host: SIGSEGV at 0x10\n";
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+  const char *args[] = {job, "--runs", "3", "--quiet", NULL};
+  p = mpirun(2, args, 60);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  char m1[64], named[256];
+  snprintf(named, sizeof named, "%s: step 0: kernel \"copy_u64\" on cpu:0: SIGSEGV at 0x10\n",
+           machine_label(1, m1, sizeof m1));
+  const char *said = strstr(p.err, "progrun: run 0: ");
+  CU_ASSERT(said && strncmp(said + 16, named, strlen(named)) == 0);
+  if (!said || strncmp(said + 16, named, strlen(named)) != 0) show(&p);
+  rig_proc_free(&p);
+}
+
+/* What a rank refuses is said once, where check says it: a job file's
+ * malformed program names its field; an invalid variable every rank
+ * has is said by rank 0 alone. */
+static void test_faults_of_every_rank_are_said_once_and_where(void) {
+  char bad[512], noop[512], job[512];
+  write_text(in_tmp("malformed.json", bad, sizeof bad), "{\"format\": 4, \"devices\": \n");
+  write_launch(in_tmp("noop-m.json", noop, sizeof noop), "noop", "0000000000000000");
+  write_text(in_tmp("malformed-job.json", job, sizeof job),
+             "{\"machines\": [{\"program\": \"noop-m.json\"}, {\"program\": \"noop-m.json\"},\n"
+             "              {\"program\": \"malformed.json\"}]}\n");
+  const char *args[] = {job, NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  const char *said = strstr(p.err, "malformed-job.json: machines[2].program: ");
+  CU_ASSERT(said && strstr(said, "malformed.json: not a program description"));
+  if (!said) show(&p);
+  rig_proc_free(&p);
+  static char workers[] = "RIG_WORKERS=abc";
+  char *env[] = {workers, NULL};
+  const char *margs[] = {noop, NULL};
+  p = mpirun_during(3, margs, env, 60, 0, NULL, NULL);
+  CU_ASSERT_EQUAL(p.code, 2);
+  const char *once = "progrun: RIG_WORKERS=abc: not a count\n";
+  said = strstr(p.err, once);
+  bool again = said && strstr(said + strlen(once), "RIG_WORKERS=abc");
+  CU_ASSERT(said && !again);
+  if (!said || again) show(&p);
+  rig_proc_free(&p);
+}
+
 /* machines [noop, a 1 s pause, noop] in the job file `name`. */
 static const char *write_slow_1_job(const char *name, char *job, size_t size) {
   char slow[512], fast[512];
@@ -1329,6 +1392,71 @@ static void test_an_interrupted_mpirun_is_told_as_an_interrupt(void) {
   }
 }
 
+/* The names of /dev/shm's Open MPI segments (vader_segment.*), one a line. */
+static char *shm_segments(void) {
+  char *names = calloc(1, 1 << 16);
+  size_t at = 0;
+  DIR *d = opendir("/dev/shm");
+  struct dirent *e;
+  while (names && d && (e = readdir(d)))
+    if (strncmp(e->d_name, "vader_segment.", 14) == 0 && at + strlen(e->d_name) + 2 < (1 << 16))
+      at += (size_t)sprintf(names + at, "%s\n", e->d_name);
+  if (d) closedir(d);
+  return names;
+}
+
+/* `timeout 6 mpirun ...`: coreutils' timeout signals the whole process
+ * group (mpirun and every rank), as batch systems end jobs: the interrupt
+ * is said once, the runs so far summarized, and Open MPI's shared memory
+ * segments are gone after (ranks that died under mpirun as it ended the
+ * job left them in /dev/shm, which fills over many jobs). */
+static void test_a_timeout_of_the_whole_group_leaves_nothing_behind(void) {
+  if (getenv("RIG_HOSTS")) {
+    rig_test_skip("a timeout of the whole group leaves nothing behind",
+                  "each simulated host has a /dev/shm of its own: the one-host run checks it");
+    return;
+  }
+  char saxpy[512];
+  char *before = shm_segments();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+  char *argv[] = {"/usr/bin/timeout",
+                  "6",
+                  (char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
+                  "-n",
+                  "3",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  (char *)progrun(),
+                  (char *)example("saxpy.json", saxpy, sizeof saxpy),
+                  "--runs",
+                  "4611686018427387904",
+                  NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 60);
+  CU_ASSERT_EQUAL(p.code, 124);
+  const char *said = strstr(p.err, "progrun: interrupted (SIGTERM) in run ");
+  CU_ASSERT_PTR_NOT_NULL(said);
+  CU_ASSERT(!said || !strstr(said + 1, "progrun: interrupted"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 2: runs "));
+  char *after = shm_segments();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(after);
+  bool left = false;
+  for (char *line = after; *line; line = strchr(line, '\n') + 1) {
+    char name[256];
+    size_t n = (size_t)(strchr(line, '\n') - line);
+    snprintf(name, sizeof name, "%.*s\n", (int)n, line);
+    if (!strstr(before, name)) left = true;
+  }
+  CU_ASSERT_FALSE(left);
+  if (!said || left) {
+    fprintf(stderr, "segments before:\n%safter:\n%s", before, after);
+    show(&p);
+  }
+  free(before);
+  free(after);
+  rig_proc_free(&p);
+}
+
 /* Under Open MPI a rank's stdout is a terminal even when mpirun's output
  * is not: the progress line, drawn only where stderr is one, is not. */
 static void test_no_progress_line_lands_in_mpiruns_output(void) {
@@ -1510,6 +1638,9 @@ void rig_test_register(void) {
        test_a_signal_to_the_controller_alone_blames_no_machine},
       {"a silent agent is told while the controller's host works",
        test_a_silent_agent_is_told_while_the_controllers_host_works},
+      {"a faulting host kernel is named", test_a_faulting_host_kernel_is_named},
+      {"faults of every rank are said once and where",
+       test_faults_of_every_rank_are_said_once_and_where},
       {"a failure beside a kernel that never ends is told at once",
        test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once},
       {"a silent machine fails the job past the bound",
@@ -1555,6 +1686,8 @@ void rig_test_register(void) {
       {"an interrupted mpirun is told as an interrupt",
        test_an_interrupted_mpirun_is_told_as_an_interrupt},
       {"no progress line lands in mpirun's output", test_no_progress_line_lands_in_mpiruns_output},
+      {"a timeout of the whole group leaves nothing behind",
+       test_a_timeout_of_the_whole_group_leaves_nothing_behind},
       {"the summary ends with the job's line", test_the_summary_ends_with_the_jobs_line},
       {"a job with rails on too few ranks says how to start it",
        test_a_job_with_rails_on_too_few_ranks_says_how_to_start_it},

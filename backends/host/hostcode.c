@@ -11,12 +11,15 @@
 
 #include "hostcode.h"
 
-static rig_status run_parts(const rig_work *w, rig_error *err) {
+/* me: this thread's record of the work, its part set before each is run
+ * (what a fault's handler names). */
+static rig_status run_parts(const rig_work *w, rig_working *me, rig_error *err) {
   const rig_submission *s = w->sub;
   _Alignas(16) unsigned char params[RIG_MAX_PARAMS];
   size_t nparts = rig_submission_nparts(s);
   for (size_t i = 0; i < nparts; i++) {
     const rig_part *p = rig_submission_part(s, i);
+    me->part = i;
     switch (p->kind) {
       case RIG_WORK_LAUNCH: {
         rig_work_params(w, i, params);
@@ -59,9 +62,9 @@ rig_status rig_hostcode_run(const rig_work *w, rig_error *err) {
     return RIG_OK;
   }
   /* Marked while it runs, so that code it calls knows whose work it is. */
-  rig_working me = {w->sub, rig_working_now()};
+  rig_working me = {w->sub, rig_working_now(), 0};
   const rig_working *outer = rig_working_set(&me);
-  rig_status st = run_parts(w, err);
+  rig_status st = run_parts(w, &me, err);
   rig_working_set(outer);
   return st;
 }

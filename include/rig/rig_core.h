@@ -311,6 +311,11 @@ typedef struct rig_fixed {
  * can never run: a ref past the params or not 8-aligned, an unknown slot or
  * fixed index, a part the device does not run, fixed memory dev does not
  * address, a write to read-only fixed memory. */
+/* What messages call part `part` of s (a program names its step and its
+ * function: "step 3: kernel \"saxpy\""), copied, cut at 127 bytes. */
+#define RIG_PART_LABEL_MAX 128
+void rig_submission_label(rig_submission *s, size_t part, const char *label);
+
 rig_status rig_submission_make(rig_device *dev, const rig_part *parts, size_t nparts, size_t nslots,
                                const rig_fixed *fixed, size_t nfixed, rig_submission **out,
                                rig_error *err);
@@ -368,10 +373,16 @@ void rig_submission_release(rig_submission *s);
 typedef struct rig_working {
   const rig_submission *sub;
   const struct rig_working *outer; /* the work whose code made this hand-over, or NULL */
+  size_t part;                     /* the part of sub running (set before each is called) */
 } rig_working;
 
 /* This thread's chain, or NULL when it runs no work. */
 const rig_working *rig_working_now(void);
+/* What this thread runs now, as messages name it: the running part's label
+ * (rig_submission_label; else "part <i>") and its device, "step 3: kernel
+ * \"saxpy\" on cpu:0", into buf (NUL-terminated); its length, 0 when it
+ * runs no work. Async-signal-safe: a fault's handler names the kernel. */
+size_t rig_working_describe(char *buf, size_t n);
 /* Makes w (NULL: none) this thread's chain; answers the one it replaces,
  * which the caller puts back when the work is done. */
 const rig_working *rig_working_set(const rig_working *w);

@@ -62,6 +62,10 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **job, rig_error *err);
  * an application that embeds a job may bound by it too. */
 double rig_job_silence(void);
 
+/* How the job names machine m in its messages: "machine 2", or "machine 2
+ * (node3)" when the job spans more than one host. */
+const char *rig_job_label(const rig_job *job, int m);
+
 /* This process's machine (its rank in the job's communicator). */
 int rig_job_rank(const rig_job *job);
 size_t rig_job_machines(const rig_job *job);

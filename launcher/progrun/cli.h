@@ -35,6 +35,9 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "progrun: <message>" on stderr; returns `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* f's buffered output written: code, or CLI_EXIT_USAGE with "cannot write
+ * <what>: <why>" said. */
+int cli_flushed(FILE *f, const char *what, int code);
 
 /* Reads the description in `path`: its bytes (magic "rig.program\n") or its
  * JSON text, whose {"file": ...} paths are relative to the JSON file's
@@ -129,10 +132,10 @@ typedef struct cli_opener {
 } cli_opener;
 /* Opens devices of this process by name (rig_device_open). */
 extern const cli_opener cli_local_opener;
+/* given_by: what named the devices, as messages say it ("--devices", a
+ * job file's "machines[0].devices"). */
 int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *names, size_t nnames,
-                       rig_device **out, rig_error *err);
-int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_device **out,
-                    rig_error *err);
+                       const char *given_by, rig_device **out, rig_error *err);
 
 /* The bytes of input `index` from PATH, `bytes` long: zero past the file's
  * end; a file longer than the input is CLI_EXIT_USAGE, as is one that

@@ -60,8 +60,13 @@ static int open_machine(cli_session *s, size_t m, rig_error *err) {
   if (!devs) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
   job_opener jo = {s->job, m};
   cli_opener op = {open_on, &jo};
+  char given_by[96];
+  snprintf(given_by, sizeof given_by, "%s%s", p->where[0] ? p->where : "--devices",
+           p->where[0] ? ".devices" : "");
   int rc = cli_map_devices_on(s->job ? &op : &cli_local_opener, p->desc, p->devices, p->ndevices,
-                              devs, err);
+                              given_by, devs, err);
+  /* Devices a job file named wrongly are its fault, told by its name. */
+  bool jobfile_fault = rc == CLI_EXIT_USAGE && p->where[0];
   /* The controller's loads take its rail ends; an agent's take its own. */
   const rig_rails *rails = s->job && m == 0 ? rig_job_rails(s->job) : NULL;
   if (rc == CLI_EXIT_OK && record_used(s, m, devs, p->desc->ndevices) != CLI_EXIT_OK)
@@ -71,9 +76,11 @@ static int open_machine(cli_session *s, size_t m, rig_error *err) {
   free(devs);
   if (rc != CLI_EXIT_OK) {
     char shown[CLI_PATH_SHOWN];
-    const char *file = cli_short_path(p->file, shown, sizeof shown);
+    const char *file = cli_short_path(jobfile_fault ? s->opts->file : p->file, shown, sizeof shown);
     /* A refusal of another machine names it already (librig's proxies). */
-    if (s->named && !names_machine(err->message, m))
+    if (jobfile_fault)
+      rig_error_prefix(err, "%s", file);
+    else if (s->named && !names_machine(err->message, m))
       rig_error_prefix(err, "%s: machine %zu", file, m);
     else
       rig_error_prefix(err, "%s", file);

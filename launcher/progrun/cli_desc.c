@@ -165,9 +165,7 @@ int cli_read_desc(const char *path, rig_desc **d) {
 
 /* stdout's buffered output reaches its file, or the command fails. */
 static int flush_stdout(int code) {
-  if (fflush(stdout) != 0 || ferror(stdout))
-    return cli_fail(CLI_EXIT_USAGE, "cannot write the output: %s", strerror(errno));
-  return code;
+  return cli_flushed(stdout, "the output", code);
 }
 
 /* ---- the subcommands ------------------------------------------------------ */

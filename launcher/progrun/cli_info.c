@@ -397,7 +397,7 @@ int cli_info(int argc, char **argv) {
     } else if (rc == CLI_EXIT_OK) {
       print_block(json_array_get(machines, 0));
     }
-    if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) rc = CLI_EXIT_USAGE;
+    rc = cli_flushed(stdout, "the information", rc);
   }
   json_decref(machines);
   if (mpi) {

@@ -53,6 +53,11 @@ static void tell(int sig) {
 
 static void agent_interrupted(int sig, void *ctx) {
   (void)ctx;
+  /* Not the launcher's (a `timeout`'s or a batch system's signal to the
+   * whole process group): the launcher has it too and ends the job in
+   * its order, which it cleans up after (its shared memory segments) only
+   * when no rank died under it first. */
+  if (!cli_interrupt_from_launcher()) cli_await_launcher(sig);
   tell(sig);
   struct timespec linger = {LINGER_MS / 1000, 0};
   nanosleep(&linger, NULL);
@@ -91,6 +96,7 @@ static _Noreturn void agent_leaves(rig_job *job, int rank, const rig_error *why)
   fflush(stderr);
   int rc = code_of(job);
   rig_error ignored;
+  cli_fault_untell();
   rig_job_close(job, &ignored);
   leave(rc);
 }
@@ -102,9 +108,11 @@ static void agent(int rank) {
     fprintf(stderr, "progrun: machine %d: %s\n", rank, err.message);
     leave(CLI_EXIT_FAIL);
   }
+  cli_fault_tell(job);
   if (rig_job_serve(job, &err) != RIG_OK) agent_leaves(job, rank, &err);
   /* A failure after the controller closed the job (or during it) still
    * fails every rank. */
+  cli_fault_untell();
   if (rig_job_close(job, &err) != RIG_OK) {
     fprintf(stderr, "progrun: machine %d leaves the job: %s\n", rank, err.message);
     leave(CLI_EXIT_FAIL);
@@ -249,11 +257,13 @@ static int control(cli_session *s) {
     leave(CLI_EXIT_FAIL);
   }
   watch_start(s);
+  cli_fault_tell(s->job);
   int rc = cli_session_control(s, &err);
   if (rc == CLI_EXIT_OK) {
     /* The close waits for every agent's work: a failure found there (an
      * agent gone silent) is the job's too. The job is then freed. */
     watch_stop(s); /* the job is freed by the close: told from here on */
+    cli_fault_untell();
     rig_status st = rig_job_close(s->job, &err);
     s->job = NULL;
     if (st != RIG_OK) rc = CLI_EXIT_FAIL;
@@ -264,6 +274,7 @@ static int control(cli_session *s) {
       if (!rig_job_failed(s->job, NULL))
         rig_job_fail_as(s->job, rc == CLI_EXIT_USAGE ? RIG_EINVAL : RIG_EJOB, "%s", err.message);
       rc = code_of(s->job);
+      cli_fault_untell();
       rig_job_close(s->job, &err);
     }
     leave(rc);
@@ -289,6 +300,7 @@ int cli_run_job(int argc, char **argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  cli_fault_arm(rank);
   cli_run_opts o;
   memset(&o, 0, sizeof o);
   cli_session s;

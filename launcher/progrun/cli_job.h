@@ -101,6 +101,7 @@ typedef struct cli_plan {
   const cli_int *ints;
   size_t nints;
   const char *file;
+  char where[32];      /* its part of a job file ("machines[1]", "every"), or "" */
   char (*used)[2][64]; /* the devices it ran on: name and arch, for the --json report */
   size_t nused;
 } cli_plan;
@@ -188,6 +189,17 @@ typedef struct cli_trace_machine {
 int cli_trace_text(const cli_trace_machine *machines, size_t n, char **text, size_t *len,
                    rig_error *err);
 
+/* ---- faults of the process's own (cli_fault.c) --------------------------------- */
+
+/* SIGSEGV, SIGBUS, SIGFPE and SIGILL say what ran (a kernel, its step and
+ * device) before the process dies of them; `machine`: this rank in a job,
+ * -1 alone. */
+void cli_fault_arm(int machine);
+/* In a job, the fault is also told to the job (rank 0 names it). */
+void cli_fault_tell(rig_job *job);
+/* The job is closed: a later fault is only said. */
+void cli_fault_untell(void);
+
 /* ---- interrupts (cli_signal.c) ------------------------------------------------ */
 
 /* SIGINT and SIGTERM are taken by a thread of their own, which calls fn
@@ -201,6 +213,14 @@ int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx
  * (its parent: mpirun, Open MPI's daemon, Slurm's step daemon), rather
  * than by another process (a user's kill, `timeout` to a process group). */
 bool cli_interrupt_from_launcher(void);
+/* Ends the process by sig's default action (as if it had not been
+ * caught), what it wrote flushed first. */
+_Noreturn void cli_die_of(int sig);
+/* A rank of a job signalled by another process than its launcher (all
+ * of the job's processes were: `timeout`, a batch system): waits a few
+ * seconds for the launcher, which has the signal too, to end the job in
+ * its order (then its own signal ends this process), else dies of sig. */
+_Noreturn void cli_await_launcher(int sig);
 /* Back to the signals' default; the thread ends. */
 void cli_interrupt_disarm(void);
 void cli_hold(void);

@@ -90,29 +90,23 @@ static int next_free(const cli_opener *op, size_t family, rig_desc_string arch, 
   return CLI_EXIT_FAIL;
 }
 
-int cli_map_devices(const rig_desc *d, char *const *names, size_t nnames, rig_device **out,
-                    rig_error *err) {
-  return cli_map_devices_on(&cli_local_opener, d, names, nnames, out, err);
-}
-
 int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *names, size_t nnames,
-                       rig_device **out, rig_error *err) {
+                       const char *given_by, rig_device **out, rig_error *err) {
   char a[72];
   for (size_t i = 0; i < d->ndevices; i++) out[i] = NULL;
   if (names) {
     if (nnames != d->ndevices)
-      return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "--devices: %zu devices for a program of %zu",
-                    nnames, d->ndevices);
+      return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "%s: %zu devices for a program of %zu",
+                    given_by, nnames, d->ndevices);
     for (size_t i = 0; i < nnames; i++) {
       rig_error why = {0};
       if (!(out[i] = op->open(op->ctx, names[i], &why)))
-        return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "--devices: %s", why.message);
+        return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "%s: %s", given_by, why.message);
       /* The load's own message (rig_program.h), told as the option's
        * fault rather than the machine's. */
       if (!arch_is(d->devices[i], rig_device_arch(out[i])))
-        return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
-                      "--devices: device %zu: %s is \"%s\", not \"%s\"", i, names[i],
-                      rig_device_arch(out[i]), shown(d->devices[i], a));
+        return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "%s: device %zu: %s is \"%s\", not \"%s\"",
+                      given_by, i, names[i], rig_device_arch(out[i]), shown(d->devices[i], a));
     }
     return CLI_EXIT_OK;
   }

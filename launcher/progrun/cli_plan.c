@@ -77,14 +77,25 @@ static int plan_machine(cli_session *s, size_t m, rig_desc *shared, const part *
   cli_plan *p = &s->plans[m];
   rig_error err = {0};
   p->file = t->file;
+  snprintf(p->where, sizeof p->where, "%s", t->where ? t->where : "");
   if (shared) {
     p->desc = shared;
   } else {
-    int rc = cli_read_desc(t->file, &p->desc);
-    if (rc != CLI_EXIT_OK) return rc;
-    p->owns_desc = true;
-    if (rig_desc_check(p->desc, &err) != RIG_OK)
-      return cli_fail(CLI_EXIT_USAGE, "%s: %s", t->file, err.message);
+    /* A job file's program is told where check tells it: the job file's
+     * field first ("job.json: machines[2].program: ./bad.json: ..."). */
+    int rc = cli_read_desc_quiet(t->file, &p->desc, &err);
+    if (rc == CLI_EXIT_OK && rig_desc_check(p->desc, &err) != RIG_OK) {
+      rig_error_prefix(&err, "%s", t->file);
+      rc = CLI_EXIT_USAGE;
+    }
+    if (p->desc) p->owns_desc = true;
+    if (rc != CLI_EXIT_OK) {
+      char shown[CLI_PATH_SHOWN];
+      if (t->where)
+        rig_error_prefix(&err, "%s: %s.program", cli_short_path(s->opts->file, shown, sizeof shown),
+                         t->where);
+      return cli_fail(rc, "%s", err.message);
+    }
   }
   const rig_desc *d = p->desc;
   p->devices = t->devices;

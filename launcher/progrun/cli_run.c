@@ -19,6 +19,7 @@ int cli_run(int argc, char **argv) {
   if (rc == CLI_EXIT_OK) {
     rig_error err = {0};
     cli_interrupt_arm(cli_session_interrupted, NULL, &s);
+    cli_fault_arm(-1);
     rc = cli_session_control(&s, &err);
     rc = rc == CLI_EXIT_OK ? cli_session_finish(&s) : cli_session_fail(&s, rc, &err);
     cli_interrupt_disarm();

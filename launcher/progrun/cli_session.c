@@ -72,7 +72,7 @@ int cli_session_finish(cli_session *s) {
   } else if (!s->opts->quiet) {
     cli_print_summary(s);
     FILE *f = s->files.has_stdout ? stderr : stdout;
-    if (fflush(f) != 0 || ferror(f)) rc = cli_fail(CLI_EXIT_USAGE, "cannot write the summary");
+    rc = cli_flushed(f, "the summary", rc);
   }
   cli_release();
   return rc;
@@ -180,6 +180,10 @@ void cli_session_interrupted(int sig, void *session) {
   if (s->measured && !s->opts->quiet) cli_print_summary(s);
   fflush(stdout);
   fflush(stderr);
+  /* In a job, a signal not from the launcher (a `timeout`'s to the whole
+   * process group): the launcher ends the job in its order, and cleans up
+   * after it, only when no rank died under it first. */
+  if (s->job && !cli_interrupt_from_launcher()) cli_await_launcher(sig);
   _exit(128 + sig);
 }
 

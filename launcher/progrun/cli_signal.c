@@ -58,6 +58,34 @@ static void on_signal(int sig, siginfo_t *info, void *uc) {
   errno = saved;
 }
 
+_Noreturn void cli_die_of(int sig) {
+  fflush(stdout);
+  fflush(stderr);
+  rig_log_flush(1.0);
+  signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  raise(sig);
+  _exit(128 + sig); /* not reached: the signal's default ends the process */
+}
+
+/* How long a rank signalled by another process than its launcher waits
+ * for the launcher's own signal: mpirun sends it a second after its
+ * SIGCONT. */
+#define AWAIT_LAUNCHER_S 3
+
+_Noreturn void cli_await_launcher(int sig) {
+  fflush(stdout);
+  fflush(stderr);
+  /* The launcher's signal, a second one, ends the process (on_signal). */
+  struct timespec left = {AWAIT_LAUNCHER_S, 0};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+  cli_die_of(sig);
+}
+
 bool cli_interrupt_from_launcher(void) {
   pid_t from = atomic_load(&last_from);
   return from != 0 && from == getppid();

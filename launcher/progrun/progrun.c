@@ -1,5 +1,6 @@
 /* progrun: the command. main only finds the subcommand in a table and hands
  * it its arguments; each subcommand parses its own options. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,13 +92,18 @@ static bool launcher_rank_is_not_0(void) {
   return false;
 }
 
+/* A rank other than 0 leaving with what rank 0 says: leaving at once, it
+ * could have the launcher end rank 0 (its exit status is not 0) before
+ * rank 0 has said why: a second first. */
+static int quiet_rank_leaves(void) {
+  struct timespec ts = {1, 0};
+  nanosleep(&ts, NULL);
+  return CLI_EXIT_USAGE;
+}
+
 int cli_usage_error(const char *fmt, ...) {
   if (usage_silent) {
-    /* Leaving at once, this rank could have the launcher end rank 0 (its
-     * exit status is not 0) before rank 0 has said why: a second first. */
-    struct timespec ts = {1, 0};
-    nanosleep(&ts, NULL);
-    return CLI_EXIT_USAGE;
+    return quiet_rank_leaves();
   }
   va_list ap;
   va_start(ap, fmt);
@@ -116,6 +122,15 @@ int cli_fail(int code, const char *fmt, ...) {
   vmessage(fmt, ap);
   va_end(ap);
   return code;
+}
+
+int cli_flushed(FILE *f, const char *what, int code) {
+  errno = 0;
+  if (fflush(f) == 0 && !ferror(f)) return code;
+  int e = errno;
+  clearerr(f);
+  return cli_fail(CLI_EXIT_USAGE, "cannot write %s: %s", what,
+                  e ? strerror(e) : "a write failed");
 }
 
 static bool is_help(const char *s) {
@@ -139,7 +154,11 @@ int main(int argc, char **argv) {
   /* An invalid RIG_* variable is refused before anything runs, on every
    * rank alike (each has the same environment under mpirun). */
   rig_error env;
-  if (rig_environment_check(&env) != RIG_OK) return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
+  if (rig_environment_check(&env) != RIG_OK) {
+    /* Every rank has the same environment: rank 0 says it. */
+    if (usage_silent) return quiet_rank_leaves();
+    return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
+  }
   const cli_command *c = find_command(first);
   if (c) {
     current = cli_help_of(c->name);

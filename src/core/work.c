@@ -14,6 +14,43 @@ const rig_working *rig_working_now(void) {
   return working;
 }
 
+void rig_submission_label(rig_submission *s, size_t part, const char *label) {
+  if (!s || part >= s->nparts) return;
+  char *to = s->parts[part].label;
+  size_t n = label ? strlen(label) : 0;
+  if (n >= RIG_PART_LABEL_MAX) n = RIG_PART_LABEL_MAX - 1;
+  memcpy(to, label ? label : "", n);
+  to[n] = '\0';
+}
+
+/* Appends s to buf[*at..n) (NUL kept), as a signal handler may. */
+static void put(char *buf, size_t n, size_t *at, const char *s) {
+  while (*s && *at + 1 < n) buf[(*at)++] = *s++;
+  if (n) buf[*at < n ? *at : n - 1] = '\0';
+}
+
+size_t rig_working_describe(char *buf, size_t n) {
+  const rig_working *w = working;
+  if (!n) return 0;
+  buf[0] = '\0';
+  if (!w || !w->sub) return 0;
+  const rig_submission *s = w->sub;
+  size_t at = 0;
+  if (w->part < s->nparts && s->parts[w->part].label[0]) {
+    put(buf, n, &at, s->parts[w->part].label);
+  } else {
+    char digits[24], *d = digits + sizeof digits;
+    size_t v = w->part;
+    *--d = '\0';
+    do *--d = (char)('0' + v % 10); while ((v /= 10) && d > digits);
+    put(buf, n, &at, "part ");
+    put(buf, n, &at, d);
+  }
+  put(buf, n, &at, " on ");
+  put(buf, n, &at, s->dev->facts.name);
+  return at;
+}
+
 const rig_working *rig_working_set(const rig_working *w) {
   const rig_working *outer = working;
   working = w;

@@ -293,6 +293,33 @@ static rig_status one_part(rig_program *p, pstep *s, size_t i, int k, making *m,
   return st;
 }
 
+/* A name as messages show it: at most 64 bytes, printable ASCII. */
+static void shown_name(rig_desc_string n, char out[72]) {
+  size_t k = n.len < 64 ? n.len : 64;
+  for (size_t i = 0; i < k; i++) out[i] = n.bytes[i] >= 32 && n.bytes[i] < 127 ? n.bytes[i] : '?';
+  out[k] = '\0';
+}
+
+/* What messages call each part of the step (a fault's handler names the
+ * kernel running): "step 3: kernel \"saxpy\"". */
+static void label_parts(const pstep *s, rig_submission *sub) {
+  const rig_desc_submit *d = &s->d->u.submit;
+  for (size_t i = 0; i < d->nparts; i++) {
+    const rig_desc_part *dp = &d->parts[i];
+    char label[RIG_PART_LABEL_MAX], name[72];
+    if (dp->tag == RIG_PART_LAUNCH) {
+      shown_name(dp->u.launch.name, name);
+      snprintf(label, sizeof label, "step %lld: kernel \"%s\"", (long long)s->number, name);
+    } else if (dp->tag == RIG_PART_FILL && dp->u.fill.fill.tag == RIG_LEAF_ENTRY) {
+      shown_name(dp->u.fill.fill.u.entry.name, name);
+      snprintf(label, sizeof label, "step %lld: fill \"%s\"", (long long)s->number, name);
+    } else {
+      snprintf(label, sizeof label, "step %lld: part %zu", (long long)s->number, i);
+    }
+    rig_submission_label(sub, i, label);
+  }
+}
+
 /* The core submission of what is made, and its blocks. */
 static rig_status submission(rig_program *p, const pstep *s, making *m, pprep *pp, rig_error *err) {
   const rig_desc_submit *sub = &s->d->u.submit;
@@ -305,6 +332,7 @@ static rig_status submission(rig_program *p, const pstep *s, making *m, pprep *p
     return rig_program_refused(err);
   }
   if (st != RIG_OK) return st;
+  label_parts(s, pp->sub);
   size_t n = rig_submission_block_bytes(pp->sub);
   pp->base = malloc(n ? n : 8);
   pp->block = malloc(n ? n : 8);
