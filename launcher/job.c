@@ -90,6 +90,7 @@ static void free_job(rig_job *job) {
   if (job->express) rig_far_free(job->express);
   rig_express_free(job->express);
   rig_job_rails_close(job);
+  rig_tree_free(job);
   for (int r = 0; job->machines && r < job->size; r++) free(job->machines[r].devices);
   free(job->labels);
   for (int r = 0; job->devices && r < job->size; r++) free(job->devices[r]);
@@ -112,6 +113,7 @@ static rig_job *new_job(rig_error *err) {
   pthread_cond_init(&job->changed, NULL);
   rig_job_rails_init(job);
   job->c.comm = MPI_COMM_NULL;
+  job->tree.comm = MPI_COMM_NULL;
   job->c.failed = &job->failed;
   job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_hook, knock};
   return job;
@@ -135,6 +137,9 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
   /* Like the gather, with every rank whatever failed (then by frames). */
   if (!job->start_pending)
     st = rig_first_failure(st, rig_bootstrap_express(job, st == RIG_OK, &e), &e, err);
+  /* The tree's communicator, whatever failed (collective). */
+  if (!job->start_pending)
+    st = rig_first_failure(st, rig_tree_start(job, &job->start_pending, &e), &e, err);
   if (job->rank == 0) job->on_fail = rig_proxies_lose;
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);

@@ -9,6 +9,7 @@
 #include "control.h"
 #include "rail_table.h"
 #include "request.h"
+#include "tree.h"
 #include "rig/rig_job.h"
 
 struct rig_job {
@@ -35,6 +36,7 @@ struct rig_job {
   _Atomic uint64_t next_request;
   struct proxy_link *link;
   job_rails rails;
+  job_tree tree; /* machine-local runs' (tree.h) */
   struct express *express; /* express.h; the controller's moves to the link */
   /* The express whose peers the control thread knocks (remote.h): set
    * before it starts, freed after it stops. */

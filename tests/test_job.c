@@ -19,6 +19,184 @@ void rig_test_agent_setup(int rank) {
   rig_polled_open(&opt, &d, &p, NULL);
 }
 
+/* ---- the tree: machine-local runs' (every rank takes part) ------------------- */
+
+enum { SPMD_RUNS = 1, SPMD_SHARE, SPMD_SCATTER, SPMD_AGREE, SPMD_FAIL };
+
+#define TREE_RUNS 50
+/* Machine m's run r "takes" (m + 1) * 1000 + r ns: the last machine is the
+ * slowest of every run. */
+static uint64_t run_ns(int m, uint64_t r) {
+  return (uint64_t)(m + 1) * 1000 + r;
+}
+
+/* A shared buffer of 3 MiB and 5 bytes: three pieces and a bit. */
+#define SHARED_BYTES ((size_t)3 * 1024 * 1024 + 5)
+static unsigned char shared_byte(size_t i) {
+  return (unsigned char)(i * 7 + i / 1000);
+}
+
+static void spmd_runs(rig_job *job, int m) {
+  rig_error err;
+  for (uint64_t r = 0; r < TREE_RUNS; r++) {
+    if (rig_job_run_begin(job, r, &err) != RIG_OK) return;
+    if (rig_job_run_end(job, r, run_ns(m, r), NULL, &err) != RIG_OK) return;
+  }
+}
+
+/* An agent's part: what it got is sent back (gather) for rank 0 to judge. */
+void rig_test_agent_spmd(rig_job *job, int which) {
+  int m = rig_job_rank(job);
+  rig_error err;
+  void *b = NULL;
+  size_t n = 0;
+  switch (which) {
+    case SPMD_RUNS:
+      spmd_runs(job, m);
+      break;
+    case SPMD_SHARE: {
+      if (rig_job_share(job, &b, &n, &err) != RIG_OK) return;
+      unsigned char ok = n == SHARED_BYTES;
+      for (size_t i = 0; ok && i < n; i++) ok = ((unsigned char *)b)[i] == shared_byte(i);
+      free(b);
+      rig_job_gather(job, &ok, 1, NULL, NULL, &err);
+      break;
+    }
+    case SPMD_SCATTER:
+      if (rig_job_scatter(job, NULL, NULL, &b, &n, &err) != RIG_OK) return;
+      rig_job_gather(job, b, n, NULL, NULL, &err);
+      free(b);
+      break;
+    case SPMD_AGREE: {
+      bool all;
+      if (rig_job_agree(job, m != (int)rig_job_machines(job) - 1, &all, &err) != RIG_OK) return;
+      if (rig_job_agree(job, true, &all, &err) != RIG_OK) return;
+      unsigned char got = (unsigned char)all;
+      rig_job_gather(job, &got, 1, NULL, NULL, &err);
+      break;
+    }
+    case SPMD_FAIL:
+      /* Machine 1 fails in run 0 instead of ending it; the others wait. */
+      if (rig_job_run_begin(job, 0, &err) != RIG_OK) return;
+      if (m == 1) {
+        rig_job_fail(job, "machine 1: a test failed run 0");
+        return;
+      }
+      rig_job_run_end(job, 0, 1, NULL, &err);
+      break;
+  }
+}
+
+/* Runs begun down the tree and ended up it: run after run, machine 0
+ * learns each run's slowest machine and its time, and sends K messages a
+ * run at most (the starts of its children). */
+static void test_the_tree_starts_and_ends_every_run_and_names_the_slowest(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_RUNS);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  int n = (int)rig_job_machines(job);
+  rig_job_tree t;
+  rig_job_tree_facts(job, &t);
+  uint64_t sent0 = t.messages;
+  rig_error err;
+  bool ok = true;
+  for (uint64_t r = 0; r < TREE_RUNS && ok; r++) {
+    rig_job_slowest slow = {0, -1};
+    ok = rig_job_run_begin(job, r, &err) == RIG_OK &&
+         rig_job_run_end(job, r, run_ns(0, r), &slow, &err) == RIG_OK;
+    CU_ASSERT_EQUAL(slow.machine, n - 1);
+    CU_ASSERT_EQUAL(slow.ns, run_ns(n - 1, r));
+  }
+  CU_ASSERT_TRUE(ok);
+  if (!ok) fprintf(stderr, "tree: %s\n", err.message);
+  rig_job_tree_facts(job, &t);
+  CU_ASSERT_EQUAL(t.parent, -1);
+  CU_ASSERT_EQUAL(t.messages - sent0, (uint64_t)TREE_RUNS * (uint64_t)t.children);
+  CU_ASSERT(t.children <= (int)t.fanout);
+  rig_test_job_close_ok(job);
+}
+
+/* A buffer of three pieces and a bit reaches every machine byte exact. */
+static void test_the_tree_shares_bytes_with_every_machine(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_SHARE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job), len = SHARED_BYTES;
+  unsigned char *b = malloc(len);
+  void **parts = calloc(n, sizeof *parts);
+  size_t *lens = calloc(n, sizeof *lens);
+  CU_ASSERT_FATAL(b && parts && lens);
+  for (size_t i = 0; i < len; i++) b[i] = shared_byte(i);
+  void *given = b;
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_job_share(job, &given, &len, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_job_gather(job, NULL, 0, parts, lens, &err), RIG_OK);
+  for (size_t m = 1; m < n; m++) {
+    CU_ASSERT(lens[m] == 1 && parts[m] && ((unsigned char *)parts[m])[0] == 1);
+    free(parts[m]);
+  }
+  free(parts);
+  free(lens);
+  free(b);
+  rig_test_job_close_ok(job);
+}
+
+/* Each machine gets its own bytes, and machine 0 each machine's back. */
+static void test_the_tree_scatters_and_gathers_each_machines_bytes(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_SCATTER);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job);
+  char text[16][32];
+  const void *out[16];
+  size_t outlen[16], lens[16];
+  void *back[16] = {0};
+  CU_ASSERT_FATAL(n <= 16);
+  for (size_t m = 0; m < n; m++) {
+    snprintf(text[m], sizeof text[m], "machine %zu's part", m);
+    out[m] = text[m];
+    outlen[m] = strlen(text[m]) + m; /* its NUL and what follows, for the lengths */
+  }
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_job_scatter(job, out, outlen, NULL, NULL, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_job_gather(job, NULL, 0, back, lens, &err), RIG_OK);
+  for (size_t m = 1; m < n; m++) {
+    CU_ASSERT(lens[m] == outlen[m] && back[m] && memcmp(back[m], text[m], lens[m]) == 0);
+    free(back[m]);
+  }
+  rig_test_job_close_ok(job);
+}
+
+/* One machine against: every machine learns no; all for: yes. */
+static void test_the_tree_agrees_only_when_every_machine_does(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_AGREE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job);
+  bool first = true, second = false;
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_job_agree(job, true, &first, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_job_agree(job, true, &second, &err), RIG_OK);
+  CU_ASSERT_FALSE(first);
+  CU_ASSERT_TRUE(second);
+  void *got[16] = {0};
+  size_t lens[16];
+  CU_ASSERT_EQUAL(rig_job_gather(job, NULL, 0, got, lens, &err), RIG_OK);
+  for (size_t m = 1; m < n && m < 16; m++) {
+    CU_ASSERT(lens[m] == 1 && got[m] && ((unsigned char *)got[m])[0] == 1);
+    free(got[m]);
+  }
+  rig_test_job_close_ok(job);
+}
+
+/* A machine that fails instead of ending its run: machine 0's wait for the
+ * run's end ends with the job's cause, not never. */
+static void test_a_failure_ends_a_wait_on_the_tree(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_FAIL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_job_run_begin(job, 0, &err), RIG_OK);
+  RIG_ASSERT_ERROR(rig_job_run_end(job, 0, 1, NULL, &err), err, RIG_EJOB,
+                   "machine 1: a test failed run 0");
+  rig_job_close(job, &err);
+}
+
 /* Copies n bytes of b (any machine's) into a fresh host buffer. */
 static rig_buffer *read_back(rig_buffer *b, size_t n) {
   rig_buffer *h = rig_test_host_buffer(n);
@@ -429,6 +607,14 @@ static void test_a_failure_of_the_job_stands_for_a_job_failure(void) {
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"bootstrap gathers every machine", test_bootstrap_gathers_every_machine},
+      {"the tree starts and ends every run and names the slowest",
+       test_the_tree_starts_and_ends_every_run_and_names_the_slowest},
+      {"the tree shares bytes with every machine", test_the_tree_shares_bytes_with_every_machine},
+      {"the tree scatters and gathers each machine's bytes",
+       test_the_tree_scatters_and_gathers_each_machines_bytes},
+      {"the tree agrees only when every machine does",
+       test_the_tree_agrees_only_when_every_machine_does},
+      {"a failure ends a wait on the tree", test_a_failure_ends_a_wait_on_the_tree},
       {"a closed job leaves no proxy in the device table",
        test_a_closed_job_leaves_no_proxy_in_the_device_table},
       {"proxies alloc, copy in and copy out byte exact",

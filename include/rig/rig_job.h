@@ -107,6 +107,58 @@ void rig_job_on_failure(rig_job *job, void (*fn)(void *ctx), void *ctx);
  * failing); why, when not NULL, gets that code and the cause. */
 rig_status rig_job_cause(const rig_job *job, rig_error *why);
 
+/* ---- machine-local runs (docs/jobs.md, "Jobs of many machines") ----
+ * Every machine loads its own program on its own devices (rig_program_load
+ * with rig_job_rails) and runs it itself; the job's tree (fan-out K,
+ * RIG_JOB_FANOUT; machine m's children K*m+1 .. K*m+K) starts each run
+ * down it and ends it up it, so that machine 0 sends K messages a run
+ * whatever the job's size. Each call below is collective, waits by the
+ * caller's thread (spinning, yielding, then napping up to a millisecond),
+ * and ends with RIG_EJOB, the job's root cause, when the job fails: the
+ * buffers it was given may then still be read by MPI until the process
+ * ends (keep them). */
+
+/* The tree as this machine sees it, and what it sent on it. */
+typedef struct rig_job_tree {
+  unsigned fanout, depth; /* K, and the deepest machine's hops from machine 0 */
+  int parent;             /* -1 on machine 0 */
+  int children;
+  uint64_t messages, bytes; /* sent by this machine on the tree, so far */
+} rig_job_tree;
+void rig_job_tree_facts(const rig_job *job, rig_job_tree *out);
+
+/* Run `run` may start here: waits for the parent's word (machine 0 does
+ * not), then passes it to the children, before this machine's own run
+ * (whose work may wait on theirs, by a rail). Runs are numbered from 0, in
+ * order, each begun and ended once. */
+rig_status rig_job_run_begin(rig_job *job, uint64_t run, rig_error *err);
+/* The slowest machine of a subtree in a run, and its run's time. */
+typedef struct rig_job_slowest {
+  uint64_t ns;
+  int machine;
+} rig_job_slowest;
+/* This machine's run `run` is done (it took ns): waits for its children's
+ * reports of the run and reports its subtree's slowest to its parent. On
+ * machine 0 the run is then done on every machine, and *slowest (may be
+ * NULL) is the job's slowest machine in it. */
+rig_status rig_job_run_end(rig_job *job, uint64_t run, uint64_t ns, rig_job_slowest *slowest,
+                           rig_error *err);
+
+/* Bytes every machine needs, down the tree from machine 0 in 1 MiB pieces,
+ * each crossing each link once: machine 0 gives *bytes, *len; every other
+ * machine gets a malloc'd *bytes (free it) and *len. */
+rig_status rig_job_share(rig_job *job, void **bytes, size_t *len, rig_error *err);
+/* Machine 0 sends machine m (1 <= m < machines) parts[m], lens[m] bytes;
+ * every other machine gets its own as a malloc'd *bytes, *len. */
+rig_status rig_job_scatter(rig_job *job, const void *const *parts, const size_t *lens,
+                           void **bytes, size_t *len, rig_error *err);
+/* Every other machine sends n bytes at mine; machine 0 gets machine m's as
+ * malloc'd parts[m], lens[m] (arrays of rig_job_machines elements). */
+rig_status rig_job_gather(rig_job *job, const void *mine, size_t n, void **parts, size_t *lens,
+                          rig_error *err);
+/* Whether every machine says `mine` true: up the tree, the verdict down. */
+rig_status rig_job_agree(rig_job *job, bool mine, bool *all, rig_error *err);
+
 /* ---- rails (docs/rails.md) ---- */
 
 /* On the controller: makes a rail between machines a != b of the job (the

@@ -101,6 +101,7 @@ typedef struct cli_run_opts {
   const char *csv;      /* --csv PATH: the summary table as CSV, or NULL */
   const char *markdown; /* --markdown PATH: the summary table as Markdown, or NULL */
   int progress;         /* --progress 1, --no-progress 0, else -1: on a terminal */
+  bool gather_outputs;  /* --gather-outputs: machine 0 writes every machine's outputs */
 } cli_run_opts;
 
 /* Parses run's arguments (cli_opts.c; argv[0] is the command's name). On
@@ -118,6 +119,35 @@ int cli_run_count_fit(const cli_run_opts *o, uint64_t runs, size_t machines);
 /* Whether the options fit d: input and output indices, the number of ints
  * and of devices. CLI_EXIT_USAGE with the message otherwise. */
 int cli_run_fit(const cli_run_opts *o, const rig_desc *d, rig_error *err);
+
+/* ---- words and byte strings for another machine (cli_wire.c) ------------------ */
+
+/* A writer: ok false once out of memory (the buffer then says nothing). */
+typedef struct cli_wbuf {
+  unsigned char *b;
+  size_t n, room;
+  bool ok;
+} cli_wbuf;
+#define CLI_WBUF_INIT {NULL, 0, 0, true}
+void cli_wbuf_u64(cli_wbuf *p, uint64_t v);
+void cli_wbuf_bytes(cli_wbuf *p, const void *b, size_t n); /* its length, then them */
+void cli_wbuf_str(cli_wbuf *p, const char *s);             /* NULL as "" */
+void cli_wbuf_free(cli_wbuf *p);
+
+/* A reader of bytes from another process: ok false once anything does not
+ * fit (then every read gives 0, NULL). */
+typedef struct cli_rbuf {
+  const unsigned char *b;
+  size_t n, at;
+  bool ok;
+} cli_rbuf;
+uint64_t cli_rbuf_u64(cli_rbuf *u);
+/* Points into the buffer, *n bytes. */
+const void *cli_rbuf_bytes(cli_rbuf *u, size_t *n);
+/* malloc'd, NUL-terminated; one holding a NUL is refused. */
+char *cli_rbuf_str(cli_rbuf *u);
+/* A count of items, each at least `least` bytes in what follows. */
+uint64_t cli_rbuf_count(cli_rbuf *u, size_t least);
 
 /* ---- one machine (cli_machine.c) ------------------------------------------- */
 
@@ -223,6 +253,9 @@ int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *i
 /* The file's bytes: into a temporary file beside it, synced (or, for one
  * written in place, kept until the commit). */
 int cli_outset_put(cli_outset *s, size_t index, const void *b, size_t n, rig_error *err);
+/* Writes the in-place files (each once): the first half of the commit, for
+ * a job whose machines each write their own before all rename. */
+int cli_outset_in_place(cli_outset *s, rig_error *err);
 /* Writes the in-place files, then renames every temporary over its file;
  * a failure before the renames leaves every file as it was. Files added
  * but not put are left alone. */
@@ -249,6 +282,12 @@ typedef struct cli_times {
 } cli_times;
 int cli_times_add(cli_times *t, uint64_t ns, rig_error *err);
 void cli_times_free(cli_times *t);
+/* t as words for another machine, and back: t then holds what the words
+ * say (checked: a broken buffer is CLI_EXIT_FAIL, u->ok false). */
+struct cli_wbuf;
+struct cli_rbuf;
+void cli_times_put(const cli_times *t, struct cli_wbuf *p);
+int cli_times_get(struct cli_rbuf *u, cli_times *t);
 /* The figures of t (n >= 1; sorts its times), in ns. */
 typedef struct cli_figures {
   uint64_t runs, min, median, p99, max;

@@ -28,7 +28,7 @@ static rig_device *open_on(void *ctx, const char *name, rig_error *why) {
 
 /* The devices machine m's program runs on, as that machine names them,
  * for the --json report. */
-static int record_used(cli_session *s, size_t m, rig_device *const *devs, size_t n) {
+int cli_record_used(cli_session *s, size_t m, rig_device *const *devs, size_t n) {
   cli_plan *p = &s->plans[m];
   p->used = calloc(n + 1, sizeof *p->used);
   if (!p->used) return CLI_EXIT_FAIL;
@@ -69,7 +69,7 @@ static int open_machine(cli_session *s, size_t m, rig_error *err) {
   bool jobfile_fault = rc == CLI_EXIT_USAGE && p->where[0];
   /* The controller's loads take its rail ends; an agent's take its own. */
   const rig_rails *rails = s->job && m == 0 ? rig_job_rails(s->job) : NULL;
-  if (rc == CLI_EXIT_OK && record_used(s, m, devs, p->desc->ndevices) != CLI_EXIT_OK)
+  if (rc == CLI_EXIT_OK && cli_record_used(s, m, devs, p->desc->ndevices) != CLI_EXIT_OK)
     rc = (rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL);
   if (rc == CLI_EXIT_OK)
     rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, rails, err);
@@ -254,7 +254,7 @@ static int run_all(cli_session *s, rig_error *err) {
 
 /* --trace: this process's trace the sink of its runs and, in a job, every
  * agent's of theirs, with their clocks measured against this one's. */
-static int trace_begin(cli_session *s, rig_error *err) {
+int cli_trace_begin(cli_session *s, rig_error *err) {
   s->traces = calloc(s->n, sizeof *s->traces);
   s->clocks = calloc(s->n, sizeof *s->clocks);
   if (!s->traces || !s->clocks)
@@ -270,7 +270,7 @@ static int trace_begin(cli_session *s, rig_error *err) {
 /* After the runs: this process's trace settled (every step's reach seen)
  * and taken from the sink, then every agent's gathered. After a failure
  * it is only taken from the sink. */
-static int trace_end(cli_session *s, int rc, rig_error *err) {
+int cli_trace_end(cli_session *s, int rc, rig_error *err) {
   if (!s->traces || !s->traces[0]) return rc;
   if (rc == CLI_EXIT_OK) rig_trace_settle(s->traces[0], 10000);
   rig_trace_set(NULL);
@@ -280,7 +280,7 @@ static int trace_end(cli_session *s, int rc, rig_error *err) {
 }
 
 /* The job file's rails, between the machines it names. */
-static int make_rails(cli_session *s, rig_error *err) {
+int cli_make_rails(cli_session *s, rig_error *err) {
   if (!s->jf.nrails) return CLI_EXIT_OK;
   s->rails = calloc(s->jf.nrails, sizeof *s->rails);
   if (!s->rails) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
@@ -298,9 +298,9 @@ static int make_rails(cli_session *s, rig_error *err) {
 
 /* Every machine's outputs into their temporary files (the commit, after
  * the reports, renames them), under the hold: an interrupt removes them. */
-static int put_outputs(cli_session *s, rig_error *err) {
+int cli_put_outputs(cli_session *s, size_t machines, rig_error *err) {
   int rc = CLI_EXIT_OK;
-  for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++)
+  for (size_t m = 0; rc == CLI_EXIT_OK && m < machines; m++)
     for (size_t i = 0; rc == CLI_EXIT_OK && i < s->plans[m].ninputs; i++) {
       size_t at = s->plans[m].outputs[i];
       if (at == SIZE_MAX) continue;
@@ -316,7 +316,7 @@ static int put_outputs(cli_session *s, rig_error *err) {
 }
 
 /* What the figures and the report need besides the runs. */
-static int session_make(cli_session *s) {
+int cli_session_make(cli_session *s) {
   s->machines = calloc(s->n, sizeof *s->machines);
   s->times = calloc(s->n, sizeof *s->times);
   s->hosts = calloc(s->n, sizeof *s->hosts);
@@ -338,14 +338,14 @@ static int session_make(cli_session *s) {
 }
 
 int cli_session_control(cli_session *s, rig_error *err) {
-  if (session_make(s) != CLI_EXIT_OK)
+  if (cli_session_make(s) != CLI_EXIT_OK)
     return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
-  int rc = s->opts->trace ? trace_begin(s, err) : CLI_EXIT_OK;
-  if (rc == CLI_EXIT_OK) rc = make_rails(s, err);
+  int rc = s->opts->trace ? cli_trace_begin(s, err) : CLI_EXIT_OK;
+  if (rc == CLI_EXIT_OK) rc = cli_make_rails(s, err);
   for (size_t m = 0; rc == CLI_EXIT_OK && m < s->n; m++) rc = open_machine(s, m, err);
   if (rc == CLI_EXIT_OK) rc = run_all(s, err);
-  rc = trace_end(s, rc, err);
-  if (rc == CLI_EXIT_OK) rc = put_outputs(s, err);
+  rc = cli_trace_end(s, rc, err);
+  if (rc == CLI_EXIT_OK) rc = cli_put_outputs(s, s->n, err);
   if (rc == CLI_EXIT_OK && s->job && rig_job_failed(s->job, NULL)) rc = CLI_EXIT_FAIL;
   /* After a failure in a job the machines are left as they are: the
    * caller ends the job (and every rank) at once, without waiting for

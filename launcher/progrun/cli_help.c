@@ -13,6 +13,8 @@ static const cli_help_option run_options[] = {
     {"--input", NULL, "I=PATH", 1, "input I's bytes from PATH, zero past its end"},
     {"--output", NULL, "I=PATH", 1,
      "input I's bytes after the last run, into PATH ({rank}: the machine's)"},
+    {"--gather-outputs", NULL, NULL, 0,
+     "in a job, machine 0 writes every machine's outputs (default: each machine its own)"},
     {"--devices", NULL, "LIST", 0,
      "the devices standing for the program's, e.g. host,cpu:1 (default: the first free of "
      "each arch)"},

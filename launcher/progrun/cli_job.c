@@ -39,11 +39,16 @@ const char *cli_singletons(void) {
  * alone, it ends itself as the signal would. */
 #define LINGER_MS 3000
 
-/* Tells the controller this agent is there (sig: what it got). */
-static void tell(int sig) {
+/* Tells the controller this agent is there (sig: what it got), with its
+ * runs' figures so far. */
+static void tell(int sig, bool held) {
   MPI_Request req;
-  int told = sig, done = 0;
-  if (MPI_Isend(&told, 1, MPI_INT, 0, CLI_TAG_TOLD, cli_interrupt_comm, &req) == MPI_SUCCESS)
+  static cli_told told;
+  int done = 0;
+  cli_local_told(&told, held);
+  told.sig = sig;
+  if (MPI_Isend(&told, (int)sizeof told, MPI_BYTE, 0, CLI_TAG_TOLD, cli_interrupt_comm, &req) ==
+      MPI_SUCCESS)
     for (int ms = 0; ms < LINGER_MS && !done; ms++) {
       struct timespec one = {0, 1000000};
       nanosleep(&one, NULL);
@@ -58,7 +63,7 @@ static void agent_interrupted(int sig, void *ctx) {
    * its order, which it cleans up after (its shared memory segments) only
    * when no rank died under it first. */
   if (!cli_interrupt_from_launcher()) cli_await_launcher(sig);
-  tell(sig);
+  tell(sig, true);
   struct timespec linger = {LINGER_MS / 1000, 0};
   nanosleep(&linger, NULL);
   _exit(128 + sig);
@@ -67,7 +72,7 @@ static void agent_interrupted(int sig, void *ctx) {
 /* SIGCONT: perhaps the launcher about to end the job (cli_job.h). */
 static void agent_continued(void *ctx) {
   (void)ctx;
-  tell(SIGCONT);
+  tell(SIGCONT, false);
 }
 
 /* Leaves after a failure of the job, its cause printed: no MPI_Finalize
@@ -109,6 +114,9 @@ static void agent(int rank) {
     leave(CLI_EXIT_FAIL);
   }
   cli_fault_tell(job);
+  /* Its own program, run by the job's tree; then it serves until the
+   * controller closes the job. */
+  cli_local_agent(job);
   if (rig_job_serve(job, &err) != RIG_OK) agent_leaves(job, rank, &err);
   /* A failure after the controller closed the job (or during it) still
    * fails every rank. */
@@ -258,7 +266,7 @@ static int control(cli_session *s) {
   }
   watch_start(s);
   cli_fault_tell(s->job);
-  int rc = cli_session_control(s, &err);
+  int rc = s->local ? cli_local_control(s, &err) : cli_session_control(s, &err);
   if (rc == CLI_EXIT_OK) {
     /* The close waits for every agent's work: a failure found there (an
      * agent gone silent) is the job's too. The job is then freed. */
@@ -279,6 +287,9 @@ static int control(cli_session *s) {
     }
     leave(rc);
   }
+  /* A job of machine-local runs put its reports before every machine
+   * agreed its files were whole. */
+  if (s->local) return cli_session_commit(s, CLI_EXIT_OK, &err);
   return cli_session_finish(s);
 }
 

@@ -89,6 +89,13 @@ int cli_run_job(int argc, char **argv);
 
 /* ---- a run, from its plans to its reports ---------------------------------- */
 
+/* An output another machine writes itself (a machine-local job): input
+ * `index` into `path` ({rank} resolved), `label` in messages. */
+typedef struct cli_plan_out {
+  int64_t index;
+  char *path, *label;
+} cli_plan_out;
+
 /* One machine's plan: what the controller read before any device. */
 typedef struct cli_plan {
   rig_desc *desc;
@@ -97,11 +104,14 @@ typedef struct cli_plan {
   size_t ndevices;
   size_t ninputs;  /* desc's, kept: a shared desc is freed with machine 0's plan */
   uint8_t **bytes; /* per input: the file's bytes, or NULL */
+  const char **in_paths; /* per input: the file it was read from, or NULL */
   size_t *outputs; /* per input: its file's index in the session's files, or SIZE_MAX */
   const cli_int *ints;
   size_t nints;
   const char *file;
   char where[32];      /* its part of a job file ("machines[1]", "every"), or "" */
+  cli_plan_out *outs;  /* its outputs, when it writes them itself */
+  size_t nouts;
   char (*used)[2][64]; /* the devices it ran on: name and arch, for the --json report */
   size_t nused;
 } cli_plan;
@@ -112,6 +122,7 @@ typedef struct cli_session {
   const cli_run_opts *opts;
   size_t n;       /* machines */
   bool named;     /* its messages name the machine ("run 2 on machine 0") */
+  bool local;     /* a job whose machines run their programs themselves (cli_local.c) */
   cli_jobfile jf; /* when FILE is a job file */
   cli_plan *plans;
   uint64_t runs;                     /* the job file's, or --runs */
@@ -131,7 +142,11 @@ typedef struct cli_session {
   bool *told;                 /* per machine: it answered when last asked (SIGCONT) */
   uint64_t told_ns;           /* when that asking ended (cli_now_ns), 0: never */
   char (*hosts)[64];
+  rig_job_tree tree;     /* the job's tree, and what machine 0 sent on it in the runs */
+  cli_figures *told_figures; /* per machine: its figures as it told them at an interrupt */
   rig_trace **traces;    /* --trace: per machine, [0] this process's sink */
+  struct cli_handover *windows; /* --trace, machine-local runs: each run's, machine 0's clock */
+  size_t nwindows;
   rig_job_clock *clocks; /* per machine, against this one's */
   cli_progress bar;
 } cli_session;
@@ -152,6 +167,47 @@ int cli_session_control(cli_session *s, rig_error *err);
 int cli_session_fail(cli_session *s, int rc, const rig_error *err);
 /* Puts the reports, commits every file, prints the summary: the exit code. */
 int cli_session_finish(cli_session *s);
+/* Its halves: the reports into their temporary files; then, rc CLI_EXIT_OK,
+ * every file committed and the summary printed (else rc told with
+ * err's message, every file left as it was). */
+int cli_put_reports(cli_session *s, rig_error *err);
+int cli_session_commit(cli_session *s, int rc, rig_error *err);
+
+/* ---- what runs on one machine and on many (cli_control.c) -------------------- */
+
+/* The figures' and the report's room, per machine. */
+int cli_session_make(cli_session *s);
+/* Machine m's devices, as names and archs, for the --json report. */
+int cli_record_used(cli_session *s, size_t m, rig_device *const *devs, size_t n);
+/* --trace: this process's sink and every agent's, their clocks measured;
+ * after the runs, every trace settled and gathered (rc: the runs'). */
+int cli_trace_begin(cli_session *s, rig_error *err);
+int cli_trace_end(cli_session *s, int rc, rig_error *err);
+/* The job file's rails, between the machines it names. */
+int cli_make_rails(cli_session *s, rig_error *err);
+/* The outputs of machines 0 .. machines-1, read back, into their
+ * temporary files. */
+int cli_put_outputs(cli_session *s, size_t machines, rig_error *err);
+
+/* ---- a job of machine-local runs (cli_local.c) ------------------------------- */
+
+/* The controller's part: every machine's plan sent (bytes every machine
+ * needs shared down the tree, each machine's own scattered), machine 0's
+ * program opened and run by the tree, every machine's times gathered,
+ * outputs written where they are made: the exit code, *err the message. */
+int cli_local_control(cli_session *s, rig_error *err);
+/* An agent's part, after the job started: its plan received, its program
+ * run, its times and outputs; the failures are the job's. */
+void cli_local_agent(rig_job *job);
+/* At an interrupt (SIGCONT, SIGTERM), what an agent tells the controller:
+ * the signal and its runs' figures so far. */
+typedef struct cli_told {
+  int32_t sig;
+  int32_t unused;
+  cli_figures figures; /* runs 0: none */
+} cli_told;
+/* held: the caller holds the hold (cli_hold), as an interrupt's handler does. */
+void cli_local_told(cli_told *t, bool held);
 /* After an interrupt (SIGINT, SIGTERM): says so, with the runs so far
  * summarized, leaves every file as it was and ends the process (128 +
  * sig). Under a job, first asks whether every agent was told too: when
@@ -185,6 +241,11 @@ typedef struct cli_trace_machine {
   const rig_trace *trace;
   int64_t offset_ns;
   uint64_t error_ns;
+  /* Machine 0's, in a job of machine-local runs: each run's window, from
+   * its start here to its end everywhere (machine 0's clock), which bounds
+   * every machine's slices of the run as a hand-over does. */
+  const struct cli_handover *runs;
+  size_t nruns;
 } cli_trace_machine;
 int cli_trace_text(const cli_trace_machine *machines, size_t n, char **text, size_t *len,
                    rig_error *err);

@@ -180,6 +180,8 @@ static int take_word(const char *cmd, const char *s, bool *options, cli_run_opts
     o->quiet = true;
   } else if (*options && strcmp(s, "--json-runs") == 0) {
     o->json_runs = true;
+  } else if (*options && strcmp(s, "--gather-outputs") == 0) {
+    o->gather_outputs = true;
   } else if (*options && (strcmp(s, "--progress") == 0 || strcmp(s, "--no-progress") == 0)) {
     int want = strcmp(s, "--progress") == 0;
     if (o->progress >= 0 && o->progress != want)

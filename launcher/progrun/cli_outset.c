@@ -277,7 +277,7 @@ static int write_in_place(const cli_out *o) {
   return e;
 }
 
-int cli_outset_commit(cli_outset *s, rig_error *err) {
+int cli_outset_in_place(cli_outset *s, rig_error *err) {
   for (size_t k = 0; k < s->n; k++) {
     cli_out *o = &s->outs[k];
     int e = o->put && o->fd >= 0 ? write_in_place(o) : 0;
@@ -285,7 +285,14 @@ int cli_outset_commit(cli_outset *s, rig_error *err) {
       cli_outset_abort(s);
       return cli_cannot(err, "write", o->path, strerror(e));
     }
+    if (o->fd >= 0) o->put = false; /* written */
   }
+  return CLI_EXIT_OK;
+}
+
+int cli_outset_commit(cli_outset *s, rig_error *err) {
+  int rc = cli_outset_in_place(s, err);
+  if (rc != CLI_EXIT_OK) return rc;
   for (size_t k = 0; k < s->n; k++) {
     cli_out *o = &s->outs[k];
     if (!o->tmp) continue;

@@ -35,7 +35,20 @@ typedef struct part {
   const char *where; /* a job file's part ("machines[1]", "every"), or NULL: the options */
 } part;
 
-/* Adds machine m's outputs to the session's files. */
+/* Machine m's output k, which m writes itself (a machine-local job): kept
+ * in its plan for it, checked there. */
+static int plan_out_elsewhere(cli_plan *p, const cli_io *io, char *path, const char *label) {
+  cli_plan_out *o = realloc(p->outs, (p->nouts + 1) * sizeof *o);
+  if (!o) return free(path), cli_fail(CLI_EXIT_FAIL, "out of memory");
+  p->outs = o;
+  o[p->nouts] = (cli_plan_out){io->index, path, strdup(label)};
+  if (!o[p->nouts].label) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  p->nouts++;
+  return CLI_EXIT_OK;
+}
+
+/* Adds machine m's outputs to the session's files (or, in a job whose
+ * machines write their own, to machine m's plan). */
 static int plan_outputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
   rig_error err = {0};
   for (size_t k = 0; k < t->noutputs; k++) {
@@ -48,6 +61,11 @@ static int plan_outputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
       snprintf(label, sizeof label, "%s.outputs %" PRId64 " (%s)", t->where, io->index, path);
     else
       snprintf(label, sizeof label, "--output %" PRId64 "=%s", io->index, io->path);
+    if (s->local && m > 0 && !s->opts->gather_outputs) {
+      int rc = plan_out_elsewhere(p, io, path, label);
+      if (rc != CLI_EXIT_OK) return rc;
+      continue;
+    }
     int rc = cli_outset_add(&s->files, path, label, &p->outputs[io->index], &err);
     free(path);
     /* A job file's outputs that are one file: its fault, named by its name. */
@@ -64,6 +82,7 @@ static int plan_inputs(cli_plan *p, const part *t) {
     const cli_io *io = &t->inputs[k];
     if ((uint64_t)io->index >= p->ninputs)
       return cli_fail(CLI_EXIT_USAGE, "%s: input %" PRId64 ": no such input", t->file, io->index);
+    p->in_paths[io->index] = io->path;
     int rc = cli_read_input(io->path, io->index, (uint64_t)p->desc->inputs[io->index].bytes,
                             &p->bytes[io->index], &err);
     if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
@@ -106,8 +125,9 @@ static int plan_machine(cli_session *s, size_t m, rig_desc *shared, const part *
     return cli_fail(CLI_EXIT_USAGE, "%s: %zu ints for a program of %" PRId64, t->file, t->nints,
                     d->ints);
   p->bytes = calloc(d->ninputs + 1, sizeof *p->bytes);
+  p->in_paths = calloc(d->ninputs + 1, sizeof *p->in_paths);
   p->outputs = malloc((d->ninputs + 1) * sizeof *p->outputs);
-  if (!p->bytes || !p->outputs) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  if (!p->bytes || !p->in_paths || !p->outputs) return cli_fail(CLI_EXIT_FAIL, "out of memory");
   for (size_t i = 0; i <= d->ninputs; i++) p->outputs[i] = SIZE_MAX;
   p->ninputs = d->ninputs;
   int rc = plan_outputs(s, p, m, t);
@@ -220,6 +240,8 @@ int cli_session_plan(cli_session *s, const cli_run_opts *o, size_t n) {
   s->json = s->trace = s->csv = s->markdown = SIZE_MAX;
   s->plans = calloc(n, sizeof *s->plans);
   if (!s->plans) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  /* A job runs every machine's program on its own machine. */
+  s->local = n > 1;
   int rc = cli_is_jobfile(o->file) ? plan_jobfile(s) : plan_desc(s);
   if (rc == CLI_EXIT_OK) rc = cli_run_count_fit(o, s->runs, n);
   if (rc == CLI_EXIT_OK) rc = plan_reports(s);

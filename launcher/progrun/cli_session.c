@@ -34,15 +34,16 @@ static int trace_text(cli_session *s, char **text, size_t *len, rig_error *err) 
   cli_trace_machine *tm = calloc(s->n, sizeof *tm);
   if (!tm) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
   for (size_t m = 0; m < s->n; m++)
-    tm[m] = (cli_trace_machine){s->hosts[m], s->traces[m], s->clocks[m].offset_ns,
-                                s->clocks[m].error_ns};
+    tm[m] = (cli_trace_machine){s->hosts[m],           s->traces[m], s->clocks[m].offset_ns,
+                                s->clocks[m].error_ns, m ? NULL : s->windows,
+                                m ? 0 : s->nwindows};
   int rc = cli_trace_text(tm, s->n, text, len, err);
   free(tm);
   return rc;
 }
 
 /* The reports into their temporary files. */
-static int put_reports(cli_session *s, rig_error *err) {
+int cli_put_reports(cli_session *s, rig_error *err) {
   typedef int (*text_fn)(cli_session *, char **, size_t *, rig_error *);
   const text_fn fns[4] = {cli_report_json, trace_text, cli_table_csv, cli_table_markdown};
   const size_t at[4] = {s->json, s->trace, s->csv, s->markdown};
@@ -62,7 +63,12 @@ static int put_reports(cli_session *s, rig_error *err) {
 
 int cli_session_finish(cli_session *s) {
   rig_error err = {0};
-  int rc = put_reports(s, &err);
+  int rc = cli_put_reports(s, &err);
+  return cli_session_commit(s, rc, &err);
+}
+
+int cli_session_commit(cli_session *s, int rc, rig_error *reason) {
+  rig_error err = *reason;
   cli_hold();
   cli_settle();
   if (rc == CLI_EXIT_OK) rc = cli_outset_commit(&s->files, &err);
@@ -89,19 +95,24 @@ int cli_session_finish(cli_session *s) {
 
 /* Which agents not told[] yet say within `ms` that they are there (each
  * tells the controller at SIGCONT and at SIGTERM: cli_job.c). */
-static void agents_told(const cli_session *s, bool *told, int ms) {
+static void agents_told(cli_session *s, bool *told, int ms) {
   MPI_Request *req = calloc(s->n, sizeof *req);
-  int *sig = calloc(s->n, sizeof *sig);
+  cli_told *sig = calloc(s->n, sizeof *sig);
   for (size_t m = 0; req && m < s->n; m++) req[m] = MPI_REQUEST_NULL;
   for (size_t m = 1; req && sig && cli_interrupt_comm != MPI_COMM_NULL && m < s->n; m++)
-    if (!told[m]) MPI_Irecv(&sig[m], 1, MPI_INT, (int)m, CLI_TAG_TOLD, cli_interrupt_comm, &req[m]);
+    if (!told[m])
+      MPI_Irecv(&sig[m], (int)sizeof *sig, MPI_BYTE, (int)m, CLI_TAG_TOLD, cli_interrupt_comm,
+                &req[m]);
   for (int waited = 0; req && sig; waited++) {
     size_t left = 0;
     for (size_t m = 1; m < s->n; m++) {
       int done = 0;
       if (req[m] != MPI_REQUEST_NULL &&
-          MPI_Test(&req[m], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done)
+          MPI_Test(&req[m], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
         told[m] = true;
+        /* What a machine that runs its own runs told of them. */
+        if (s->told_figures && sig[m].figures.runs) s->told_figures[m] = sig[m].figures;
+      }
       left += !told[m];
     }
     if (left == 0 || waited >= ms) break;
@@ -123,9 +134,20 @@ static void agents_told(const cli_session *s, bool *told, int ms) {
   free(sig);
 }
 
+/* Room for what the machines tell at an interrupt, machine 0's own first. */
+static void told_room(cli_session *s, bool held) {
+  if (!s->local) return;
+  if (!s->told_figures) s->told_figures = calloc(s->n, sizeof *s->told_figures);
+  if (!s->told_figures) return;
+  cli_told mine;
+  cli_local_told(&mine, held);
+  s->told_figures[0] = mine.figures;
+}
+
 void cli_session_continued(void *session) {
   cli_session *s = session;
   if (!s->job || s->n < 2) return;
+  told_room(s, false);
   if (!s->told && !(s->told = calloc(s->n, sizeof *s->told))) return;
   memset(s->told, 0, s->n * sizeof *s->told);
   s->told_ns = 0;
@@ -146,7 +168,7 @@ static size_t untold(const cli_session *s, const bool *told, char *buf, size_t s
 /* When the launcher ends the job because a rank died, every other rank is
  * signalled as for an interrupt: the machine that does not answer is
  * likely the one that stopped (the launcher names it). */
-static void tell_launcher_end(const cli_session *s, int64_t r) {
+static void tell_launcher_end(cli_session *s, int64_t r) {
   bool *told = calloc(s->n, sizeof *told);
   if (!told) return;
   /* Asked at the SIGCONT just before: told at once. */
@@ -168,6 +190,7 @@ static void tell_launcher_end(const cli_session *s, int64_t r) {
 void cli_session_interrupted(int sig, void *session) {
   cli_session *s = session;
   int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
+  if (s->job && s->n > 1) told_room(s, true);
   /* Only the launcher ends every rank: a signal from another process
    * (this rank's alone) blames no other machine. */
   if (s->job && s->n > 1 && cli_interrupt_from_launcher()) tell_launcher_end(s, r);
@@ -196,8 +219,11 @@ void cli_session_free(cli_session *s) {
     cli_plan *p = &s->plans[m];
     for (size_t i = 0; p->bytes && i < p->ninputs; i++) free(p->bytes[i]);
     free(p->bytes);
+    free(p->in_paths);
     free(p->outputs);
     free(p->used);
+    for (size_t k = 0; p->outs && k < p->nouts; k++) free(p->outs[k].path), free(p->outs[k].label);
+    free(p->outs);
     if (p->owns_desc) rig_desc_free(p->desc);
   }
   cli_times_free(&s->job_times);
@@ -205,6 +231,8 @@ void cli_session_free(cli_session *s) {
   cli_jobfile_free(&s->jf);
   free(s->traces);
   free(s->told);
+  free(s->told_figures);
+  free(s->windows);
   free(s->clocks);
   free(s->run_ns);
   free(s->times);

@@ -21,8 +21,13 @@ static size_t slowest_of(const cli_figures *f, size_t n) {
 /* Every machine's figures, then the job's at [n]; NULL out of memory. */
 static cli_figures *figures_of(cli_session *s) {
   cli_figures *f = calloc(s->n + 1, sizeof *f);
-  for (size_t m = 0; f && m < s->n; m++) cli_times_figures(&s->times[m], &f[m]);
-  if (f) cli_times_figures(&s->job_times, &f[s->n]);
+  for (size_t m = 0; f && m < s->n; m++) {
+    if (s->times[m].n)
+      cli_times_figures(&s->times[m], &f[m]);
+    else if (s->told_figures) /* a machine-local job interrupted: as each machine told them */
+      f[m] = s->told_figures[m];
+  }
+  if (f && s->job_times.n) cli_times_figures(&s->job_times, &f[s->n]);
   return f;
 }
 
@@ -50,7 +55,10 @@ void cli_print_summary(cli_session *s) {
   }
   char line[512];
   for (size_t m = 0; m < s->n; m++) {
-    cli_summary_line(&f[m], line, sizeof line);
+    if (f[m].runs)
+      cli_summary_line(&f[m], line, sizeof line);
+    else
+      snprintf(line, sizeof line, "no runs told\n"); /* interrupted: it did not answer */
     if (s->n > 1) fprintf(out, "machine %zu: ", m);
     fputs(line, out);
   }

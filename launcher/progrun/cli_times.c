@@ -93,3 +93,66 @@ void cli_times_figures(cli_times *t, cli_figures *f) {
   f->mean = t->mean;
   f->stddev = t->n ? sqrt(t->m2 / (double)t->n) : 0.0;
 }
+
+/* ---- across machines ------------------------------------------------------------ */
+
+static uint64_t bits_of(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+static double double_of(uint64_t b) {
+  double d;
+  memcpy(&d, &b, sizeof d);
+  return d;
+}
+
+void cli_times_put(const cli_times *t, cli_wbuf *p) {
+  cli_wbuf_u64(p, t->n);
+  cli_wbuf_u64(p, t->min);
+  cli_wbuf_u64(p, t->max);
+  cli_wbuf_u64(p, bits_of(t->mean));
+  cli_wbuf_u64(p, bits_of(t->m2));
+  cli_wbuf_u64(p, t->hist != NULL);
+  if (!t->hist) {
+    for (uint64_t i = 0; i < t->n; i++) cli_wbuf_u64(p, t->exact[i]);
+    return;
+  }
+  /* The buckets used, as (bucket, count) pairs. */
+  uint64_t used = 0;
+  for (size_t b = 0; b < HIST_BUCKETS; b++) used += t->hist[b] != 0;
+  cli_wbuf_u64(p, used);
+  for (size_t b = 0; b < HIST_BUCKETS; b++)
+    if (t->hist[b]) cli_wbuf_u64(p, b), cli_wbuf_u64(p, t->hist[b]);
+}
+
+int cli_times_get(cli_rbuf *u, cli_times *t) {
+  cli_times_free(t);
+  t->n = cli_rbuf_u64(u);
+  t->min = cli_rbuf_u64(u);
+  t->max = cli_rbuf_u64(u);
+  t->mean = double_of(cli_rbuf_u64(u));
+  t->m2 = double_of(cli_rbuf_u64(u));
+  bool hist = cli_rbuf_u64(u) != 0;
+  if (!u->ok) return CLI_EXIT_FAIL;
+  if (!hist) {
+    /* Each time is 8 bytes of what follows: a count past them is broken. */
+    if (t->n > CLI_EXACT_RUNS || t->n > (u->n - u->at) / 8) return u->ok = false, CLI_EXIT_FAIL;
+    t->exact = malloc((t->n ? t->n : 1) * sizeof *t->exact);
+    if (!t->exact) return CLI_EXIT_FAIL;
+    t->room = t->n ? t->n : 1;
+    for (uint64_t i = 0; i < t->n; i++) t->exact[i] = cli_rbuf_u64(u);
+    return u->ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+  }
+  uint64_t used = cli_rbuf_count(u, 16);
+  if (!u->ok || !(t->hist = calloc(HIST_BUCKETS, sizeof *t->hist))) return CLI_EXIT_FAIL;
+  uint64_t total = 0;
+  for (uint64_t i = 0; u->ok && i < used; i++) {
+    uint64_t b = cli_rbuf_u64(u), c = cli_rbuf_u64(u);
+    if (b >= HIST_BUCKETS || c > UINT64_MAX - total) u->ok = false;
+    else t->hist[b] += c, total += c;
+  }
+  if (total != t->n) u->ok = false;
+  return u->ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}

@@ -28,7 +28,7 @@
 #define TIDS_PER     (3 * LANES)
 #define TIDS_RAILS   ((RIG_TRACE_TRACKS + 1) * TIDS_PER + 1)
 #define TIDS_MACHINE (TIDS_RAILS + 1)
-enum { KIND_SUBMIT, KIND_WORK, KIND_HANDOVER };
+enum { KIND_SUBMIT, KIND_WORK, KIND_HANDOVER, KIND_RUN };
 
 /* A machine's clock as the file uses it, and what it cost. */
 typedef struct mclock {
@@ -43,7 +43,8 @@ typedef struct mclock {
 /* A slice to write: its event, kind and track, its times (the
  * controller's clock) and its row's thread id. */
 typedef struct item {
-  size_t event;
+  size_t event; /* SIZE_MAX: a run's window of the job (machine 0's) */
+  uint64_t run; /* a window's */
   int kind;
   size_t track;
   uint64_t begin, end;
@@ -103,7 +104,7 @@ static const char *const kind_names[] = {"submit", "work"};
 static void name_row(writer *w, const item *it, size_t lane, json_int_t tid) {
   char name[96];
   if (it->kind == KIND_HANDOVER)
-    snprintf(name, sizeof name, "hand-overs");
+    snprintf(name, sizeof name, it->event == SIZE_MAX ? "runs" : "hand-overs");
   else
     snprintf(name, sizeof name, "%s %s", rig_trace_track(w->m->trace, it->track),
              kind_names[it->kind]);
@@ -163,7 +164,7 @@ static bool collect(writer *w) {
   const rig_trace *t = w->m->trace;
   size_t n = rig_trace_count(t);
   const rig_trace_event *ev = rig_trace_events(t);
-  w->items = calloc(2 * n + 1, sizeof *w->items);
+  w->items = calloc(2 * n + w->m->nruns + 1, sizeof *w->items);
   if (!w->items) return false;
   w->nitems = 0;
   for (size_t i = 0; i < n; i++) {
@@ -186,10 +187,36 @@ static bool collect(writer *w) {
       place(w, e, e->begin_ns, e->reached_ns, it);
     }
   }
+  /* The job's run windows, on the track of hand-overs (there are none). */
+  for (size_t r = 0; r < w->m->nruns; r++) {
+    const cli_handover *x = &w->m->runs[r];
+    if (!x->end) continue;
+    w->items[w->nitems++] = (item){.event = SIZE_MAX,
+                                   .run = x->run,
+                                   .kind = KIND_HANDOVER,
+                                   .track = RIG_TRACE_TRACKS,
+                                   .begin = x->begin,
+                                   .end = x->end};
+  }
   return true;
 }
 
+/* A run's window of the job: from its start on machine 0 to its end on
+ * every machine. */
+static void window(writer *w, const item *it) {
+  char name[64];
+  snprintf(name, sizeof name, "run %" PRIu64, it->run);
+  double ts = us(w, it->begin), te = us(w, it->end);
+  add(w, json_pack("{s:s, s:s, s:s, s:I, s:I, s:f, s:f, s:{s:I, s:s}}", "ph", "X", "name", name,
+                   "cat", "run", "pid", (json_int_t)w->machine, "tid", it->tid, "ts", ts, "dur",
+                   te > ts ? te - ts : 0.0, "args", "run", (json_int_t)it->run, "device", "job"));
+}
+
 static void slice(writer *w, const item *it) {
+  if (it->event == SIZE_MAX) {
+    window(w, it);
+    return;
+  }
   const rig_trace_event *e = &rig_trace_events(w->m->trace)[it->event];
   bool handover = it->kind == KIND_HANDOVER;
   const char *dev = rig_trace_track(w->m->trace, e->track);
@@ -252,6 +279,7 @@ static void machine_events(writer *w) {
       instant(w, &ev[i], &rails_named);
     for (; next < w->nitems && w->items[next].event == i; next++) slice(w, &w->items[next]);
   }
+  for (; w->ok && next < w->nitems; next++) slice(w, &w->items[next]); /* the windows */
 }
 
 /* ---- the file ------------------------------------------------------------------------ */
@@ -297,7 +325,14 @@ static bool clocks(const cli_trace_machine *ms, size_t n, mclock *c, uint64_t *b
   for (size_t m = 0; m < n; m++) {
     c[m] = (mclock){ms[m].offset_ns, ms[m].error_ns, true, 0, NULL, 0};
     if (m == 0 || !ms[m].trace || !ms[0].trace) continue;
-    if (!cli_trace_handovers(ms[0].trace, m, &c[m].h, &c[m].nh)) return false;
+    if (ms[0].nruns) {
+      /* Machine-local runs: the job's windows bound every machine's. */
+      if (!(c[m].h = malloc(ms[0].nruns * sizeof *c[m].h))) return false;
+      memcpy(c[m].h, ms[0].runs, ms[0].nruns * sizeof *c[m].h);
+      c[m].nh = ms[0].nruns;
+    } else if (!cli_trace_handovers(ms[0].trace, m, &c[m].h, &c[m].nh)) {
+      return false;
+    }
     c[m].narrowed = cli_trace_narrow(c[m].h, c[m].nh, ms[m].trace, &c[m].offset, &c[m].error);
   }
   *base = UINT64_MAX;

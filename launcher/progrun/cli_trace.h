@@ -14,6 +14,8 @@
 typedef struct cli_handover {
   uint64_t run, begin, end;
 } cli_handover;
+/* (A job of machine-local runs has no hand-overs: each run's window on
+ * machine 0, from its start there to its end everywhere, stands for them.) */
 
 /* Machine m's hand-overs in machine 0's trace t0, by run; a run handed
  * over more than once (two programs) is left out, as nothing says which

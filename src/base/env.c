@@ -48,6 +48,11 @@ static const var vars[] = {
      "also bounds the job's start (a machine that never joins fails `rig_job_start`: `the job's "
      "start: MPI_Igather not done after 10 s: a machine did not join (stopped, or gone)`) and how "
      "long a rail's release waits for its peer's (docs/rails.md)"},
+    {"RIG_JOB_FANOUT", VAR_COUNT, AT(job_fanout), 4, NULL, 1, 1024, NULL,
+     "children of a machine in the job's tree, which starts and ends machine-local runs and "
+     "shares the bytes every machine needs (docs/jobs.md, \"Jobs of many machines\"): machine "
+     "0 sends K messages a run, the last machine starts log_K N hops after the first; `1` is a "
+     "chain"},
     {"RIG_JOB_EXPRESS", VAR_FLAG, AT(job_express), 1, NULL, 0, 1, NULL,
      "runs, copies and done reports between machines of one host by shared memory "
      "(docs/jobs.md, \"Runs by shared memory\"); `0` sends them all as frames of the control "

@@ -15,6 +15,7 @@ typedef struct rig_env {
   unsigned workers;     /* RIG_WORKERS: threads of a host launch; 0: from the cpuset */
   unsigned cpu_devices; /* RIG_CPU_DEVICES: how many cpu:N devices (default 2) */
   double job_silence;   /* RIG_JOB_SILENCE: seconds before a silent rank fails the job */
+  unsigned job_fanout;  /* RIG_JOB_FANOUT: the children of a machine in the job's tree */
   bool trace;           /* RIG_TRACE: log control frames (debug lines) */
   unsigned log_level;   /* RIG_LOG: the most detailed level logged (rig_log_level) */
   bool job_express;     /* RIG_JOB_EXPRESS: runs by shared memory on one host (default 1) */

@@ -7,7 +7,7 @@
 
 #include "rig_mpi_test.h"
 
-enum { GO = 1, QUIT = 2, CAUSES = 3 };
+enum { GO = 1, QUIT = 2, CAUSES = 3, SPMD = 4 };
 
 static const char *filter;
 
@@ -47,9 +47,27 @@ void *rig_test_read_file(const char *path, size_t *len) {
   return b;
 }
 
+/* A suite without work of its agents' own has none. */
+__attribute__((weak)) void rig_test_agent_spmd(rig_job *job, int which) {
+  (void)job;
+  (void)which;
+}
+
+rig_job *rig_test_job_start_spmd(int which) {
+  int cmd[2] = {SPMD, which};
+  MPI_Bcast(cmd, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  rig_job *job = NULL;
+  rig_error err;
+  if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
+    fprintf(stderr, "rig_job_start: %s\n", err.message);
+    return NULL;
+  }
+  return job;
+}
+
 rig_job *rig_test_job_start(void) {
-  int cmd = GO;
-  MPI_Bcast(&cmd, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int cmd[2] = {GO, 0};
+  MPI_Bcast(cmd, 2, MPI_INT, 0, MPI_COMM_WORLD);
   rig_job *job = NULL;
   rig_error err;
   if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
@@ -63,9 +81,9 @@ rig_job *rig_test_job_start(void) {
 static int last_cause;
 
 void rig_test_agent_causes(rig_status *codes) {
-  int cmd = CAUSES, size;
+  int cmd[2] = {CAUSES, 0}, size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Bcast(&cmd, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(cmd, 2, MPI_INT, 0, MPI_COMM_WORLD);
   int *all = calloc((size_t)size, sizeof *all);
   MPI_Gather(&last_cause, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD);
   for (int r = 0; all && r < size; r++) codes[r] = (rig_status)all[r];
@@ -81,19 +99,20 @@ int main(int argc, char **argv) {
   rig_test_agent_setup(rank);
   if (rank != 0) {
     for (;;) {
-      int cmd;
-      MPI_Bcast(&cmd, 1, MPI_INT, 0, MPI_COMM_WORLD);
-      if (cmd == CAUSES) {
+      int cmd[2];
+      MPI_Bcast(cmd, 2, MPI_INT, 0, MPI_COMM_WORLD);
+      if (cmd[0] == CAUSES) {
         MPI_Gather(&last_cause, 1, MPI_INT, NULL, 1, MPI_INT, 0, MPI_COMM_WORLD);
         continue;
       }
-      if (cmd != GO) break;
+      if (cmd[0] != GO && cmd[0] != SPMD) break;
       rig_job *job;
       rig_error err;
       if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) {
         fprintf(stderr, "agent %d: rig_job_start: %s\n", rank, err.message);
         continue;
       }
+      if (cmd[0] == SPMD) rig_test_agent_spmd(job, cmd[1]);
       rig_job_serve(job, &err);
       last_cause = (int)rig_job_cause(job, NULL);
       rig_job_close(job, &err);
@@ -110,8 +129,8 @@ int main(int argc, char **argv) {
     if (CU_get_number_of_tests_run() == 0 && !filter) failed = 1;
     CU_cleanup_registry();
   }
-  int cmd = QUIT;
-  MPI_Bcast(&cmd, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int cmd[2] = {QUIT, 0};
+  MPI_Bcast(cmd, 2, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return failed ? 1 : 0;
 }

@@ -27,6 +27,12 @@ const char *rig_test_label(rig_job *job, size_t m, char *buf, size_t n);
  * by rank (codes[0] is left as it is). */
 void rig_test_agent_causes(rig_status *codes);
 
+/* Starts a job whose agents each run rig_test_agent_spmd(job, which)
+ * before they serve it (work of their own, beside the controller's). */
+rig_job *rig_test_job_start_spmd(int which);
+/* A suite may define it (weak: none): an agent's part of an SPMD job. */
+void rig_test_agent_spmd(rig_job *job, int which);
+
 /* Each suite defines this: what every rank sets up before the first job
  * (devices of its own, say). */
 void rig_test_agent_setup(int rank);

@@ -24,7 +24,7 @@ typedef struct slice {
   long long pid, tid, run, step;
   double ts, end;
   const char *device;
-  bool submit, handover;
+  bool submit, handover, window;
 } slice;
 
 static int by_track_then_time(const void *a, const void *b) {
@@ -87,6 +87,9 @@ static bool check_inside(const slice *s, size_t ns, trace_facts *f) {
     const slice *h = NULL;
     for (size_t b = 0; !h && b < ns; b++)
       if (s[b].handover && s[b].run == s[a].run && machine_of(s[b].device) == s[a].pid) h = &s[b];
+    /* Machine-local runs: the job's window of the run on machine 0. */
+    for (size_t b = 0; !h && b < ns; b++)
+      if (s[b].window && s[b].run == s[a].run) h = &s[b];
     if (!h) return broken(f, "machine %lld: run %lld has no hand-over", s[a].pid, s[a].run);
     if (s[a].ts + EPS < h->ts || s[a].end > h->end + EPS)
       return broken(f,
@@ -207,8 +210,11 @@ static bool check_events(json_t *events, size_t machines, long long runs, trace_
         break;
       }
       x->handover = strcmp(cat, "hand-over") == 0;
+      x->window = strcmp(cat, "run") == 0 && x->pid == 0;
       if (x->handover)
         f->handovers++;
+      else if (x->window)
+        f->windows++;
       else if (x->submit)
         f->submits++;
       else

@@ -15,6 +15,7 @@ typedef struct trace_facts {
   size_t submits;     /* submit slices */
   size_t works;       /* work slices */
   size_t handovers;   /* hand-over slices */
+  size_t windows;     /* the job's run windows on machine 0 (machine-local runs) */
   size_t readies;     /* rail instants: a count made ready */
   size_t arrivals;    /* rail instants: a count told arrived */
   size_t devices[16]; /* per machine: devices with a submit slice */
