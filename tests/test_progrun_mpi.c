@@ -241,6 +241,58 @@ static void test_the_ring_example_passes_every_run_around_its_machines(void) {
   }
 }
 
+/* The ring of 4 machines as a chain (K = 1: each run starts on machine 3
+ * three hops after machine 0) and with two children a machine: rails
+ * between machines work whatever the tree, as each machine passes a run's
+ * start on before its own run waits on them. */
+static json_t *report_of(const char *path);
+
+static void test_the_ring_passes_every_run_at_every_fanout(void) {
+  for (int k = 1; k <= 2; k++) {
+    char job[512], out[512], fanout[32];
+    snprintf(fanout, sizeof fanout, "RIG_JOB_FANOUT=%d", k);
+    char *env[] = {fanout, NULL};
+    const char *args[] = {example("ring-4.json", job, sizeof job), "--runs", "50", "--quiet", NULL};
+    rig_proc p = mpirun_during(4, args, env, 90, 0, NULL, NULL);
+    CU_ASSERT_EQUAL(p.code, 0);
+    if (p.code != 0) show(&p);
+    size_t len = 0;
+    uint64_t *got = slurp(example("ring-4-sum.bin", out, sizeof out), &len);
+    CU_ASSERT(got && len == 8);
+    if (got && len == 8) CU_ASSERT_EQUAL(*got, 50 * 49 / 2 + 50 * (uint64_t)(4 * 3) / 2);
+    free(got);
+    rig_proc_free(&p);
+  }
+}
+
+/* --json says the job's tree and what machine 0 sent on it a run: K
+ * messages (its children's starts, 8 bytes each), not one per machine. */
+static void test_json_says_the_tree_and_what_machine_0_sent_a_run(void) {
+  const int fanouts[] = {4, 1};
+  const int depths[] = {1, 3};
+  for (int i = 0; i < 2; i++) {
+    char saxpy[512], json[512], fanout[32];
+    snprintf(fanout, sizeof fanout, "RIG_JOB_FANOUT=%d", fanouts[i]);
+    char *env[] = {fanout, NULL};
+    const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "40", "--quiet",
+                          "--json", in_tmp("tree-report.json", json, sizeof json), NULL};
+    rig_proc p = mpirun_during(4, args, env, 60, 0, NULL, NULL);
+    CU_ASSERT_EQUAL(p.code, 0);
+    if (p.code != 0) show(&p);
+    json_t *root = report_of(json);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *job = json_object_get(root, "job");
+    json_t *tree = json_object_get(job, "tree"), *ctl = json_object_get(job, "controller");
+    int children = fanouts[i] < 3 ? fanouts[i] : 3;
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(tree, "fanout")), fanouts[i]);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(tree, "depth")), depths[i]);
+    CU_ASSERT_EQUAL(json_number_value(json_object_get(ctl, "messages_a_run")), children);
+    CU_ASSERT_EQUAL(json_number_value(json_object_get(ctl, "bytes_a_run")), 8 * children);
+    json_decref(root);
+    rig_proc_free(&p);
+  }
+}
+
 static void test_a_rail_to_a_machine_the_job_lacks_is_refused(void) {
   char saxpy[512], job[512], text[2048], want[1024];
   snprintf(text, sizeof text,
@@ -1681,6 +1733,9 @@ void rig_test_register(void) {
        test_the_pipeline_example_sums_every_block_over_a_rail},
       {"the ring example passes every run around its machines",
        test_the_ring_example_passes_every_run_around_its_machines},
+      {"the ring passes every run at every fanout", test_the_ring_passes_every_run_at_every_fanout},
+      {"json says the tree and what machine 0 sent a run",
+       test_json_says_the_tree_and_what_machine_0_sent_a_run},
       {"a rail to a machine the job lacks is refused",
        test_a_rail_to_a_machine_the_job_lacks_is_refused},
       {"a silent peer releases every rail wait and fails the job",

@@ -55,6 +55,7 @@ typedef struct local_machine {
   int64_t *run_now; /* where the run going on is kept (machine 0's session), or NULL */
   cli_handover *windows; /* machine 0, traced: each run's, from its start to its end everywhere */
   size_t nwindows, room;
+  uint64_t sent, sent_bytes; /* messages and bytes it sent on the tree in the runs */
 } local_machine;
 
 /* What the interrupt thread reads of this machine's runs. */
@@ -265,6 +266,8 @@ static bool run_machine(local_machine *lm, after_run_fn each, void *ctx) {
   if (lm->o.json_runs && lm->o.runs > lm->o.warmup &&
       !(lm->run_ns = calloc(lm->o.runs - lm->o.warmup, sizeof *lm->run_ns)))
     return fail_job(lm, CLI_EXIT_FAIL, "out of memory"), false;
+  rig_job_tree before, after;
+  rig_job_tree_facts(lm->job, &before);
   for (uint64_t r = 0; r < lm->o.runs; r++) {
     uint64_t ns = 0;
     rig_job_slowest slow;
@@ -276,6 +279,9 @@ static bool run_machine(local_machine *lm, after_run_fn each, void *ctx) {
       lm->windows[lm->nwindows++] = (cli_handover){r, begin, rig_trace_now()};
     if (each) each(ctx, r, &slow);
   }
+  rig_job_tree_facts(lm->job, &after);
+  lm->sent = after.messages - before.messages;
+  lm->sent_bytes = after.bytes - before.bytes;
   return true;
 }
 
@@ -761,8 +767,6 @@ int cli_local_control(cli_session *s, rig_error *err) {
   lm.o = (local_opts){s->runs, s->opts->warmup, s->opts->json_runs, s->opts->gather_outputs};
   if (rc == CLI_EXIT_OK && part_of_plan(&s->plans[0], &part) != CLI_EXIT_OK)
     rc = (rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL);
-  rig_job_tree_facts(s->job, &s->tree);
-  uint64_t sent0 = s->tree.messages, bytes0 = s->tree.bytes;
   if (rc == CLI_EXIT_OK) {
     cli_progress_start(&s->bar, s->opts, s->runs, s->files.has_stderr);
     s->started = (int64_t)time(NULL);
@@ -790,8 +794,8 @@ int cli_local_control(cli_session *s, rig_error *err) {
   lm.windows = NULL;
   /* What machine 0 sent on the tree in the runs, for the report. */
   rig_job_tree_facts(s->job, &s->tree);
-  s->tree.messages -= sent0;
-  s->tree.bytes -= bytes0;
+  s->tree.messages = lm.sent;
+  s->tree.bytes = lm.sent_bytes;
   rc = cli_trace_end(s, rc, err);
   if (rc == CLI_EXIT_OK) rc = gather_results(s, &lm, err);
   if (rc == CLI_EXIT_OK) {

@@ -62,6 +62,18 @@ static json_t *job_json(cli_session *s) {
             json_object_set_new(job, "machines", json_integer((json_int_t)s->n)) == 0 &&
             json_object_set(job, "hosts", hosts) == 0 &&
             json_object_set_new(job, "warmup", json_integer((json_int_t)s->opts->warmup)) == 0;
+  /* A job's tree, and what machine 0 sent on it a run (its cost, which
+   * stays K messages whatever the job's size). */
+  if (ok && s->local) {
+    double runs = s->runs ? (double)s->runs : 1.0;
+    ok = json_object_set_new(job, "tree",
+                             json_pack("{s:i, s:i}", "fanout", (int)s->tree.fanout, "depth",
+                                       (int)s->tree.depth)) == 0 &&
+         json_object_set_new(job, "controller",
+                             json_pack("{s:f, s:f}", "messages_a_run",
+                                       (double)s->tree.messages / runs, "bytes_a_run",
+                                       (double)s->tree.bytes / runs)) == 0;
+  }
   for (int i = 0; ok && i < cli_argc; i++)
     ok = json_array_append_new(command, json_string(cli_argv[i])) == 0;
   for (size_t m = 0; ok && m < s->n; m++)
