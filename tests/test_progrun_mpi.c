@@ -586,6 +586,113 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
   rig_proc_free(&p);
 }
 
+/* ---- failure inside the tree -------------------------------------------------- */
+
+/* The machines of a tree test: one a host across hosts (RIG_HOSTS, 4 or
+ * more), else 4; K = 2, so that machine 1 is inside the tree (its
+ * children 3 and 4) and the last machine a leaf. */
+static int tree_machines(void) {
+  const char *hosts = getenv("RIG_HOSTS");
+  int n = hosts ? atoi(hosts) : 4;
+  return n < 4 ? 4 : n;
+}
+
+typedef struct tree_victim {
+  int rank, sig, pid;
+} tree_victim;
+
+/* Signals the victim's progrun once every machine loaded its program. */
+static void signal_victim(void *ctx, pid_t launcher) {
+  tree_victim *v = ctx;
+  for (int r = 1; r < tree_machines(); r++) wait_loaded(launcher, r);
+  pid_t pid = signal_rank(launcher, v->rank, v->sig);
+  if (pid > 0) v->pid = pid;
+}
+
+/* A machine killed inside the tree (its children wait on it for their
+ * starts) or at a leaf, or one stopped inside it: the job ends, every rank
+ * leaves within 15 s, and rank 0 names the machine (killed: as the one
+ * that did not answer mpirun's end, or UCX's lost peer; stopped: silent),
+ * whatever the tree's shape. */
+static void tree_failure(int rank, int sig) {
+  char saxpy[512];
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "100000000",
+                        "--quiet", NULL};
+  static char fanout[] = "RIG_JOB_FANOUT=2", silence[] = "RIG_JOB_SILENCE=3";
+  char *env[] = {fanout, silence, NULL};
+  tree_victim v = {rank, sig, 0};
+  rig_proc p = mpirun_during(tree_machines(), args, env, 90, 2.0, signal_victim, &v);
+  CU_ASSERT(v.pid > 0);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  char mr[64], named[160];
+  machine_label(rank, mr, sizeof mr);
+  bool said = false;
+  if (sig == SIGSTOP) {
+    snprintf(named, sizeof named, ": %s: silent for 3 s\n", mr);
+    said = strstr(p.err, named) != NULL;
+  } else {
+    char short_name[64];
+    snprintf(short_name, sizeof short_name, ": machine %d did not answer", rank);
+    snprintf(named, sizeof named, ": %s: UCX: the peer is lost: ", mr);
+    said = strstr(p.err, short_name) || strstr(p.err, named);
+  }
+  CU_ASSERT(said);
+  if (!said || p.timed_out) show(&p);
+  if (v.pid > 0 && sig == SIGSTOP) kill(v.pid, SIGKILL);
+  rig_proc_free(&p);
+}
+
+/* Every machine writes its own output, one inside the tree to a full
+ * device: the job fails naming it (exit 2), and no other machine's file
+ * is replaced (every machine's were written, none renamed: the tree's
+ * agreement came out against). */
+static void test_no_output_is_replaced_when_one_inside_the_tree_fails(void) {
+  char saxpy[512], job[512], text[4096], y[512], name[64];
+  int n = tree_machines();
+  size_t at = (size_t)snprintf(text, sizeof text, "{\"machines\": [");
+  for (int m = 0; m < n; m++) {
+    snprintf(name, sizeof name, "tree-keep-%d.bin", m);
+    write_text(in_tmp(name, y, sizeof y), "old contents");
+    at += (size_t)snprintf(text + at, sizeof text - at,
+                           "%s{\"program\": \"%s\", \"outputs\": {\"1\": \"%s\"}}", m ? ",\n" : "",
+                           example("saxpy.json", saxpy, sizeof saxpy), m == 1 ? "/dev/full" : name);
+  }
+  snprintf(text + at, sizeof text - at, "]}\n");
+  write_text(in_tmp("tree-keep-job.json", job, sizeof job), text);
+  static char fanout[] = "RIG_JOB_FANOUT=2";
+  char *env[] = {fanout, NULL};
+  const char *args[] = {job, "--quiet", NULL};
+  rig_proc p = mpirun_during(n, args, env, 90, 0, NULL, NULL);
+  CU_ASSERT_EQUAL(p.code, 2);
+  char m1[64], want[160];
+  snprintf(want, sizeof want, "%s: cannot write /dev/full: No space left on device\n",
+           machine_label(1, m1, sizeof m1));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (p.code != 2 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+  for (int m = 0; m < n; m++) {
+    if (m == 1) continue;
+    snprintf(name, sizeof name, "tree-keep-%d.bin", m);
+    size_t len = 0;
+    char *kept = slurp(in_tmp(name, y, sizeof y), &len);
+    CU_ASSERT(kept && len == 12 && memcmp(kept, "old contents", 12) == 0);
+    free(kept);
+  }
+}
+
+static void test_a_machine_killed_inside_the_tree_ends_the_job_naming_it(void) {
+  tree_failure(1, SIGKILL);
+}
+
+static void test_a_leaf_killed_in_the_tree_ends_the_job_naming_it(void) {
+  tree_failure(tree_machines() - 1, SIGKILL);
+}
+
+static void test_a_machine_stopped_inside_the_tree_is_told_silent(void) {
+  tree_failure(1, SIGSTOP);
+}
+
 /* Stops (SIGSTOP) the rank-1 progrun: alive, but silent; ctx, an int, gets
  * its pid. */
 static void stop_rank_1(void *ctx, pid_t launcher) {
@@ -1700,6 +1807,14 @@ void rig_test_register(void) {
        test_faults_of_every_rank_are_said_once_and_where},
       {"a failure beside a kernel that never ends is told at once",
        test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once},
+      {"no output is replaced when one inside the tree fails",
+       test_no_output_is_replaced_when_one_inside_the_tree_fails},
+      {"a machine killed inside the tree ends the job naming it",
+       test_a_machine_killed_inside_the_tree_ends_the_job_naming_it},
+      {"a leaf killed in the tree ends the job naming it",
+       test_a_leaf_killed_in_the_tree_ends_the_job_naming_it},
+      {"a machine stopped inside the tree is told silent",
+       test_a_machine_stopped_inside_the_tree_is_told_silent},
       {"a silent machine fails the job past the bound",
        test_a_silent_machine_fails_the_job_past_the_bound},
       {"a silent agent fails the job while the controller is busy",
