@@ -236,6 +236,7 @@ rig_status rig_bootstrap_labels(rig_job *job, bool ok, rig_error *err) {
     hosts[m][HOST - 1] = '\0';
     one_host &= strcmp(hosts[m], hosts[0]) == 0;
   }
+  job->one_host = one_host;
   for (size_t m = 0; m < n; m++)
     if (one_host || !hosts[m][0])
       snprintf(job->labels[m], sizeof job->labels[m], "machine %zu", m);

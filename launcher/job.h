@@ -17,6 +17,7 @@ struct rig_job {
   int rank, size;
   rig_machine *machines;         /* the controller: all; an agent: its own at [rank] */
   char (*labels)[RIG_JOB_LABEL]; /* every machine's name in messages (control.h) */
+  bool one_host;                 /* every machine on this host (the labels name none) */
   /* Devices per machine: local ones on machine `rank`, proxies elsewhere. */
   rig_device ***devices;
   struct proxy ***proxies;

@@ -49,11 +49,13 @@ rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err) {
   rig_status st = rig_mpi_status(MPI_Comm_idup(job->c.comm, &t->comm, &req), "MPI_Comm_idup", err);
   if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Comm_idup", pending, err);
   if (st != RIG_OK && !*pending) t->comm = MPI_COMM_NULL;
+  if (st == RIG_OK) st = rig_tree_peers_start(job, pending, err);
   return st;
 }
 
 void rig_tree_free(rig_job *job) {
   job_tree *t = &job->tree;
+  rig_tree_peers_free(job);
   if (t->pending) return; /* MPI may still use the words and the communicator */
   if (t->comm != MPI_COMM_NULL) MPI_Comm_free(&t->comm);
   free(t->words);
@@ -86,6 +88,12 @@ static rig_status usable(rig_job *job, rig_error *err) {
 static rig_status mpi_failed(rig_job *job, rig_error *err) {
   job->tree.pending = true;
   rig_job_fail_here(job, err);
+  return rig_job_error(job, err);
+}
+
+/* A message that could not be sent (a peer gone): the job's failure. */
+static rig_status send_failed(rig_job *job, rig_error *err) {
+  if (!atomic_load(&job->failed)) rig_job_fail_here(job, err);
   return rig_job_error(job, err);
 }
 
@@ -159,6 +167,14 @@ rig_status rig_job_run_begin(rig_job *job, uint64_t run, rig_error *err) {
   if (st != RIG_OK) return st;
   job_tree *t = &job->tree;
   uint64_t *start = t->words + 3 * (size_t)t->nchildren;
+  if (t->by_messages) {
+    if (t->parent >= 0 && (st = rig_tree_await(job, true, run, err)) != RIG_OK) return st;
+    /* The children start before this machine's own run (it may wait on
+     * theirs, by a rail). */
+    for (int c = 0; st == RIG_OK && c < t->nchildren; c++)
+      st = rig_tree_send(job, t->first + c, true, run, 0, 0, err);
+    return st == RIG_OK ? st : send_failed(job, err);
+  }
   if (t->parent < 0) {
     *start = run;
   } else {
@@ -180,6 +196,17 @@ rig_status rig_job_run_end(rig_job *job, uint64_t run, uint64_t ns, rig_job_slow
   if (st != RIG_OK) return st;
   job_tree *t = &job->tree;
   int n = t->nchildren;
+  if (t->by_messages) {
+    if (n && (st = rig_tree_await(job, false, run, err)) != RIG_OK) return st;
+    rig_job_slowest s = {ns, job->rank};
+    for (int c = 0; c < n; c++)
+      if (t->done_ns[c] > s.ns) s = (rig_job_slowest){t->done_ns[c], (int)t->done_machine[c]};
+    if (t->parent >= 0 && (st = rig_tree_send(job, t->parent, false, run, s.ns, s.machine, err)) !=
+                              RIG_OK)
+      return send_failed(job, err);
+    if (slowest) *slowest = s;
+    return RIG_OK;
+  }
   /* The starts sent to the children, then their reports. */
   if (t->started && n) st = await(job, t->reqs, n, err);
   t->started = false;

@@ -33,6 +33,19 @@ typedef struct job_tree {
   uint64_t *words;
   MPI_Request *reqs;
   _Atomic uint64_t messages, bytes; /* sent by this machine on the tree */
+  /* The runs' words by UCX messages (tree_peers.c), where every machine
+   * has an address: else by MPI. The mailbox: the run after the last
+   * whose start came, per child the run after its last done (with its
+   * subtree's slowest), and a word bumped at each message. */
+  bool by_messages, self_held;
+  _Atomic uint64_t start_came;
+  _Atomic uint64_t *done_came;
+  uint64_t *done_ns;
+  int64_t *done_machine;
+  _Atomic uint32_t mail;
+  double yield_s[2]; /* how long a wait for dones [0], a start [1], yields first */
+  struct rig_peer **peers; /* per child, then the parent */
+  void *lost;              /* their losses' contexts */
 } job_tree;
 
 /* Makes the tree's communicator (collective, bounded as the start is) and
@@ -40,5 +53,17 @@ typedef struct job_tree {
 rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err);
 /* Frees the communicator unless a request was left on it. */
 void rig_tree_free(rig_job *job);
+
+/* The runs' words by UCX messages (tree_peers.c): the neighbours' addresses
+ * swapped on the tree's communicator and connected, when every machine
+ * has one (else by_messages stays false). */
+rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err);
+void rig_tree_peers_free(rig_job *job);
+/* A start (to a child) or a done (to the parent) of run `run`. */
+rig_status rig_tree_send(rig_job *job, int to, bool start, uint64_t run, uint64_t ns,
+                         int64_t machine, rig_error *err);
+/* Waits for run's start from the parent, or its done from every child; or
+ * the job's failure. */
+rig_status rig_tree_await(rig_job *job, bool start, uint64_t run, rig_error *err);
 
 #endif

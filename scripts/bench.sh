@@ -78,6 +78,25 @@ if scripts/hosts.sh up 4 >/dev/null 2>&1; then
     failed=1
   }
   scripts/hosts.sh down >/dev/null 2>&1 || true
+fi
+# scale/: a job's cost to machine 0 as it grows, on this host (2 and 4
+# ranks) and across 2 to 32 simulated hosts (one rank a host; they share
+# this machine's cores: the counts are exact, the times are what the
+# cores allow). A size that cannot run here is said and skipped.
+scale="$build/bench/bench_scale"
+if [[ -x "$scale" && -f "$scale" ]]; then
+  for ranks in 2 4; do
+    RIG_BENCH_NO_HEADER=1 timeout 600 mpirun -n "$ranks" --oversubscribe --bind-to none "$scale" || {
+      echo "$scale (mpirun -n $ranks) failed" >&2
+      failed=1
+    }
+  done
+  for hosts in 2 4 8 16 32; do
+    scripts/hosts.sh up "$hosts" >/dev/null 2>&1 || break
+    RIG_BENCH_NO_HEADER=1 timeout 900 scripts/hosts.sh mpirun --hosts "$hosts" -n "$hosts" "$scale" ||
+      echo "$scale (across $hosts hosts) did not run to its end: skipped" >&2
+  done
+  scripts/hosts.sh down >/dev/null 2>&1 || true
 else
   echo "(the rows across hosts are skipped: scripts/hosts.sh cannot make hosts here;" \
     "run scripts/hosts.sh check as root to see why)"

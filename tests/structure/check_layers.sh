@@ -28,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 # of its own tier and those below it; every file of the layer is listed.
 # The job layer's files call one way (docs/internals.md "The job layer").
 declare -A ORDER=(
-  [rig_job]="job > tree > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
+  [rig_job]="job > tree > tree_peers > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
              > proxy > proxy_submit > rails > rail_table > request > remote > far > express
              > failure > control > queue > machine"
 )

@@ -1,0 +1,269 @@
+/* The tree's edges by UCX messages (tree.h): a run's start to each child
+ * and its end to the parent go as messages (rails' peers), which the
+ * receiver's progressing thread writes into its tree's mailbox; a machine
+ * that waits for its start or its children's ends progresses the worker
+ * a while, then sleeps on its event fd: a waiting machine costs no core,
+ * and the message that ends the wait wakes it at once. Messages carry the
+ * job's id (a process may hold several jobs in turn), found in a table
+ * under a lock that the tree's free takes too. Everything a message says
+ * is checked: a machine that is not the receiver's parent or child, a run
+ * out of step, is dropped (the wait it ends never comes: the job fails as
+ * a silent machine's does). */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/sync.h"
+#include "bootstrap.h"
+#include "failure.h"
+#include "job.h"
+#include "tree.h"
+
+/* The kind of the tree's messages (remote.c has 1 to 3). */
+#define MSG_TREE 4
+
+enum { WHAT_START = 1, WHAT_DONE = 2 };
+
+typedef struct tree_msg {
+  uint64_t job;
+  uint32_t what;
+  int32_t from;
+  uint64_t run, ns;
+  int64_t machine;
+} tree_msg;
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static rig_job *table[64]; /* jobs whose tree goes by messages, under table_lock */
+static size_t ntable;
+
+static rig_job *find(uint64_t id) {
+  for (size_t i = 0; i < ntable; i++)
+    if (table[i]->c.job_id == id) return table[i];
+  return NULL;
+}
+
+static void on_message(void *ctx, const void *bytes, size_t len) {
+  (void)ctx;
+  tree_msg m;
+  if (len != sizeof m) return;
+  memcpy(&m, bytes, sizeof m);
+  pthread_mutex_lock(&table_lock);
+  rig_job *job = find(m.job);
+  job_tree *t = job ? &job->tree : NULL;
+  if (t && m.what == WHAT_START && m.from == t->parent && m.run < UINT64_MAX) {
+    atomic_store_explicit(&t->start_came, m.run + 1, memory_order_release);
+  } else if (t && m.what == WHAT_DONE && m.from >= t->first && m.from < t->first + t->nchildren &&
+             m.machine >= 0 && m.machine < job->size && m.run < UINT64_MAX) {
+    int c = m.from - t->first;
+    t->done_ns[c] = m.ns;
+    t->done_machine[c] = m.machine;
+    atomic_store_explicit(&t->done_came[c], m.run + 1, memory_order_release);
+  } else {
+    t = NULL;
+  }
+  if (t) atomic_fetch_add_explicit(&t->mail, 1, memory_order_release);
+  pthread_mutex_unlock(&table_lock);
+}
+
+/* ---- setting up ------------------------------------------------------------------- */
+
+/* A tree neighbour lost: the job fails naming it. */
+typedef struct lost_ctx {
+  rig_job *job;
+  int machine;
+} lost_ctx;
+
+static void on_lost(void *ctx, const char *why) {
+  lost_ctx *l = ctx;
+  pthread_mutex_lock(&table_lock);
+  bool live = false;
+  for (size_t i = 0; i < ntable; i++) live |= table[i] == l->job;
+  if (live && !atomic_load(&l->job->failed)) {
+    char cause[RIG_ERROR_MESSAGE_MAX];
+    snprintf(cause, sizeof cause, "%s: UCX: the peer is lost: %s", rig_job_label(l->job, l->machine),
+             why);
+    rig_job_fail_with(l->job, true, cause);
+  }
+  pthread_mutex_unlock(&table_lock);
+}
+
+/* Swaps addresses with the neighbours over the tree's communicator: n
+ * bytes each way with each (0: none here). */
+static rig_status swap_addresses(rig_job *job, const void *mine, size_t n, void **theirs,
+                                 size_t *lens, bool *pending, rig_error *err) {
+  job_tree *t = &job->tree;
+  int k = t->nchildren + (t->parent >= 0);
+  int *peers = calloc((size_t)k + 1, sizeof *peers);
+  uint64_t *got = calloc((size_t)k + 1, sizeof *got), mine_len = n;
+  MPI_Request *req = calloc(2 * (size_t)k + 1, sizeof *req);
+  rig_status st = peers && got && req ? RIG_OK : rig_error_set(err, RIG_ENOMEM, "out of memory");
+  for (int i = 0; st == RIG_OK && i < k; i++) {
+    peers[i] = i < t->nchildren ? t->first + i : t->parent;
+    MPI_Irecv(&got[i], 1, MPI_UINT64_T, peers[i], 1, t->comm, &req[2 * i]);
+    MPI_Isend(&mine_len, 1, MPI_UINT64_T, peers[i], 1, t->comm, &req[2 * i + 1]);
+  }
+  for (int i = 0; st == RIG_OK && i < 2 * k; i++)
+    st = rig_bootstrap_wait(&req[i], "MPI_Irecv", pending, err);
+  for (int i = 0; st == RIG_OK && i < k; i++) {
+    if (got[i] > RIG_PEER_ADDRESS_MAX) got[i] = 0;
+    if (!(theirs[i] = malloc(got[i] ? got[i] : 1))) st = rig_error_set(err, RIG_ENOMEM, "out of memory");
+    lens[i] = got[i];
+  }
+  for (int i = 0; st == RIG_OK && i < k; i++) {
+    MPI_Irecv(theirs[i], (int)got[i], MPI_BYTE, peers[i], 2, t->comm, &req[2 * i]);
+    MPI_Isend(mine, (int)n, MPI_BYTE, peers[i], 2, t->comm, &req[2 * i + 1]);
+  }
+  for (int i = 0; st == RIG_OK && i < 2 * k; i++)
+    st = rig_bootstrap_wait(&req[i], "MPI_Irecv", pending, err);
+  free(peers);
+  free(got);
+  free(req);
+  return st;
+}
+
+rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
+  job_tree *t = &job->tree;
+  int k = t->nchildren + (t->parent >= 0);
+  t->done_came = calloc((size_t)t->nchildren + 1, sizeof *t->done_came);
+  t->done_ns = calloc((size_t)t->nchildren + 1, sizeof *t->done_ns);
+  t->done_machine = calloc((size_t)t->nchildren + 1, sizeof *t->done_machine);
+  t->peers = calloc((size_t)k + 1, sizeof *t->peers);
+  t->lost = calloc((size_t)k + 1, sizeof(lost_ctx));
+  if (!t->done_came || !t->done_ns || !t->done_machine || !t->peers || !t->lost)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  /* This machine's address, or none: then every machine's tree goes by
+   * MPI (each learns whether all have one). On one host too: there MPI's
+   * shared memory, polled, beats a message's wake-up (UCX's endpoints
+   * with peer failure handling go by TCP there). */
+  const void *self = NULL;
+  size_t n = 0;
+  rig_error e;
+  bool have = job->size > 1 && !job->one_host && rig_peer_self(&self, &n, &e) == RIG_OK;
+  if (have) t->self_held = true;
+  int all = have, every = 0;
+  MPI_Request req;
+  rig_status st = rig_mpi_status(MPI_Iallreduce(&all, &every, 1, MPI_INT, MPI_LAND, t->comm, &req),
+                                 "MPI_Iallreduce", err);
+  if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Iallreduce", pending, err);
+  if (st != RIG_OK || !every) return st;
+  /* Listening before a neighbour can know this address: its first
+   * message may come as soon as the addresses are swapped. */
+  pthread_mutex_lock(&table_lock);
+  if (ntable == sizeof table / sizeof *table)
+    st = rig_error_set(err, RIG_EREFUSED, "more than %zu jobs at once", ntable);
+  if (st == RIG_OK && ntable == 0) st = rig_peer_listen(MSG_TREE, on_message, NULL, err);
+  if (st == RIG_OK) table[ntable++] = job;
+  pthread_mutex_unlock(&table_lock);
+  void **theirs = calloc((size_t)k + 1, sizeof *theirs);
+  size_t *lens = calloc((size_t)k + 1, sizeof *lens);
+  if (st == RIG_OK && (!theirs || !lens))
+    st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  if (st == RIG_OK) st = swap_addresses(job, self, n, theirs, lens, pending, err);
+  lost_ctx *lost = t->lost;
+  for (int i = 0; st == RIG_OK && i < k; i++) {
+    int m = i < t->nchildren ? t->first + i : t->parent;
+    lost[i] = (lost_ctx){job, m};
+    st = rig_peer_connect(theirs[i], lens[i], &job->failed, on_lost, &lost[i], &t->peers[i], err);
+  }
+  for (int i = 0; theirs && i < k; i++) free(theirs[i]);
+  free(theirs);
+  free(lens);
+  t->by_messages = st == RIG_OK;
+  return st;
+}
+
+void rig_tree_peers_free(rig_job *job) {
+  job_tree *t = &job->tree;
+  pthread_mutex_lock(&table_lock);
+  for (size_t i = 0; i < ntable; i++)
+    if (table[i] == job) {
+      table[i] = table[--ntable];
+      if (ntable == 0) rig_peer_unlisten(MSG_TREE);
+      break;
+    }
+  pthread_mutex_unlock(&table_lock);
+  int k = t->nchildren + (t->parent >= 0);
+  bool closed = true;
+  for (int i = 0; t->peers && i < k; i++) closed &= rig_peer_release(t->peers[i]);
+  /* A close still under way may yet call its loss: its context stays. */
+  if (closed) free(t->lost);
+  free(t->peers);
+  free(t->done_came);
+  free(t->done_ns);
+  free(t->done_machine);
+  if (t->self_held) rig_peer_self_release();
+  t->peers = NULL;
+  t->lost = NULL;
+  t->done_came = NULL;
+  t->done_ns = NULL;
+  t->done_machine = NULL;
+  t->self_held = false;
+}
+
+/* ---- runs -------------------------------------------------------------------------- */
+
+rig_status rig_tree_send(rig_job *job, int to, bool start, uint64_t run, uint64_t ns,
+                         int64_t machine, rig_error *err) {
+  job_tree *t = &job->tree;
+  int i = to == t->parent ? t->nchildren : to - t->first;
+  tree_msg m = {job->c.job_id, start ? WHAT_START : WHAT_DONE, job->rank, run, ns, machine};
+  atomic_fetch_add_explicit(&t->messages, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&t->bytes, start ? 8 : 24, memory_order_relaxed);
+  return rig_peer_send(t->peers[i], MSG_TREE, &m, sizeof m, err);
+}
+
+static bool ready(const job_tree *t, bool start, uint64_t run) {
+  if (start) return atomic_load_explicit(&t->start_came, memory_order_acquire) >= run + 1;
+  for (int c = 0; c < t->nchildren; c++)
+    if (atomic_load_explicit(&t->done_came[c], memory_order_acquire) < run + 1) return false;
+  return true;
+}
+
+/* How long a waiter progresses the worker and yields before it sleeps on
+ * it, at most: a hop by message takes tens of microseconds across hosts,
+ * and a sleep costs a wake-up on top (as an executor's watch does,
+ * executor.c). The window adapts, one per kind of wait: it halves after a
+ * wait that outlasted it (yielding only took the cores of the machines
+ * this one waits for: more ranks than cores, or runs longer than a hop),
+ * and doubles back after one it saw end. */
+#define YIELD_S     200e-6
+#define YIELD_MIN_S 2e-6
+
+rig_status rig_tree_await(rig_job *job, bool start, uint64_t run, rig_error *err) {
+  job_tree *t = &job->tree;
+  /* This thread progresses the worker (the rail thread leaves it the
+   * messages): spinning about a microsecond, yielding a while, then
+   * asleep on the worker. */
+  rig_peer_polling(true);
+  rig_status st = RIG_OK;
+  double t0 = 0, *window = &t->yield_s[start];
+  if (!*window) *window = YIELD_S;
+  bool slept = false;
+  for (unsigned polls = 0;; polls++) {
+    uint32_t seen = atomic_load_explicit(&t->mail, memory_order_acquire);
+    if (ready(t, start, run)) break;
+    if (atomic_load(&job->failed)) {
+      st = rig_job_error(job, err);
+      break;
+    }
+    if (rig_peer_progress()) continue;
+    if (polls < 256) {
+      rig_cpu_relax();
+      continue;
+    }
+    double now = rig_now_s();
+    if (!t0) t0 = now;
+    if (now - t0 < *window) {
+      sched_yield();
+      continue;
+    }
+    slept = true;
+    rig_peer_wait(&t->mail, seen, 100000000L);
+  }
+  rig_peer_polling(false);
+  if (slept && *window > YIELD_MIN_S) *window /= 2;
+  else if (!slept && t0 && *window < YIELD_S) *window *= 2;
+  return st;
+}
