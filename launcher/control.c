@@ -141,6 +141,17 @@ static bool send_queued(ctl *c) {
     }
     MPI_Request req;
     uint32_t kind = kind_of(m->buf);
+    /* After its BYE a peer frees the communicator, whose context a later
+     * job's may take: a frame sent then would land in that job (a failure
+     * found while closing, say: a peer's endpoint closing first). */
+    if (c->bye_sent[m->dest]) {
+      if (trace) rig_log(RIG_LOG_DEBUG, "rank %d: kind %u to %d after its BYE: not sent", c->rank,
+                         kind, m->dest);
+      free(m->buf);
+      free(m);
+      continue;
+    }
+    c->bye_sent[m->dest] = kind == F_BYE;
     any |= kind != F_BEAT;
     if (trace && kind != F_BEAT) {
       frame_header th;
@@ -361,8 +372,9 @@ rig_status rig_ctl_start(ctl *c, rig_error *err) {
   rig_queue_init(&c->out);
   c->heard = calloc((size_t)c->size, sizeof *c->heard);
   c->sent = calloc((size_t)c->size, sizeof *c->sent);
+  c->bye_sent = calloc((size_t)c->size, sizeof *c->bye_sent);
   rig_status st = RIG_OK;
-  if (!c->heard || !c->sent) {
+  if (!c->heard || !c->sent || !c->bye_sent) {
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   } else {
     double now = rig_now_s();
@@ -373,7 +385,9 @@ rig_status rig_ctl_start(ctl *c, rig_error *err) {
   if (st != RIG_OK) {
     free(c->heard);
     free(c->sent);
+    free(c->bye_sent);
     c->heard = c->sent = NULL;
+    c->bye_sent = NULL;
     rig_queue_destroy(&c->out);
     return st;
   }
@@ -423,6 +437,7 @@ bool rig_ctl_stop(ctl *c) {
   }
   free(c->heard);
   free(c->sent);
+  free(c->bye_sent);
   for (queue_link *l = rig_queue_take_all(&c->out), *next; l; l = next) {
     next = l->next;
     free(((outmsg *)l)->buf);

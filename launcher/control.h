@@ -57,6 +57,7 @@ typedef struct ctl {
   size_t ninflight, room;
   double *heard; /* per rank: when a frame last came from it */
   double *sent;  /* per rank: when a frame last went to it */
+  bool *bye_sent; /* per rank: its BYE went; nothing of this job follows it */
   /* Every peer knocks before its frames come (set before the start): a
    * quiet thread may then nap long. */
   bool knocked_by_all;

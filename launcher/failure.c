@@ -102,6 +102,7 @@ rig_status rig_job_error(rig_job *job, rig_error *err) {
 }
 
 void rig_job_mark_closed(rig_job *job) {
+  atomic_store(&job->closing, true);
   pthread_mutex_lock(&job->lock);
   job->closed = true;
   pthread_cond_broadcast(&job->changed);

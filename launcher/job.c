@@ -256,6 +256,7 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
   } else if (atomic_load(&job->failed)) {
     st = rig_job_error(job, err);
   }
+  atomic_store(&job->closing, true);
   /* A communicator with frames on their way must not be freed: its
    * context could go to a later one, and them with it. */
   if (rig_ctl_stop(&job->c)) st = rig_bootstrap_free_comm(job, st, err);

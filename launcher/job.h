@@ -32,6 +32,9 @@ struct rig_job {
   void (*user_on_fail)(void *ctx); /* rig_job_on_failure's, under lock */
   void *user_on_fail_ctx;
   bool closed;                   /* an agent: the controller closed the job */
+  /* This rank is closing the job: a neighbour's UCX endpoint that closes
+   * now is its close, not its loss (remote.c, tree_peers.c). */
+  _Atomic bool closing;
   /* Controller: requests in flight (request.h). */
   request *requests;
   _Atomic uint64_t next_request;

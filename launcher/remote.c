@@ -133,7 +133,7 @@ static void on_lost(void *ctx, const char *why) {
   lost_ctx *l = ctx;
   pthread_mutex_lock(&table_lock);
   for (size_t i = 0; i < ntable; i++)
-    if (table[i] == l->ex) fail(l->ex, l->machine, why);
+    if (table[i] == l->ex && !atomic_load(&l->ex->job->closing)) fail(l->ex, l->machine, why);
   pthread_mutex_unlock(&table_lock);
 }
 

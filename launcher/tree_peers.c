@@ -80,7 +80,7 @@ static void on_lost(void *ctx, const char *why) {
   pthread_mutex_lock(&table_lock);
   bool live = false;
   for (size_t i = 0; i < ntable; i++) live |= table[i] == l->job;
-  if (live && !atomic_load(&l->job->failed)) {
+  if (live && !atomic_load(&l->job->failed) && !atomic_load(&l->job->closing)) {
     char cause[RIG_ERROR_MESSAGE_MAX];
     snprintf(cause, sizeof cause, "%s: UCX: the peer is lost: %s", rig_job_label(l->job, l->machine),
              why);

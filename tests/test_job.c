@@ -197,6 +197,33 @@ static void test_a_failure_ends_a_wait_on_the_tree(void) {
   rig_job_close(job, &err);
 }
 
+/* Jobs closed one after another, each with its tree and its requests:
+ * a neighbour's endpoint closing while a machine closes is not its loss,
+ * nothing of a closed job reaches the next (whose communicator may take
+ * its context), and every request of every job is answered. */
+static void test_jobs_closed_one_after_another_leave_nothing_for_the_next(void) {
+  enum { JOBS = 6 };
+  for (int j = 0; j < JOBS; j++) {
+    rig_job *job = rig_test_job_start_spmd(SPMD_RUNS);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    rig_error err;
+    bool ok = true;
+    for (uint64_t r = 0; r < TREE_RUNS && ok; r++)
+      ok = rig_job_run_begin(job, r, &err) == RIG_OK &&
+           rig_job_run_end(job, r, run_ns(0, r), NULL, &err) == RIG_OK;
+    CU_ASSERT_TRUE(ok);
+    for (size_t m = 1; ok && m < rig_job_machines(job); m++) {
+      rig_buffer *b = NULL;
+      ok = rig_buffer_create(rig_job_device(job, m, 0), RIG_KIND_DEVICE, 64, &b, &err) == RIG_OK;
+      CU_ASSERT_TRUE(ok);
+      rig_buffer_release(b);
+    }
+    if (!ok) fprintf(stderr, "job %d: %s\n", j, err.message);
+    CU_ASSERT_FALSE(rig_job_failed(job, NULL));
+    rig_test_job_close_ok(job);
+  }
+}
+
 /* Copies n bytes of b (any machine's) into a fresh host buffer. */
 static rig_buffer *read_back(rig_buffer *b, size_t n) {
   rig_buffer *h = rig_test_host_buffer(n);
@@ -615,6 +642,8 @@ void rig_test_register(void) {
       {"the tree agrees only when every machine does",
        test_the_tree_agrees_only_when_every_machine_does},
       {"a failure ends a wait on the tree", test_a_failure_ends_a_wait_on_the_tree},
+      {"jobs closed one after another leave nothing for the next",
+       test_jobs_closed_one_after_another_leave_nothing_for_the_next},
       {"a closed job leaves no proxy in the device table",
        test_a_closed_job_leaves_no_proxy_in_the_device_table},
       {"proxies alloc, copy in and copy out byte exact",
