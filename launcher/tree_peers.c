@@ -6,9 +6,8 @@
  * and the message that ends the wait wakes it at once. Messages carry the
  * job's id (a process may hold several jobs in turn), found in a table
  * under a lock that the tree's free takes too. Everything a message says
- * is checked: a machine that is not the receiver's parent or child, a run
- * out of step, is dropped (the wait it ends never comes: the job fails as
- * a silent machine's does). */
+ * is checked: a machine that is not the receiver's parent or child, a
+ * machine named outside the job, fails the job naming the receiver. */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +43,28 @@ static rig_job *find(uint64_t id) {
   return NULL;
 }
 
+/* Why a message is not one this machine takes from its sender, or "". */
+static void judge(const rig_job *job, const tree_msg *m, char *why, size_t n) {
+  const job_tree *t = &job->tree;
+  bool child = m->from >= t->first && m->from < t->first + t->nchildren;
+  if (m->what == WHAT_START && m->from != t->parent)
+    snprintf(why, n, "a run's start from machine %d, not its parent", (int)m->from);
+  else if (m->what == WHAT_DONE && !child)
+    snprintf(why, n, "a run's end from machine %d, not its child", (int)m->from);
+  else if (m->what == WHAT_DONE && (m->machine < 0 || m->machine >= job->size))
+    snprintf(why, n, "a run's end from machine %d naming machine %lld, not in the job",
+             (int)m->from, (long long)m->machine);
+  else if (m->what != WHAT_START && m->what != WHAT_DONE)
+    snprintf(why, n, "a tree message of kind %u from machine %d", m->what, (int)m->from);
+  else if (m->run == UINT64_MAX)
+    snprintf(why, n, "a run numbered %llu from machine %d", (unsigned long long)m->run,
+             (int)m->from);
+  else
+    why[0] = '\0';
+}
+
+/* A message is input from the wire: one this machine does not take fails
+ * the job, naming it, rather than leave a wait that never ends. */
 static void on_message(void *ctx, const void *bytes, size_t len) {
   (void)ctx;
   tree_msg m;
@@ -52,16 +73,19 @@ static void on_message(void *ctx, const void *bytes, size_t len) {
   pthread_mutex_lock(&table_lock);
   rig_job *job = find(m.job);
   job_tree *t = job ? &job->tree : NULL;
-  if (t && m.what == WHAT_START && m.from == t->parent && m.run < UINT64_MAX) {
+  char why[160] = "";
+  if (t) judge(job, &m, why, sizeof why);
+  if (t && why[0]) {
+    char cause[RIG_ERROR_MESSAGE_MAX];
+    snprintf(cause, sizeof cause, "%s: %s", rig_job_label(job, job->rank), why);
+    if (!atomic_load(&job->failed)) rig_job_fail_with(job, true, cause);
+  } else if (t && m.what == WHAT_START) {
     atomic_store_explicit(&t->start_came, m.run + 1, memory_order_release);
-  } else if (t && m.what == WHAT_DONE && m.from >= t->first && m.from < t->first + t->nchildren &&
-             m.machine >= 0 && m.machine < job->size && m.run < UINT64_MAX) {
+  } else if (t) {
     int c = m.from - t->first;
     t->done_ns[c] = m.ns;
     t->done_machine[c] = m.machine;
     atomic_store_explicit(&t->done_came[c], m.run + 1, memory_order_release);
-  } else {
-    t = NULL;
   }
   if (t) atomic_fetch_add_explicit(&t->mail, 1, memory_order_release);
   pthread_mutex_unlock(&table_lock);
