@@ -144,7 +144,7 @@ static void test_the_tree_scatters_and_gathers_each_machines_bytes(void) {
   rig_job *job = rig_test_job_start_spmd(SPMD_SCATTER);
   CU_ASSERT_PTR_NOT_NULL_FATAL(job);
   size_t n = rig_job_machines(job);
-  char text[16][32];
+  char text[16][48];
   const void *out[16];
   size_t outlen[16], lens[16];
   void *back[16] = {0};
