@@ -145,8 +145,9 @@ static bool send_queued(ctl *c) {
      * job's may take: a frame sent then would land in that job (a failure
      * found while closing, say: a peer's endpoint closing first). */
     if (c->bye_sent[m->dest]) {
-      if (trace) rig_log(RIG_LOG_DEBUG, "rank %d: kind %u to %d after its BYE: not sent", c->rank,
-                         kind, m->dest);
+      if (trace)
+        rig_log(RIG_LOG_DEBUG, "rank %d: kind %u to %d after its BYE: not sent", c->rank, kind,
+                m->dest);
       free(m->buf);
       free(m);
       continue;
@@ -273,6 +274,14 @@ static void watch(ctl *c, double now) {
  * stopped (SIGSTOP, a debugger) or starved: its naps are 0.2 s at most. */
 #define STALL_S 2.0
 
+/* The cause of this machine's own stop of `gap` seconds. */
+static void stall_cause(ctl *c, double gap, double bound, char *cause, size_t n) {
+  snprintf(cause, n,
+           "%s: stopped for %.0f s, past the %g s silence bound: the other machines took it "
+           "for gone",
+           c->labels[c->rank], gap, bound);
+}
+
 /* This process did not run for `gap` seconds. Its peers are not blamed
  * for it: what they sent meanwhile waits to be read, so their silence is
  * counted from the end of the gap. A gap past the silence bound is the
@@ -285,11 +294,21 @@ static void stalled(ctl *c, double gap, double now) {
   double bound = rig_env_get()->job_silence;
   if (gap <= bound || atomic_load(c->failed)) return;
   char cause[RIG_JOB_LABEL + 128];
-  snprintf(cause, sizeof cause,
-           "%s: stopped for %.0f s, past the %g s silence bound: the other machines took it "
-           "for gone",
-           c->labels[c->rank], gap, bound);
+  stall_cause(c, gap, bound, cause, sizeof cause);
   fail(c, true, cause, NULL);
+}
+
+/* Another thread may see the stop's consequence (a peer's loss) before
+ * this one turns: the stamp tells it. The thread fails the job for a stop
+ * before it stamps the turn after it, so either the stamp is stale or the
+ * job's cause is already the stop. */
+bool rig_ctl_stalled(ctl *c, char *cause, size_t n) {
+  if (!c->started || atomic_load(&c->stop)) return false;
+  double gap = rig_now_s() - (double)atomic_load(&c->turn_ns) * 1e-9;
+  double bound = rig_env_get()->job_silence;
+  if (gap <= bound) return false;
+  stall_cause(c, gap, bound, cause, n);
+  return true;
 }
 
 /* Leaving: whether every frame is out and every peer said goodbye. */
@@ -328,6 +347,7 @@ static void *control_main(void *arg) {
     double turn = rig_now_s();
     if (turn - last_turn > STALL_S) stalled(c, turn - last_turn, turn);
     last_turn = turn;
+    atomic_store(&c->turn_ns, (int64_t)(turn * 1e9));
     /* A knock is traffic: its frame comes soon, and is polled for. */
     bool busy = atomic_exchange(&c->knocked, false);
     busy |= send_queued(c);
@@ -379,6 +399,7 @@ rig_status rig_ctl_start(ctl *c, rig_error *err) {
   } else {
     double now = rig_now_s();
     for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
+    atomic_store(&c->turn_ns, (int64_t)(now * 1e9));
     if (pthread_create(&c->thread, NULL, control_main, c) != 0)
       st = rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
   }

@@ -55,14 +55,15 @@ typedef struct ctl {
   MPI_Request *reqs;
   unsigned char **bufs;
   size_t ninflight, room;
-  double *heard; /* per rank: when a frame last came from it */
-  double *sent;  /* per rank: when a frame last went to it */
+  double *heard;  /* per rank: when a frame last came from it */
+  double *sent;   /* per rank: when a frame last went to it */
   bool *bye_sent; /* per rank: its BYE went; nothing of this job follows it */
   /* Every peer knocks before its frames come (set before the start): a
    * quiet thread may then nap long. */
   bool knocked_by_all;
   _Atomic bool knocked;    /* a knock came since the thread last looked */
   _Atomic uint64_t knocks; /* knocks taken, ever (what a job's tests see) */
+  _Atomic int64_t turn_ns; /* when the thread last turned (rig_ctl_stalled) */
 } ctl;
 
 /* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or
@@ -77,6 +78,11 @@ rig_status rig_ctl_send(ctl *c, int dest, const frame *f, const void *payload, s
                         rig_error *err);
 /* Starts the thread on c's communicator, rank, size and hooks. */
 rig_status rig_ctl_start(ctl *c, rig_error *err);
+/* Whether this process was itself stopped or starved past the silence
+ * bound: its control thread has not turned for that long. Then a loss
+ * another thread sees (a peer that left, taking it for gone) is this
+ * machine's own failure: cause (n bytes) says so. Any thread. */
+bool rig_ctl_stalled(ctl *c, char *cause, size_t n);
 /* Sends what is queued and a BYE to each peer, takes frames until each
  * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
  * Whether the communicator is idle: only then may it be freed. */

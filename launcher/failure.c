@@ -17,6 +17,13 @@ static rig_status known(rig_status code) {
 }
 
 void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause) {
+  /* A loss seen just after this process was stopped past the bound is
+   * the stop's doing: the peers took this machine for gone. */
+  char own[RIG_ERROR_MESSAGE_MAX];
+  if (rig_ctl_stalled(&job->c, own, sizeof own)) {
+    cause = own;
+    code = RIG_EJOB;
+  }
   pthread_mutex_lock(&job->lock);
   bool first = !atomic_load(&job->failed) && !job->cause_set;
   if (first) {
