@@ -92,7 +92,10 @@ static rig_status listen_on_thread(void *arg, rig_error *err) {
                                             UCP_AM_HANDLER_PARAM_FIELD_CB |
                                             UCP_AM_HANDLER_PARAM_FIELD_ARG,
                               .id = a->kind,
-                              .cb = a->fn ? on_message : NULL,
+                              /* Kept when the listener leaves: a message
+                               * racing its close (a knock) is dropped
+                               * quietly, where UCX would warn of it. */
+                              .cb = on_message,
                               .arg = l};
   ucs_status_t st = ucp_worker_set_am_recv_handler(rig_engine_worker(), &p);
   return st == UCS_OK ? RIG_OK : ucx_fail(err, "ucp_worker_set_am_recv_handler", st);
