@@ -493,7 +493,6 @@ static const void *read_ref(cli_rbuf *u, const table *t, size_t *len, bool *none
 }
 
 static void part_free(local_part *p) {
-  if (p->owns_desc) rig_desc_free(p->desc);
   free(p->file);
   free(p->where);
   for (size_t i = 0; p->devices && i < p->ndevices; i++) free(p->devices[i]);
@@ -505,6 +504,8 @@ static void part_free(local_part *p) {
   free(p->owns_input);
   for (size_t k = 0; p->outs && k < p->nouts; k++) free(p->outs[k].path), free(p->outs[k].label);
   free(p->outs);
+  /* Last: the inputs' count is the description's. */
+  if (p->owns_desc) rig_desc_free(p->desc);
 }
 
 /* Machine m's part from its bytes and the shared table: what does not fit
