@@ -15,7 +15,7 @@
 #include "executor.h"
 #include "express.h"
 #include "failure.h"
-#include "far.h"
+#include "far_copy.h"
 #include "holdings.h"
 #include "job.h"
 
@@ -221,7 +221,7 @@ static void do_far_open(agent *a, const frame *f, const unsigned char *payload) 
 
 static void rail_answer(rig_job *job, const frame *req, rig_status st, const void *payload,
                         size_t n) {
-  reply(job->agent, req, st, 0, 0, payload, n);
+  reply(job->as_agent.agent, req, st, 0, 0, payload, n);
 }
 
 static void *request_main(void *arg) {
@@ -339,9 +339,10 @@ rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err) {
     free(a);
     return rig_error_set(err, RIG_ESYS, "cannot start the agent's request thread");
   }
-  /* With rings, every device's executor runs from the start: hand-overs
-   * reach it with no thread in between. */
-  for (uint32_t d = 0; d < a->ndevices && rig_express_my_ring(job->express, d); d++) {
+  /* Where hand-overs come into rings, every device's executor runs from
+   * the start: they reach it with no thread in between. */
+  bool rings = rig_express_route(job->express, job->rank) != ROUTE_FRAMES;
+  for (uint32_t d = 0; rings && d < a->ndevices; d++) {
     executor *e;
     rig_status st = executor_of(a, d, &e, err);
     if (st != RIG_OK) {

@@ -12,9 +12,9 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "express.h"
-#include "far.h"
+#include "express_messages.h"
+#include "far_copy.h"
 #include "job.h"
-#include "remote.h"
 
 /* Waits for a collective of the job's start, within the silence bound: a
  * machine that never joins (stopped, or gone before MPI noticed) fails the
@@ -314,7 +314,7 @@ static unsigned char *offer_route(rig_job *job, express *ex, bool want, size_t *
   size_t len = 0;
   rig_error e;
   bool mapped = ex->my_timelines != NULL;
-  if (!mapped && rig_remote_listen(ex, &address, &len, &e) != RIG_OK) {
+  if (!mapped && rig_express_msg_listen(ex, &address, &len, &e) != RIG_OK) {
     rig_log(RIG_LOG_INFO, "runs go by frames: %s", e.message);
     len = 0;
   }
@@ -326,19 +326,19 @@ static unsigned char *offer_route(rig_job *job, express *ex, bool want, size_t *
   return offer;
 }
 
-/* The controller's choice for machine m from its offer (remote.h): by
+/* The controller's choice for machine m from its offer (express_messages.h): by
  * memory where each maps the other's, by messages where neither does and
  * both listen (connected here), else by frames. */
 static unsigned char choose_route(express *ex, int m, const unsigned char *offer, size_t n,
                                   bool listening) {
-  unsigned char route = EX_BY_FRAMES;
+  unsigned char route = ROUTE_FRAMES;
   rig_error e;
   if (n >= 1 && offer[0] && ex->rings && ex->rings[m])
-    route = EX_BY_MEMORY;
+    route = ROUTE_MEMORY;
   else if (n > 1 && listening && ex->timelines &&
-           rig_remote_connect(ex, m, offer + 1, n - 1, &e) == RIG_OK)
-    route = EX_BY_MESSAGES;
-  if (route != EX_BY_MEMORY && ex->rings && ex->rings[m]) {
+           rig_express_msg_connect(ex, m, offer + 1, n - 1, &e) == RIG_OK)
+    route = ROUTE_MESSAGES;
+  if (route != ROUTE_MEMORY && ex->rings && ex->rings[m]) {
     rig_area_release(ex->rings[m]);
     ex->rings[m] = NULL;
   }
@@ -354,21 +354,24 @@ static unsigned char *plan_routes(rig_job *job, express *ex, const gathered *g, 
   bool listening = false;
   for (int m = 1; m < job->size && !listening; m++)
     listening = g->lens[m] > 1 && !g->all[g->offs[m]];
-  if (listening && rig_remote_listen(ex, &address, &len, &e) != RIG_OK) listening = false;
+  if (listening && rig_express_msg_listen(ex, &address, &len, &e) != RIG_OK) listening = false;
   unsigned char *plan = calloc(1, (size_t)job->size + len);
   if (!plan) return NULL;
   bool messages = false;
   for (int m = 1; m < job->size; m++) {
     plan[m] = choose_route(ex, m, g->all + g->offs[m], (size_t)g->lens[m], listening);
-    messages |= plan[m] == EX_BY_MESSAGES;
+    messages |= plan[m] == ROUTE_MESSAGES;
   }
   if (messages && len) memcpy(plan + job->size, address, len);
   for (int m = 1; m < job->size && rig_log_enabled(RIG_LOG_INFO); m++)
-    rig_log(RIG_LOG_INFO, "machine %d: runs go by %s", m,
-            plan[m] == EX_BY_MEMORY     ? "shared memory"
-            : plan[m] == EX_BY_MESSAGES ? "messages"
-                                        : "frames");
-  if (!messages) rig_remote_forget(ex);
+    rig_log(RIG_LOG_INFO, "machine %d: runs go by %s", m, rig_route_name(plan[m]));
+  /* Held for the job's life: every proxy of machine m takes it. */
+  if (!(ex->routes = malloc((size_t)job->size))) {
+    free(plan);
+    return NULL;
+  }
+  memcpy(ex->routes, plan, (size_t)job->size);
+  if (!messages) rig_express_msg_forget(ex);
   *n = (size_t)job->size + (messages ? len : 0);
   return plan;
 }
@@ -377,15 +380,18 @@ static unsigned char *plan_routes(rig_job *job, express *ex, const gathered *g, 
  * reaches the controller's address (failing that its reports go by frames);
  * by frames it reports by frames. */
 static void follow_route(rig_job *job, express *ex, const unsigned char *plan, uint64_t n) {
-  unsigned char route = n > (uint64_t)job->rank ? plan[job->rank] : EX_BY_FRAMES;
+  unsigned char route = n > (uint64_t)job->rank ? plan[job->rank] : ROUTE_FRAMES;
   rig_error e;
-  if (route == EX_BY_MESSAGES && n > (uint64_t)job->size &&
-      rig_remote_connect(ex, 0, plan + job->size, n - (uint64_t)job->size, &e) == RIG_OK)
+  if (route == ROUTE_MESSAGES && n > (uint64_t)job->size &&
+      rig_express_msg_connect(ex, 0, plan + job->size, n - (uint64_t)job->size, &e) == RIG_OK) {
+    ex->route = ROUTE_MESSAGES;
     return;
-  if (route != EX_BY_MEMORY) {
+  }
+  ex->route = route == ROUTE_MEMORY ? ROUTE_MEMORY : ROUTE_FRAMES;
+  if (route != ROUTE_MEMORY) {
     rig_area_release(ex->my_timelines);
     ex->my_timelines = NULL;
-    rig_remote_forget(ex);
+    rig_express_msg_forget(ex);
   }
 }
 

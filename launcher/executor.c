@@ -17,13 +17,31 @@
 #include "base/env.h"
 #include "base/sync.h"
 #include "express.h"
+#include "express_messages.h"
 #include "failure.h"
-#include "far.h"
+#include "far_copy.h"
 #include "job.h"
-#include "remote.h"
 
 /* Ends a run may have (the calloc of a frame's run, the ring's array). */
 #define RUN_ENDS 64
+
+typedef struct exec_route {
+  bool ring; /* hand-overs come into the ring too (else frames alone) */
+  /* Reports value v of h done (its ends reached), in value order. */
+  void (*report)(executor *e, const handover *h, uint64_t v);
+  bool copies_out; /* a copy out by frame is taken (its REPLY cannot be passed) */
+  /* How long a hand-over past the next may wait for the one before it. */
+  double (*late_s)(void);
+  /* Idle, between hand-overs: the worker moved on by this thread while it
+   * polls (whether it did something), how long it yields before it
+   * sleeps, and how long it then sleeps on the worker (rig_peer_wait)
+   * before it sleeps on its bell alone; quiet, whether it sleeps on the
+   * worker still once it took a hand-over. */
+  bool (*progress)(void);
+  void (*polling)(bool on);
+  double yield_s, watch_s;
+  bool quiet_on_worker;
+} exec_route;
 
 struct executor {
   rig_job *job;
@@ -41,7 +59,7 @@ struct executor {
   double ahead_since;      /* the queue's head is past expect since */
   uint64_t missing;        /* a value that never came (the job fails) */
   uint64_t reported;       /* the last value reported done: they grow */
-  bool by_messages;        /* hand-overs and reports go by messages (remote.h) */
+  const exec_route *route; /* how hand-overs come and reports go (below) */
   bool taken;              /* it took a hand-over: it polls after each one */
   _Atomic bool stopping;
   handover from_ring; /* the hand-over being run, when it came by the ring */
@@ -99,7 +117,7 @@ static rig_status copy_in(executor *e, const handover *h, rig_error *err) {
 
 static rig_status copy_out(executor *e, const handover *h, rig_error *err) {
   /* Reports by message could pass its REPLY: the controller sends none. */
-  if (e->job->express && e->job->express->to_controller)
+  if (!e->route->copies_out)
     return rig_error_set(err, RIG_EREFUSED,
                          "device %u: a copy out by frame, which a machine reached by messages "
                          "does not take",
@@ -225,10 +243,79 @@ static bool all_reached(const handover *h) {
   return true;
 }
 
-/* Reports the work of h done (its ends reached): a store into the
- * controller's timeline, or a DONE frame. A copy out's bytes go in a
+/* ---- the routes (route.h): how hand-overs come and reports go -------------------------------- */
+
+/* How long an executor whose hand-overs come by message yields after its
+ * last one (a round trip by message is longer than one by memory: a
+ * shorter watch sleeps through the next one, and every wake-up adds to
+ * the next round trip), and how long it sleeps on the worker before it
+ * sleeps on its bell alone. */
+#define YIELD_MESSAGES_S 200e-6
+#define WATCH_S          10e-3
+
+static void report_by_frame(executor *e, const handover *h, uint64_t v) {
+  (void)h;
+  frame done = {.h = {.kind = F_DONE, .device = e->device, .value = v}};
+  rig_ctl_send(&e->job->c, 0, &done, NULL, 0, NULL);
+}
+
+/* A store into the controller's timeline. A copy out's bytes go in a
  * REPLY frame, which moves the timeline there once they landed: a later
  * report must not pass it, so it is waited for (or the job's failure). */
+static void report_by_memory(executor *e, const handover *h, uint64_t v) {
+  if (h->f.h.kind != F_COPY_OUT)
+    rig_express_report(e->timeline, v);
+  else
+    wait_timeline(e, v);
+}
+
+static void report_by_message(executor *e, const handover *h, uint64_t v) {
+  (void)h;
+  rig_error err;
+  if (rig_express_msg_report(e->job->express, e->device, v, &err) != RIG_OK)
+    rig_job_fail_here(e->job, &err);
+}
+
+static double a_second(void) {
+  return 1.0;
+}
+/* Messages may come late (another host): they have the silence bound. */
+static double the_silence_bound(void) {
+  return rig_env_get()->job_silence;
+}
+static bool no_progress(void) {
+  return false;
+}
+static void no_polling(bool on) {
+  (void)on;
+}
+
+static const exec_route by_frames = {.ring = false,
+                                     .report = report_by_frame,
+                                     .copies_out = true,
+                                     .late_s = a_second,
+                                     .progress = no_progress,
+                                     .polling = no_polling};
+static const exec_route by_memory = {.ring = true,
+                                     .report = report_by_memory,
+                                     .copies_out = true,
+                                     .late_s = a_second,
+                                     .progress = no_progress,
+                                     .polling = no_polling,
+                                     .yield_s = 50e-6,
+                                     .watch_s = 0,
+                                     .quiet_on_worker = false};
+static const exec_route by_messages = {.ring = true,
+                                       .report = report_by_message,
+                                       .copies_out = false,
+                                       .late_s = the_silence_bound,
+                                       .progress = rig_peer_progress,
+                                       .polling = rig_peer_polling,
+                                       .yield_s = YIELD_MESSAGES_S,
+                                       .watch_s = WATCH_S,
+                                       .quiet_on_worker = true};
+
+/* Reports the work of h done (its ends reached), as the route does. */
 static void report(executor *e, const handover *h) {
   /* Its ends are reached: a trace stamps its steps so before the report
    * leaves, never after the controller has it. */
@@ -238,22 +325,7 @@ static void report(executor *e, const handover *h) {
    * keeps it). */
   rig_assert(v > e->reported);
   e->reported = v;
-  rig_error err;
-  if (!e->timeline && e->job->express && e->job->express->to_controller) {
-    if (rig_remote_report(e->job->express, e->device, v, &err) != RIG_OK)
-      rig_job_fail_here(e->job, &err);
-    return;
-  }
-  if (!e->timeline) {
-    frame done = {.h = {.kind = F_DONE, .device = e->device, .value = v}};
-    rig_ctl_send(&e->job->c, 0, &done, NULL, 0, NULL);
-    return;
-  }
-  if (h->f.h.kind != F_COPY_OUT) {
-    rig_express_report(e->timeline, v);
-    return;
-  }
-  wait_timeline(e, v);
+  e->route->report(e, h, v);
 }
 
 /* A ring's hand-over handed to the completer: the copy keeps its ends. */
@@ -283,10 +355,7 @@ static bool head_is_next(const queue_link *head, void *ctx) {
   if (v > e->expect) {
     double now = rig_now_s();
     if (!e->ahead_since) e->ahead_since = now;
-    /* Messages may come late (another host): they have the silence bound. */
-    double bound =
-        e->job->express && e->job->express->to_controller ? rig_env_get()->job_silence : 1.0;
-    if (now - e->ahead_since <= bound) return false;
+    if (now - e->ahead_since <= e->route->late_s()) return false;
     e->missing = e->expect;
   }
   e->popped++;
@@ -323,14 +392,6 @@ static handover *peek_next(executor *e) {
   return h;
 }
 
-/* How long an executor whose hand-overs come by message yields after its
- * last one (a round trip by message is longer than one by memory: a
- * shorter watch sleeps through the next one, and every wake-up adds to
- * the next round trip), and how long it sleeps on the worker before it
- * sleeps on its bell alone. */
-#define YIELD_MESSAGES_S 200e-6
-#define WATCH_S          10e-3
-
 /* Sleeps on the ring's bell, seen at `bell`, at most 100 ms (a lost wake
  * costs that): the hand-over there first if one is. Whether the bell rang. */
 static bool sleep_on_bell(executor *e, uint32_t bell, handover **h) {
@@ -364,15 +425,15 @@ static handover *wait_next(executor *e) {
     uint32_t bell = atomic_load(&e->ring->bell);
     handover *h = peek_next(e);
     if (h || atomic_load(&e->stopping)) {
-      if (polling) rig_peer_polling(false);
+      if (polling) e->route->polling(false);
       e->taken |= h != NULL;
       return h;
     }
     /* Quiet, one that takes hand-overs by message and took one sleeps on
      * the worker still (not counted as polling: the rail thread watches
      * too), so that the next one, however late, wakes it at once. */
-    if (quiet && e->by_messages && e->taken) {
-      if (rig_peer_progress()) continue;
+    if (quiet && e->route->quiet_on_worker && e->taken) {
+      if (e->route->progress()) continue;
       rig_peer_wait(&e->ring->bell, bell, 100000000L);
       if (atomic_load(&e->ring->bell) != bell) {
         quiet = false;
@@ -395,14 +456,14 @@ static handover *wait_next(executor *e) {
       rig_cpu_relax();
       continue;
     }
-    if (e->by_messages && !polling) {
-      rig_peer_polling(true);
+    if (!polling) {
+      e->route->polling(true);
       polling = true;
     }
-    if (e->by_messages && rig_peer_progress()) continue;
+    if (e->route->progress()) continue;
     double now = rig_now_s();
     if (!idle_since) idle_since = now;
-    if (now - idle_since < (e->by_messages ? YIELD_MESSAGES_S : 50e-6)) {
+    if (now - idle_since < e->route->yield_s) {
       sched_yield();
       continue;
     }
@@ -410,11 +471,11 @@ static handover *wait_next(executor *e) {
      * likely soon. Idle longer, it leaves the worker to the rail thread
      * (or a busier executor) and sleeps on the bell, as one that takes
      * hand-overs from memory does. */
-    if (e->by_messages && now - idle_since < WATCH_S) {
-      rig_peer_wait(&e->ring->bell, bell, (int64_t)(WATCH_S * 1e9));
+    if (now - idle_since < e->route->watch_s) {
+      rig_peer_wait(&e->ring->bell, bell, (int64_t)(e->route->watch_s * 1e9));
       continue;
     }
-    if (polling) rig_peer_polling(false);
+    if (polling) e->route->polling(false);
     polling = false;
     quiet = true;
   }
@@ -471,9 +532,20 @@ rig_status rig_executor_start(rig_job *job, holdings *table, uint32_t device, ex
   e->job = job;
   e->held = table;
   e->device = device;
-  e->ring = rig_express_my_ring(job->express, device);
-  e->timeline = e->ring ? rig_express_my_timeline(job->express, job->rank, device) : NULL;
-  e->by_messages = e->ring && job->express->to_controller;
+  /* The route, chosen once: by frames the work queue alone; else the
+   * device's ring too, and (by memory) the controller's timeline. */
+  job_route route = rig_express_route(job->express, job->rank);
+  e->route = route == ROUTE_MEMORY     ? &by_memory
+             : route == ROUTE_MESSAGES ? &by_messages
+                                       : &by_frames;
+  e->ring = e->route->ring ? rig_express_my_ring(job->express, device) : NULL;
+  e->timeline =
+      route == ROUTE_MEMORY ? rig_express_my_timeline(job->express, job->rank, device) : NULL;
+  if (e->route->ring && (!e->ring || (route == ROUTE_MEMORY && !e->timeline))) {
+    free(e);
+    return rig_error_set(err, RIG_EJOB, "machine %d: device %u has no place in the job's express",
+                         job->rank, device);
+  }
   e->expect = 1;
   rig_queue_init(&e->work);
   rig_queue_init(&e->done);

@@ -59,8 +59,10 @@ void rig_express_ring_wake(ex_ring *ring) {
   rig_peer_nudge();
 }
 
-bool rig_express_by_messages(const express *ex, int m) {
-  return ex && ex->peers && m > 0 && m < ex->machines && ex->peers[m];
+job_route rig_express_route(const express *ex, int m) {
+  if (!ex || m < 0 || m >= ex->machines) return ROUTE_FRAMES;
+  if (ex->my_rings) return (job_route)ex->route; /* an agent */
+  return ex->routes ? (job_route)ex->routes[m] : ROUTE_FRAMES;
 }
 
 ex_slot *rig_express_claim(ex_ring *ring, const ex_timeline *done, uint64_t value) {
@@ -185,6 +187,7 @@ void rig_express_free(express *ex) {
   pthread_mutex_destroy(&ex->lock);
   pthread_mutex_destroy(&ex->windows.lock);
   free(ex->rings);
+  free(ex->routes);
   rig_area_release(ex->timelines);
   free(ex);
 }

@@ -17,6 +17,7 @@
 
 #include "rig/rig_driver.h"
 #include "rig/rig_rail.h"
+#include "route.h"
 
 /* Slots per device's ring, and the bytes of one (its header included): a
  * run's words longer than a slot, or a run when the ring is full, go by
@@ -75,6 +76,10 @@ _Static_assert(sizeof(ex_slot) == EX_SLOT && sizeof(ex_timeline) == 64 &&
 typedef struct express {
   int machines;
   uint32_t stride; /* timeline (m, i) is at m * stride + i */
+  /* The route agreed with each machine (route.h): the controller's per
+   * machine (NULL: every one by frames), an agent's own. */
+  unsigned char *routes;
+  unsigned char route;
   /* The controller. */
   rig_area *timelines; /* made here: every proxy's timeline */
   rig_area **rings;    /* per machine: its rings, mapped (NULL: by frames) */
@@ -89,16 +94,16 @@ typedef struct express {
   int controller;         /* the controller's process id (far copies by CMA) */
   struct ex_windows {
     pthread_mutex_t lock;
-    struct ex_window *at; /* what far copies may reach (far.h) */
+    struct ex_window *at; /* what far copies may reach (far_copy.h) */
     size_t n, room;
   } windows;
-  /* By messages (remote.h), where the other side's memory is not mapped. */
+  /* By messages (express_messages.h), where the other side's memory is not mapped. */
   uint64_t job_id;                          /* in every message of this job */
   struct rig_job *job;                      /* whose failure a lost peer is */
   rig_peer **peers;                         /* the controller: per machine reached so */
   rig_peer *to_controller;                  /* an agent reached so */
   struct lost_ctx **lost, *lost_controller; /* the peers' loss contexts */
-  bool listening;                           /* in remote.c's table */
+  bool listening;                           /* in express_messages.c's table */
   bool self_held;                           /* rig_peer_self holds the engine */
   const void *self_address;                 /* this process's, while held */
   size_t self_len;
@@ -121,8 +126,9 @@ void rig_express_free(express *ex);
 /* The controller: proxy (m, i)'s timeline (NULL: none), and its ring (NULL). */
 ex_timeline *rig_express_timeline(express *ex, int m, uint32_t i);
 ex_ring *rig_express_ring(express *ex, int m, uint32_t i);
-/* The controller: whether machine m is reached by messages (remote.h). */
-bool rig_express_by_messages(const express *ex, int m);
+/* The route agreed with machine m (the controller), or with the
+ * controller (an agent, m its own rank); frames without an express. */
+job_route rig_express_route(const express *ex, int m);
 /* Value's slot, if the hand-over it last held (value - EX_RING) is done
  * (else NULL: the ring is full). */
 ex_slot *rig_express_claim(ex_ring *ring, const ex_timeline *done, uint64_t value);

@@ -1,10 +1,10 @@
-/* The express path by messages (remote.h). Messages carry the job's id:
+/* The express path by messages (express_messages.h). Messages carry the job's id:
  * a process may hold several jobs, and its handlers are one per kind, so
  * they find the job's express in a table. A handler runs on a thread that
  * progresses the rails' worker and never blocks but on the table's lock,
- * which rig_remote_forget takes too: once it returns, no handler uses the
+ * which rig_express_msg_forget takes too: once it returns, no handler uses the
  * express. Everything a message says is checked as a frame is. */
-#include "remote.h"
+#include "express_messages.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +151,7 @@ static rig_status listen_all(rig_error *err) {
   return st;
 }
 
-rig_status rig_remote_listen(express *ex, const void **address, size_t *len, rig_error *err) {
+rig_status rig_express_msg_listen(express *ex, const void **address, size_t *len, rig_error *err) {
   if (!ex->listening) {
     pthread_mutex_lock(&table_lock);
     rig_status st = RIG_OK;
@@ -184,7 +184,8 @@ rig_status rig_remote_listen(express *ex, const void **address, size_t *len, rig
   return RIG_OK;
 }
 
-rig_status rig_remote_connect(express *ex, int m, const void *address, size_t len, rig_error *err) {
+rig_status rig_express_msg_connect(express *ex, int m, const void *address, size_t len,
+                                   rig_error *err) {
   lost_ctx *l = calloc(1, sizeof *l);
   if (!l) return rig_error_set(err, RIG_ENOMEM, "out of memory for a peer");
   *l = (lost_ctx){ex, m, NULL};
@@ -221,7 +222,7 @@ static void release_peer(rig_peer *p, lost_ctx *l) {
   pthread_mutex_unlock(&table_lock);
 }
 
-void rig_remote_forget(express *ex) {
+void rig_express_msg_forget(express *ex) {
   if (!ex) return;
   pthread_mutex_lock(&table_lock);
   bool last = false;
@@ -253,9 +254,9 @@ void rig_remote_forget(express *ex) {
 
 /* ---- sending ------------------------------------------------------------------------------- */
 
-rig_status rig_remote_handover(express *ex, int m, uint32_t device, uint64_t value, uint32_t kind,
-                               const void *head, size_t hlen, const void *bytes, size_t len,
-                               rig_error *err) {
+rig_status rig_express_msg_handover(express *ex, int m, uint32_t device, uint64_t value,
+                                    uint32_t kind, const void *head, size_t hlen, const void *bytes,
+                                    size_t len, rig_error *err) {
   unsigned char msg[sizeof(msg_handover) + EX_SLOT_BYTES];
   if (hlen + len > EX_SLOT_BYTES)
     return rig_error_set(err, RIG_EINVAL, "a hand-over of %zu bytes by message", hlen + len);
@@ -266,17 +267,17 @@ rig_status rig_remote_handover(express *ex, int m, uint32_t device, uint64_t val
   return rig_peer_send(ex->peers[m], MSG_HANDOVER, msg, sizeof h + hlen + len, err);
 }
 
-rig_status rig_remote_report(express *ex, uint32_t device, uint64_t value, rig_error *err) {
+rig_status rig_express_msg_report(express *ex, uint32_t device, uint64_t value, rig_error *err) {
   msg_report r = {ex->job_id, value, (uint32_t)ex->job->rank, device};
   return rig_peer_send(ex->to_controller, MSG_REPORT, &r, sizeof r, err);
 }
 
-bool rig_remote_knocks(const express *ex, int m) {
+bool rig_express_msg_knocks(const express *ex, int m) {
   return m == 0 ? ex->to_controller != NULL : ex->peers && ex->peers[m];
 }
 
-void rig_remote_knock(express *ex, int m) {
-  if (!rig_remote_knocks(ex, m)) return;
+void rig_express_msg_knock(express *ex, int m) {
+  if (!rig_express_msg_knocks(ex, m)) return;
   msg_knock k = {ex->job_id};
   rig_error err;
   /* A hint: lost, the frame is still taken at the receiver's next nap. */

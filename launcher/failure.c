@@ -111,14 +111,15 @@ rig_status rig_job_error(rig_job *job, rig_error *err) {
 void rig_job_mark_closed(rig_job *job) {
   atomic_store(&job->closing, true);
   pthread_mutex_lock(&job->lock);
-  job->closed = true;
+  job->as_agent.closed = true;
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
 }
 
 bool rig_job_wait_end(rig_job *job) {
   pthread_mutex_lock(&job->lock);
-  while (!job->closed && !atomic_load(&job->failed)) pthread_cond_wait(&job->changed, &job->lock);
+  while (!job->as_agent.closed && !atomic_load(&job->failed))
+    pthread_cond_wait(&job->changed, &job->lock);
   pthread_mutex_unlock(&job->lock);
   return atomic_load(&job->failed);
 }

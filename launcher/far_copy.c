@@ -1,6 +1,6 @@
-/* Far copies (far.h): the windows of the controller's memory an agent may
+/* Far copies (far_copy.h): the windows of the controller's memory an agent may
  * reach, and the copies themselves. */
-#include "far.h"
+#include "far_copy.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
-/* Far copies (far.c): an agent moves bytes between its memory and the
+/* Far copies (far_copy.c): an agent moves bytes between its memory and the
  * controller's itself, in order with its device's work: by
- * process_vm_readv/writev on one host, by UCX RMA (its peer, remote.h)
+ * process_vm_readv/writev on one host, by UCX RMA (its peer, express_messages.h)
  * across hosts. It reaches only windows of the controller's memory the
  * controller opened to it (F_FAR_OPEN when a proxy maps a host buffer,
  * F_FAR_CLOSE when it is freed): the address of a far copy comes from a
  * ring slot, memory another process writes. */
-#ifndef RIG_FAR_H
-#define RIG_FAR_H
+#ifndef RIG_FAR_COPY_H
+#define RIG_FAR_COPY_H
 
 #include <stdbool.h>
 #include <stdint.h>

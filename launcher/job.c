@@ -11,12 +11,12 @@
 #include "base/env.h"
 #include "bootstrap.h"
 #include "express.h"
+#include "express_messages.h"
 #include "failure.h"
-#include "far.h"
+#include "far_copy.h"
 #include "job.h"
 #include "machine.h"
 #include "proxy.h"
-#include "remote.h"
 
 /* ---- routing ------------------------------------------------------------------------ */
 
@@ -29,7 +29,7 @@ static void deliver(rig_job *job, int src, const frame *f, const unsigned char *
     /* The controller tells every agent; an agent heard it from there. */
     rig_job_fail_code(job, job->rank == 0, (rig_status)h->status, cause);
   } else if (job->rank != 0) {
-    rig_agent_frame(job->agent, f, payload);
+    rig_agent_frame(job->as_agent.agent, f, payload);
   } else if (h->kind == F_REPLY) {
     /* A copy out's bytes landed: its point is reached (an agent reporting
      * by shared memory waits for this before it reports later work). */
@@ -45,7 +45,7 @@ static bool busy(rig_job *job) {
 }
 
 static void knock(rig_job *job, int dest) {
-  if (job->knocks) rig_remote_knock(job->knocks, dest);
+  if (job->knocks) rig_express_msg_knock(job->knocks, dest);
 }
 
 /* The controller talks with every agent, an agent with the controller:
@@ -53,7 +53,7 @@ static void knock(rig_job *job, int dest) {
 static bool knocked_by_all(rig_job *job) {
   if (!job->knocks || job->size < 2) return false;
   for (int r = 0; r < job->size; r++)
-    if (r != job->rank && (job->rank == 0 || r == 0) && !rig_remote_knocks(job->knocks, r))
+    if (r != job->rank && (job->rank == 0 || r == 0) && !rig_express_msg_knocks(job->knocks, r))
       return false;
   return true;
 }
@@ -74,19 +74,19 @@ static void free_job(rig_job *job) {
   /* The job's messages and rails stop before what they reach goes (a late
    * loss names a machine by its label): the controller's express lives
    * with its proxies (their link), an agent's in the job. */
-  rig_remote_forget(job->link ? job->link->express : NULL);
+  rig_express_msg_forget(job->as_controller.link ? job->as_controller.link->express : NULL);
   rig_proxies_free(job);
   rig_requests_free(job);
   bool failed = atomic_load(&job->failed);
-  if (job->agent && failed && !rig_agent_free_within(job->agent, AGENT_GRACE_S)) {
+  if (job->as_agent.agent && failed && !rig_agent_free_within(job->as_agent.agent, AGENT_GRACE_S)) {
     pthread_mutex_lock(&abandoned_lock);
     job->abandoned_next = abandoned_jobs;
     abandoned_jobs = job;
     pthread_mutex_unlock(&abandoned_lock);
     return;
   }
-  if (job->agent && !failed) rig_agent_free(job->agent);
-  rig_remote_forget(job->express);
+  if (job->as_agent.agent && !failed) rig_agent_free(job->as_agent.agent);
+  rig_express_msg_forget(job->express);
   if (job->express) rig_far_free(job->express);
   rig_express_free(job->express);
   rig_job_rails_close(job);
@@ -94,10 +94,11 @@ static void free_job(rig_job *job) {
   for (int r = 0; job->machines && r < job->size; r++) free(job->machines[r].devices);
   free(job->labels);
   for (int r = 0; job->devices && r < job->size; r++) free(job->devices[r]);
-  for (int r = 0; job->proxies && r < job->size; r++) free(job->proxies[r]);
+  for (int r = 0; job->as_controller.proxies && r < job->size; r++)
+    free(job->as_controller.proxies[r]);
   free(job->machines);
   free(job->devices);
-  free(job->proxies);
+  free(job->as_controller.proxies);
   pthread_mutex_destroy(&job->lock);
   pthread_cond_destroy(&job->changed);
   free(job);
@@ -124,8 +125,8 @@ static rig_job *new_job(rig_error *err) {
 static rig_status start_parts(rig_job *job, rig_error *err) {
   job->machines = calloc((size_t)job->size, sizeof *job->machines);
   job->devices = calloc((size_t)job->size, sizeof *job->devices);
-  job->proxies = calloc((size_t)job->size, sizeof *job->proxies);
-  rig_status st = job->machines && job->devices && job->proxies
+  job->as_controller.proxies = calloc((size_t)job->size, sizeof *job->as_controller.proxies);
+  rig_status st = job->machines && job->devices && job->as_controller.proxies
                       ? RIG_OK
                       : rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   if (st == RIG_OK)
@@ -143,9 +144,9 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
   if (job->rank == 0) job->on_fail = rig_proxies_lose;
   for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
     st = rig_proxies_make(job, r, err);
-  if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->agent, err);
+  if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->as_agent.agent, err);
   job->c.labels = (const char(*)[RIG_JOB_LABEL])job->labels;
-  job->knocks = job->link ? job->link->express : job->express;
+  job->knocks = job->as_controller.link ? job->as_controller.link->express : job->express;
   job->c.knocked_by_all = knocked_by_all(job);
   if (st == RIG_OK) st = rig_ctl_start(&job->c, err);
   return st;

@@ -9,8 +9,8 @@
 #include "control.h"
 #include "rail_table.h"
 #include "request.h"
-#include "tree.h"
 #include "rig/rig_job.h"
+#include "tree.h"
 
 struct rig_job {
   ctl c;
@@ -20,35 +20,39 @@ struct rig_job {
   bool one_host;                 /* every machine on this host (the labels name none) */
   /* Devices per machine: local ones on machine `rank`, proxies elsewhere. */
   rig_device ***devices;
-  struct proxy ***proxies;
+  /* The controller's own (rank 0); all zero on an agent. */
+  struct job_as_controller {
+    struct proxy ***proxies; /* per machine: its devices' proxies */
+    struct proxy_link *link; /* what the proxies reach the job through (proxy.h) */
+    request *requests;       /* in flight (request.h) */
+    _Atomic uint64_t next_request;
+    size_t trace_capacity; /* tracing: each agent trace's events (0: off) */
+  } as_controller;
+  /* An agent's own; all zero on the controller. */
+  struct job_as_agent {
+    struct agent *agent;
+    bool closed; /* the controller closed the job */
+  } as_agent;
   /* The end: the first failure is the root cause (failure.h). */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* a reply came, the job closed or failed */
   _Atomic bool failed;
   bool cause_set; /* under lock: the first failure claimed the cause */
   char cause[RIG_ERROR_MESSAGE_MAX];
-  rig_status cause_code;         /* what the cause stands for (rig_job_cause) */
-  void (*on_fail)(rig_job *job); /* after the cause is set: the proxies lost */
+  rig_status cause_code;           /* what the cause stands for (rig_job_cause) */
+  void (*on_fail)(rig_job *job);   /* after the cause is set: the proxies lost */
   void (*user_on_fail)(void *ctx); /* rig_job_on_failure's, under lock */
   void *user_on_fail_ctx;
-  bool closed;                   /* an agent: the controller closed the job */
   /* This rank is closing the job: a neighbour's UCX endpoint that closes
-   * now is its close, not its loss (remote.c, tree_peers.c). */
+   * now is its close, not its loss (express_messages.c, tree_peers.c). */
   _Atomic bool closing;
-  /* Controller: requests in flight (request.h). */
-  request *requests;
-  _Atomic uint64_t next_request;
-  struct proxy_link *link;
   job_rails rails;
-  job_tree tree; /* machine-local runs' (tree.h) */
+  job_tree tree;           /* machine-local runs' (tree.h) */
   struct express *express; /* express.h; the controller's moves to the link */
-  /* The express whose peers the control thread knocks (remote.h): set
+  /* The express whose peers the control thread knocks (express_messages.h): set
    * before it starts, freed after it stops. */
   struct express *knocks;
-  size_t trace_capacity; /* tracing: each agent trace's events (0: off) */
-  /* Agent. */
-  struct agent *agent;
-  bool start_pending; /* a collective of the start never completed */
+  bool start_pending;             /* a collective of the start never completed */
   struct rig_job *abandoned_next; /* kept for a thread still in work (job.c) */
 };
 

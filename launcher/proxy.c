@@ -8,14 +8,13 @@
  * the agent's ring, or are copied here into its mapped memory. */
 #include "proxy.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "base/clock.h"
 #include "express.h"
 #include "failure.h"
 #include "job.h"
+#include "proxy_route.h"
 
 /* An image loaded by the agent: its id there. */
 typedef struct proxy_image {
@@ -97,7 +96,7 @@ static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes
   *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes, NULL, NULL};
   const void *key = NULL;
   size_t keylen = 0;
-  if (px->by_messages) {
+  if (px->route->windows_by_rma) {
     if ((s = rig_memory_register(mem->host, bytes, &w->reg, err)) != RIG_OK) {
       free(w);
       return s;
@@ -217,42 +216,6 @@ static void link_release(proxy_link *link) {
   free(link);
 }
 
-/* The wait this thread is in (proxy_sleep): the first sleep of a wait
- * yields a while before it sleeps, since the work of another machine is
- * often that close and a sleep costs a wake (longer by message: a round
- * trip is); later ones sleep at once. */
-#define YIELD_MEMORY_S   50e-6
-#define YIELD_MESSAGES_S 200e-6
-static _Thread_local const ex_timeline *waiting_on;
-static _Thread_local uint64_t waiting_for;
-
-static bool reached(const proxy *px, uint64_t value) {
-  return atomic_load_explicit(&px->tl->value, memory_order_acquire) >= value;
-}
-
-/* A waiter on an express timeline sleeps on it: the agent's report wakes it,
- * no rig_device_signal comes. A report by message lands when the worker is
- * progressed: the waiter does that itself meanwhile, and sleeps on the
- * worker's event fd (rig_peer_wait), so that the report wakes this thread
- * and no other. */
-static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
-  proxy *px = st;
-  bool first = waiting_on != px->tl || waiting_for != value;
-  waiting_on = px->tl;
-  waiting_for = value;
-  if (px->by_messages) rig_peer_polling(true);
-  double yield = px->by_messages ? YIELD_MESSAGES_S : YIELD_MEMORY_S;
-  for (double until = first ? rig_now_s() + yield : 0; !reached(px, value) && rig_now_s() < until;)
-    if (!px->by_messages || !rig_peer_progress()) sched_yield();
-  if (!reached(px, value) && px->by_messages) {
-    uint32_t seq = atomic_load(&px->tl->seq);
-    if (!reached(px, value)) rig_peer_wait(&px->tl->seq, seq, timeout_ns);
-  } else if (!reached(px, value)) {
-    rig_express_sleep(px->tl, value, timeout_ns);
-  }
-  if (px->by_messages) rig_peer_polling(false);
-}
-
 /* The device is gone and nothing uses it any more. */
 static void proxy_stop(void *st) {
   proxy *px = st;
@@ -260,35 +223,43 @@ static void proxy_stop(void *st) {
   free(px);
 }
 
-/* Frame proxies are woken by rig_device_signal when a DONE frame arrives;
- * express proxies' timelines are written by the agent, so their waiters sleep
- * on the shared timeline themselves (proxy_sleep). Otherwise the two are one. */
+/* Proxies whose reports come by frame are woken by rig_device_signal when
+ * a DONE frame arrives; the others' timelines are written by the agent (or
+ * a message of it), so their waiters sleep on the timeline as their route
+ * says (proxy_route.h). Otherwise the two are one. */
 #define PROXY_CALLS                                                                                \
   .stop = proxy_stop, .name = "proxy", .alloc = proxy_alloc, .free = proxy_free, .map = proxy_map, \
   .unmap = proxy_unmap, .image_load = proxy_image_load, .image_entry = proxy_image_entry,          \
   .image_unload = proxy_image_unload, .submit = rig_proxy_submit
 
+static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
+  proxy *px = st;
+  px->route->sleep(px, value, timeout_ns);
+}
+
 static const rig_driver proxy_driver = {PROXY_CALLS};
-static const rig_driver proxy_express_driver = {PROXY_CALLS, .sleep = proxy_sleep};
+static const rig_driver proxy_timeline_driver = {PROXY_CALLS, .sleep = proxy_sleep};
 
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
   const rig_machine *mach = &job->machines[m];
-  if (!job->link) {
-    job->link = calloc(1, sizeof *job->link);
-    if (!job->link) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
-    atomic_store(&job->link->job, job);
-    atomic_store(&job->link->refs, 1); /* the job's */
-    job->link->express = job->express; /* the proxies' timelines live there */
+  if (!job->as_controller.link) {
+    job->as_controller.link = calloc(1, sizeof *job->as_controller.link);
+    if (!job->as_controller.link)
+      return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
+    atomic_store(&job->as_controller.link->job, job);
+    atomic_store(&job->as_controller.link->refs, 1); /* the job's */
+    job->as_controller.link->express = job->express; /* the proxies' timelines live there */
     job->express = NULL;
   }
-  job->proxies[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->proxies[m]);
+  job->as_controller.proxies[m] =
+      calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->as_controller.proxies[m]);
   job->devices[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->devices[m]);
-  if (!job->proxies[m] || !job->devices[m])
+  if (!job->as_controller.proxies[m] || !job->devices[m])
     return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
   for (size_t i = 0; i < mach->ndevices; i++) {
     proxy *px = calloc(1, sizeof *px);
     if (!px) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
-    px->link = job->link;
+    px->link = job->as_controller.link;
     px->machine = m;
     px->index = (uint32_t)i;
     rig_device_facts f = {0};
@@ -302,28 +273,41 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     f.machine_host = i == 0;
     snprintf(f.bus_id, sizeof f.bus_id, "%s", mach->devices[i].bus_id);
     f.numa = mach->devices[i].numa;
-    px->tl = rig_express_timeline(job->link->express, m, (uint32_t)i);
-    px->ring = px->tl ? rig_express_ring(job->link->express, m, (uint32_t)i) : NULL;
-    px->by_messages = px->tl && rig_express_by_messages(job->link->express, m);
-    px->far = px->ring ? px->ring->far != 0 : px->by_messages;
+    /* The route, chosen once: by frames a shadow timeline that DONE frames
+     * move; else the agent's ring (by memory) and the timeline here. */
+    px->route = rig_proxy_route(job->as_controller.link->express, m);
+    bool by_frames = px->route->route == ROUTE_FRAMES;
+    px->tl =
+        by_frames ? NULL : rig_express_timeline(job->as_controller.link->express, m, (uint32_t)i);
+    px->ring = px->route->route == ROUTE_MEMORY
+                   ? rig_express_ring(job->as_controller.link->express, m, (uint32_t)i)
+                   : NULL;
+    if (!by_frames && (!px->tl || (px->route->route == ROUTE_MEMORY && !px->ring))) {
+      free(px);
+      return rig_error_set(err, RIG_EJOB, "%s: device %zu has no place in the job's express",
+                           rig_job_label(job, m), i);
+    }
+    px->far = px->ring ? px->ring->far != 0 : px->route->windows_by_rma;
     px->timeline = px->tl ? &px->tl->value : &px->shadow;
-    rig_status st = rig_device_register(px->tl ? &proxy_express_driver : &proxy_driver, px, &f,
-                                        px->timeline, &px->dev, err);
+    rig_status st = rig_device_register(px->route->sleep ? &proxy_timeline_driver : &proxy_driver,
+                                        px, &f, px->timeline, &px->dev, err);
     if (st != RIG_OK) {
       free(px);
       return st;
     }
     if (px->tl) px->tl->device = rig_device_index(px->dev);
     atomic_fetch_add(&px->link->refs, 1);
-    job->proxies[m][i] = px;
+    job->as_controller.proxies[m][i] = px;
     job->devices[m][i] = px->dev;
   }
   return RIG_OK;
 }
 
 void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
-  if (m <= 0 || m >= job->size || !job->proxies[m] || index >= job->machines[m].ndevices) return;
-  proxy *px = job->proxies[m][index];
+  if (m <= 0 || m >= job->size || !job->as_controller.proxies[m] ||
+      index >= job->machines[m].ndevices)
+    return;
+  proxy *px = job->as_controller.proxies[m][index];
   /* The report is here: a trace's hand-overs to it end now. */
   rig_point pt = rig_point_make(rig_device_index(px->dev), value);
   if (px->tl) {
@@ -339,12 +323,12 @@ void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
 }
 
 bool rig_proxies_busy(rig_job *job) {
-  if (job->rank != 0 || !job->proxies) return false;
+  if (job->rank != 0 || !job->as_controller.proxies) return false;
   for (int m = 1; m < job->size; m++)
-    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++) {
-      proxy *px = job->proxies[m][i];
+    for (size_t i = 0; job->as_controller.proxies[m] && i < job->machines[m].ndevices; i++) {
+      proxy *px = job->as_controller.proxies[m][i];
       /* An express proxy's reports do not come this way (express.h). */
-      if (px && !px->ring && !px->by_messages &&
+      if (px && px->route->reports_by_frame &&
           rig_point_value(rig_device_last(px->dev)) > atomic_load(px->timeline))
         return true;
     }
@@ -353,26 +337,27 @@ bool rig_proxies_busy(rig_job *job) {
 
 void rig_proxies_lose(rig_job *job) {
   for (int m = 1; m < job->size; m++)
-    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++)
-      rig_device_lose_status(job->proxies[m][i]->dev, RIG_EJOB, "%s", job->cause);
+    for (size_t i = 0; job->as_controller.proxies[m] && i < job->machines[m].ndevices; i++)
+      rig_device_lose_status(job->as_controller.proxies[m][i]->dev, RIG_EJOB, "%s", job->cause);
 }
 
 void rig_proxies_free(rig_job *job) {
-  if (!job->link) return;
-  atomic_store(&job->link->job, NULL);
-  for (int m = 1; job->proxies && m < job->size; m++)
-    for (size_t i = 0; job->proxies[m] && i < job->machines[m].ndevices; i++)
-      if (job->proxies[m][i]) rig_device_unregister(job->proxies[m][i]->dev);
-  link_release(job->link);
-  job->link = NULL;
+  if (!job->as_controller.link) return;
+  atomic_store(&job->as_controller.link->job, NULL);
+  for (int m = 1; job->as_controller.proxies && m < job->size; m++)
+    for (size_t i = 0; job->as_controller.proxies[m] && i < job->machines[m].ndevices; i++)
+      if (job->as_controller.proxies[m][i])
+        rig_device_unregister(job->as_controller.proxies[m][i]->dev);
+  link_release(job->as_controller.link);
+  job->as_controller.link = NULL;
 }
 
 void rig_proxies_drain(rig_job *job, int m) {
   for (int at = m < 0 ? 1 : m; job->rank == 0 && at < job->size && (m < 0 || at == m); at++)
-    for (size_t i = 0; job->proxies[at] && i < job->machines[at].ndevices; i++) {
+    for (size_t i = 0; job->as_controller.proxies[at] && i < job->machines[at].ndevices; i++) {
       if (atomic_load(&job->failed)) return;
-      proxy *px = job->proxies[at][i];
-      if (!px || (!px->ring && !px->by_messages)) continue;
+      proxy *px = job->as_controller.proxies[at][i];
+      if (!px || px->route->reports_by_frame) continue;
       rig_error err;
       rig_point_wait(rig_device_last(px->dev), &err);
     }

@@ -44,12 +44,12 @@ typedef struct proxy {
   int machine;
   uint32_t index; /* the device's index on its machine */
   rig_device *dev;
-  _Atomic uint64_t shadow;    /* the shadow timeline, moved by DONE */
-  _Atomic uint64_t *timeline; /* shadow, or the express timeline */
-  struct ex_timeline *tl;     /* the express timeline (express.h), or NULL */
-  struct ex_ring *ring;       /* the device's express ring, or NULL */
-  bool by_messages;           /* the agent's ring reached by messages (remote.h) */
-  bool far;                   /* the agent reaches this process's memory itself (far.h) */
+  _Atomic uint64_t shadow;         /* the shadow timeline, moved by DONE */
+  _Atomic uint64_t *timeline;      /* shadow, or the express timeline */
+  struct ex_timeline *tl;          /* the express timeline (express.h), or NULL */
+  struct ex_ring *ring;            /* the device's express ring, or NULL */
+  const struct proxy_route *route; /* how it reaches the agent (proxy_route.h) */
+  bool far;                        /* the agent reaches this process's memory itself (far_copy.h) */
 } proxy;
 
 /* The proxy's job; RIG_EJOB once it is closed. */

@@ -151,8 +151,8 @@ static rig_status irecv(rig_job *job, void *b, size_t n, MPI_Datatype type, int 
 
 /* A word a machine sent that is not the one the protocol wants: the
  * job fails, naming it. */
-static rig_status out_of_step(rig_job *job, int from, const char *what, uint64_t got,
-                              uint64_t want, rig_error *err) {
+static rig_status out_of_step(rig_job *job, int from, const char *what, uint64_t got, uint64_t want,
+                              rig_error *err) {
   rig_error e;
   rig_error_set(&e, RIG_EJOB, "the tree: %s of run %llu from %s, in run %llu", what,
                 (unsigned long long)got, rig_job_label(job, from), (unsigned long long)want);
@@ -180,7 +180,8 @@ rig_status rig_job_run_begin(rig_job *job, uint64_t run, rig_error *err) {
   } else {
     st = irecv(job, start, 1, MPI_UINT64_T, t->parent, TAG_START, &t->reqs[0], err);
     if (st == RIG_OK) st = await(job, t->reqs, 1, err);
-    if (st == RIG_OK && *start != run) return out_of_step(job, t->parent, "a start", *start, run, err);
+    if (st == RIG_OK && *start != run)
+      return out_of_step(job, t->parent, "a start", *start, run, err);
   }
   /* The children start before this machine's own run, which may wait on
    * theirs (a rail). Their sends complete at the run's end. */
@@ -201,8 +202,8 @@ rig_status rig_job_run_end(rig_job *job, uint64_t run, uint64_t ns, rig_job_slow
     rig_job_slowest s = {ns, job->rank};
     for (int c = 0; c < n; c++)
       if (t->done_ns[c] > s.ns) s = (rig_job_slowest){t->done_ns[c], (int)t->done_machine[c]};
-    if (t->parent >= 0 && (st = rig_tree_send(job, t->parent, false, run, s.ns, s.machine, err)) !=
-                              RIG_OK)
+    if (t->parent >= 0 &&
+        (st = rig_tree_send(job, t->parent, false, run, s.ns, s.machine, err)) != RIG_OK)
       return send_failed(job, err);
     if (slowest) *slowest = s;
     return RIG_OK;
@@ -261,8 +262,7 @@ static rig_status send_bytes(rig_job *job, const void *b, size_t n, int to, int 
   return st == RIG_OK ? move(job, true, (void *)b, n, to, tag, err) : st;
 }
 
-static rig_status recv_bytes(rig_job *job, int from, int tag, void **b, size_t *n,
-                             rig_error *err) {
+static rig_status recv_bytes(rig_job *job, int from, int tag, void **b, size_t *n, rig_error *err) {
   uint64_t *word = &job->tree.words[0]; /* kept by the tree if left pending */
   MPI_Request req;
   rig_status st = irecv(job, word, 1, MPI_UINT64_T, from, tag, &req, err);
@@ -271,8 +271,9 @@ static rig_status recv_bytes(rig_job *job, int from, int tag, void **b, size_t *
   uint64_t len = *word;
   if (len > SIZE_MAX - 1) return out_of_step(job, from, "a length", len, 0, err);
   unsigned char *buf = malloc(len ? len : 1);
-  if (!buf) return rig_error_set(err, RIG_ENOMEM, "out of memory for %llu bytes from %s",
-                                 (unsigned long long)len, rig_job_label(job, from));
+  if (!buf)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for %llu bytes from %s",
+                         (unsigned long long)len, rig_job_label(job, from));
   st = move(job, false, buf, len, from, tag, err);
   if (st != RIG_OK) {
     if (!job->tree.pending) free(buf); /* else MPI may still write it */
@@ -332,8 +333,8 @@ rig_status rig_job_share(rig_job *job, void **bytes, size_t *len, rig_error *err
   return st;
 }
 
-rig_status rig_job_scatter(rig_job *job, const void *const *parts, const size_t *lens,
-                           void **bytes, size_t *len, rig_error *err) {
+rig_status rig_job_scatter(rig_job *job, const void *const *parts, const size_t *lens, void **bytes,
+                           size_t *len, rig_error *err) {
   rig_status st = usable(job, err);
   if (st != RIG_OK) return st;
   if (job->rank != 0) return recv_bytes(job, 0, TAG_SCATTER, bytes, len, err);
@@ -367,8 +368,8 @@ rig_status rig_job_agree(rig_job *job, bool mine, bool *all, rig_error *err) {
   if (st == RIG_OK && t->parent >= 0) {
     st = isend(job, verdict, 1, MPI_UINT64_T, t->parent, TAG_AGREE_UP, &t->reqs[n], err);
     if (st == RIG_OK) st = await(job, &t->reqs[n], 1, err);
-    if (st == RIG_OK) st = irecv(job, verdict, 1, MPI_UINT64_T, t->parent, TAG_AGREE_DOWN,
-                                 &t->reqs[n], err);
+    if (st == RIG_OK)
+      st = irecv(job, verdict, 1, MPI_UINT64_T, t->parent, TAG_AGREE_DOWN, &t->reqs[n], err);
     if (st == RIG_OK) st = await(job, &t->reqs[n], 1, err);
   }
   for (int c = 0; st == RIG_OK && c < n; c++)

@@ -20,13 +20,13 @@
 typedef struct rig_job rig_job;
 
 typedef struct job_tree {
-  MPI_Comm comm;      /* a duplicate of the job's, made at the start */
-  unsigned fanout;    /* K */
-  unsigned depth;     /* hops from machine 0 to the deepest machine */
-  int parent;         /* -1 on machine 0 */
+  MPI_Comm comm;   /* a duplicate of the job's, made at the start */
+  unsigned fanout; /* K */
+  unsigned depth;  /* hops from machine 0 to the deepest machine */
+  int parent;      /* -1 on machine 0 */
   int first, nchildren;
-  bool pending;       /* a request was left pending (the job failed): comm stays */
-  bool started;       /* run_begin sent its children's starts */
+  bool pending; /* a request was left pending (the job failed): comm stays */
+  bool started; /* run_begin sent its children's starts */
   /* What a run's messages use, made once (a run allocates nothing): per
    * child a DONE's three words, then the START's word, then this
    * machine's DONE; and a request per child and two more. */
@@ -43,7 +43,7 @@ typedef struct job_tree {
   uint64_t *done_ns;
   int64_t *done_machine;
   _Atomic uint32_t mail;
-  double yield_s[2]; /* how long a wait for dones [0], a start [1], yields first */
+  double yield_s[2];       /* how long a wait for dones [0], a start [1], yields first */
   struct rig_peer **peers; /* per child, then the parent */
   void *lost;              /* their losses' contexts */
 } job_tree;

@@ -20,7 +20,7 @@
 #include "job.h"
 #include "tree.h"
 
-/* The kind of the tree's messages (remote.c has 1 to 3). */
+/* The kind of the tree's messages (express_messages.c has 1 to 3). */
 #define MSG_TREE 4
 
 enum { WHAT_START = 1, WHAT_DONE = 2 };
@@ -106,8 +106,8 @@ static void on_lost(void *ctx, const char *why) {
   for (size_t i = 0; i < ntable; i++) live |= table[i] == l->job;
   if (live && !atomic_load(&l->job->failed) && !atomic_load(&l->job->closing)) {
     char cause[RIG_ERROR_MESSAGE_MAX];
-    snprintf(cause, sizeof cause, "%s: UCX: the peer is lost: %s", rig_job_label(l->job, l->machine),
-             why);
+    snprintf(cause, sizeof cause, "%s: UCX: the peer is lost: %s",
+             rig_job_label(l->job, l->machine), why);
     rig_job_fail_with(l->job, true, cause);
   }
   pthread_mutex_unlock(&table_lock);
@@ -132,7 +132,8 @@ static rig_status swap_addresses(rig_job *job, const void *mine, size_t n, void 
     st = rig_bootstrap_wait(&req[i], "MPI_Irecv", pending, err);
   for (int i = 0; st == RIG_OK && i < k; i++) {
     if (got[i] > RIG_PEER_ADDRESS_MAX) got[i] = 0;
-    if (!(theirs[i] = malloc(got[i] ? got[i] : 1))) st = rig_error_set(err, RIG_ENOMEM, "out of memory");
+    if (!(theirs[i] = malloc(got[i] ? got[i] : 1)))
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory");
     lens[i] = got[i];
   }
   for (int i = 0; st == RIG_OK && i < k; i++) {
@@ -287,7 +288,9 @@ rig_status rig_tree_await(rig_job *job, bool start, uint64_t run, rig_error *err
     rig_peer_wait(&t->mail, seen, 100000000L);
   }
   rig_peer_polling(false);
-  if (slept && *window > YIELD_MIN_S) *window /= 2;
-  else if (!slept && t0 && *window < YIELD_S) *window *= 2;
+  if (slept && *window > YIELD_MIN_S)
+    *window /= 2;
+  else if (!slept && t0 && *window < YIELD_S)
+    *window *= 2;
   return st;
 }

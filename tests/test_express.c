@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "express.h"
+#include "express_messages.h"
 #include "job.h"
 #include "proxy.h"
-#include "remote.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
 
@@ -145,7 +145,7 @@ static void test_frames_of_machines_reached_by_messages_come_knocked(void) {
   bool all = rig_job_machines(job) > 1;
   rig_desc *d = empty();
   for (size_t m = 1; m < rig_job_machines(job); m++) {
-    bool knocks = job->knocks && rig_remote_knocks(job->knocks, (int)m);
+    bool knocks = job->knocks && rig_express_msg_knocks(job->knocks, (int)m);
     all &= knocks;
     if (!knocks) continue;
     uint64_t before = atomic_load(&job->c.knocks);
@@ -262,7 +262,7 @@ static void test_two_proxies_of_one_machine_in_parallel(void) {
 static void forge(const char *test, uint32_t kind, uint32_t len, const ex_copy *copy,
                   const char *want) {
   rig_job *job = rig_test_job_start_ok();
-  ex_ring *ring = rig_express_ring(job->link->express, 1, 0);
+  ex_ring *ring = rig_express_ring(job->as_controller.link->express, 1, 0);
   if (!ring) {
     rig_test_skip(test, "no ring: frames carry every run here");
     rig_test_job_close_ok(job);
@@ -338,7 +338,7 @@ static bool proxies_come_and_go(void) {
   proxy **pxs[2] = {NULL, NULL};
   job.machines = machines;
   job.devices = devs;
-  job.proxies = pxs;
+  job.as_controller.proxies = pxs;
   rig_error err;
   bool ok = rig_proxies_make(&job, 1, &err) == RIG_OK;
   if (!ok) fprintf(stderr, "rig_proxies_make: %s\n", err.message);

@@ -29,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The job layer's files call one way (docs/internals.md "The job layer").
 declare -A ORDER=(
   [rig_job]="job > tree > tree_peers > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
-             > proxy > proxy_submit > rails > rail_table > request > remote > far > express
+             > proxy > proxy_submit > proxy_route > controller_rails > rail_table > request > express_messages > far_copy > express
              > failure > control > queue > machine"
 )
 
