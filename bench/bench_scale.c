@@ -67,8 +67,8 @@ static rig_desc *noop_program(void) {
   free(k);
   rig_desc_submit *sub = rig_desc_add_submit(d, NULL, 0);
   CHECK(sub);
-  CHECK(rig_desc_submit_add_launch(d, sub, 0, "noop", NULL, 0, rig_desc_fixed(1),
-                                   rig_desc_fixed(1)));
+  CHECK(
+      rig_desc_submit_add_launch(d, sub, 0, "noop", NULL, 0, rig_desc_fixed(1), rig_desc_fixed(1)));
   return d;
 }
 
@@ -237,27 +237,43 @@ int main(int argc, char **argv) {
     double skew_m = median_of(skew, RUNS), hop_m = median_of(hop, RUNS);
     double run_m = median_of(times, RUNS), floor_m = median_of(floor_times, RUNS);
     /* Copies of the input's bytes (each piece's count is 8 bytes of its own). */
-    double in_copies =
-        (double)((i1.bytes - i0.bytes) - 8 * (i1.messages - i0.messages)) /
-        (double)((size_t)INPUT_MIB << 20);
+    double in_copies = (double)((i1.bytes - i0.bytes) - 8 * (i1.messages - i0.messages)) /
+                       (double)((size_t)INPUT_MIB << 20);
     char target[64];
     bench_row rows[7];
-    rows[0] = (bench_row){named(0, "scale/run", n), "ns", run_m, floor_m, run_m / floor_m, RUNS,
-                          "reported", true};
+    rows[0] = (bench_row){named(0, "scale/run", n), "ns", run_m,      floor_m,
+                          run_m / floor_m,          RUNS, "reported", true};
     snprintf(target, sizeof target, "<= %u (K + 1)", k + 1);
-    rows[1] = (bench_row){named(1, "scale/messages", n), "msg/run", msgs, (double)(n - 1),
-                          n > 1 ? msgs / (n - 1) : 0, RUNS, strdup(target), msgs <= k + 1};
+    rows[1] = (bench_row){named(1, "scale/messages", n), "msg/run", msgs,           (double)(n - 1),
+                          n > 1 ? msgs / (n - 1) : 0,    RUNS,      strdup(target), msgs <= k + 1};
     rows[2] = (bench_row){named(2, "scale/bytes", n), "B/run", sent, 0, 0, RUNS, "reported", true};
     rows[3] = (bench_row){named(3, "scale/cpu", n), "us/run", cpu, 0, 0, RUNS, "reported", true};
     snprintf(target, sizeof target, "<= %u x hop (%.0f ns)", depth + 1, hop_m);
-    rows[4] = (bench_row){named(4, "scale/skew", n), "ns", skew_m, hop_m,
-                          hop_m > 0 ? skew_m / hop_m : 0, RUNS, strdup(target),
+    rows[4] = (bench_row){named(4, "scale/skew", n),
+                          "ns",
+                          skew_m,
+                          hop_m,
+                          hop_m > 0 ? skew_m / hop_m : 0,
+                          RUNS,
+                          strdup(target),
                           skew_m <= (depth + 1) * hop_m || n <= 2};
     snprintf(target, sizeof target, "<= %u copies", k);
-    rows[5] = (bench_row){named(5, "scale/input", n), "copies", in_copies, 1.0, in_copies, 1,
-                          strdup(target), in_copies <= k};
-    rows[6] = (bench_row){named(6, "scale/start", n), "ms", median_of(starts, STARTS) / 1e6, 0, 0,
-                          STARTS, "reported", true};
+    rows[5] = (bench_row){named(5, "scale/input", n),
+                          "copies",
+                          in_copies,
+                          1.0,
+                          in_copies,
+                          1,
+                          strdup(target),
+                          in_copies <= k};
+    rows[6] = (bench_row){named(6, "scale/start", n),
+                          "ms",
+                          median_of(starts, STARTS) / 1e6,
+                          0,
+                          0,
+                          STARTS,
+                          "reported",
+                          true};
     for (int i = 0; i < 7; i++) bench_report(argc, argv, &rows[i]);
     fprintf(stderr,
             "(scale N=%d: K %u, depth %u; machine 0 sends %.2f messages and %.1f bytes a run on "

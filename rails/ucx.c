@@ -145,12 +145,12 @@ static ucs_log_func_rc_t to_stderr(const char *file, unsigned line, const char *
   gettimeofday(&tv, NULL);
   const char *base = strrchr(file, '/');
   rig_log_level ours = level <= UCS_LOG_LEVEL_ERROR  ? RIG_LOG_ERROR
-                      : level <= UCS_LOG_LEVEL_WARN ? RIG_LOG_WARN
-                      : level <= UCS_LOG_LEVEL_INFO ? RIG_LOG_INFO
-                                                    : RIG_LOG_DEBUG;
+                       : level <= UCS_LOG_LEVEL_WARN ? RIG_LOG_WARN
+                       : level <= UCS_LOG_LEVEL_INFO ? RIG_LOG_INFO
+                                                     : RIG_LOG_DEBUG;
   if (level == UCS_LOG_LEVEL_PRINT) ours = RIG_LOG_WARN;
-  rig_log_raw(ours, "[%ld.%06ld] [%s:%d] %16s:%-4u %-4s %-5s %s", (long)tv.tv_sec,
-              (long)tv.tv_usec, host, (int)getpid(), base ? base + 1 : file, line, comp_conf->name,
+  rig_log_raw(ours, "[%ld.%06ld] [%s:%d] %16s:%-4u %-4s %-5s %s", (long)tv.tv_sec, (long)tv.tv_usec,
+              host, (int)getpid(), base ? base + 1 : file, line, comp_conf->name,
               ucs_log_level_names[level], message);
   return UCS_LOG_FUNC_RC_STOP;
 }

@@ -42,14 +42,10 @@ static void test_unset_variables_take_their_defaults(void) {
 }
 
 static void test_valid_values_are_read(void) {
-  static const char *const vars[] = {"RIG_WORKERS=3",
-                                     "RIG_CPU_DEVICES=0",
-                                     "RIG_JOB_SILENCE=3",
-                                     "RIG_TRACE=1",
-                                     "RIG_JOB_EXPRESS=0",
-                                     "RIG_CUDA_LIBRARY=/opt/x/libcuda.so",
-                                     "RIG_LOG=info",
-                                     NULL};
+  static const char *const vars[] = {"RIG_WORKERS=3",     "RIG_CPU_DEVICES=0",
+                                     "RIG_JOB_SILENCE=3", "RIG_TRACE=1",
+                                     "RIG_JOB_EXPRESS=0", "RIG_CUDA_LIBRARY=/opt/x/libcuda.so",
+                                     "RIG_LOG=info",      NULL};
   rig_env env;
   rig_error err = {0};
   CU_ASSERT_EQUAL(read_env(vars, &env, &err), RIG_OK);

@@ -2030,13 +2030,18 @@ static void test_a_job_file_failing_here_exits_with_its_message(void) {
 static void test_info_and_the_summary_say_why_they_cannot_be_written(void) {
   char ex[4096];
   const char *cases[][2] = {
-      {"\"$0\" info > /dev/full", "progrun: cannot write the information: No space left on device\n"},
+      {"\"$0\" info > /dev/full",
+       "progrun: cannot write the information: No space left on device\n"},
       {"\"$0\" \"$1\" --runs 2 > /dev/full",
        "progrun: cannot write the summary: No space left on device\n"},
   };
   for (size_t i = 0; i < 2; i++) {
-    char *argv[] = {"/bin/sh", "-c", (char *)cases[i][0], (char *)progrun_path(),
-                    (char *)example_path(0, ex, sizeof ex), NULL};
+    char *argv[] = {"/bin/sh",
+                    "-c",
+                    (char *)cases[i][0],
+                    (char *)progrun_path(),
+                    (char *)example_path(0, ex, sizeof ex),
+                    NULL};
     rig_proc p = rig_proc_run(argv, NULL, 60);
     CU_ASSERT_EQUAL(p.code, 2);
     CU_ASSERT_STRING_EQUAL(p.err, cases[i][1]);

@@ -274,8 +274,9 @@ static void test_json_says_the_tree_and_what_machine_0_sent_a_run(void) {
     char saxpy[512], json[512], fanout[32];
     snprintf(fanout, sizeof fanout, "RIG_JOB_FANOUT=%d", fanouts[i]);
     char *env[] = {fanout, NULL};
-    const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "40", "--quiet",
-                          "--json", in_tmp("tree-report.json", json, sizeof json), NULL};
+    const char *args[] = {
+        example("saxpy.json", saxpy, sizeof saxpy),    "--runs", "40", "--quiet", "--json",
+        in_tmp("tree-report.json", json, sizeof json), NULL};
     rig_proc p = mpirun_during(4, args, env, 60, 0, NULL, NULL);
     CU_ASSERT_EQUAL(p.code, 0);
     if (p.code != 0) show(&p);
@@ -721,7 +722,8 @@ static void test_a_stderr_that_blocks_stops_no_beat(void) {
   char saxpy[512];
   const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "20000", "--quiet",
                         NULL};
-  static char silence[] = "RIG_JOB_SILENCE=3", trace[] = "RIG_TRACE=1", frames[] = "RIG_JOB_EXPRESS=0";
+  static char silence[] = "RIG_JOB_SILENCE=3", trace[] = "RIG_TRACE=1",
+              frames[] = "RIG_JOB_EXPRESS=0";
   char *env[] = {silence, trace, frames, NULL};
   int stopped = 0;
   rig_proc p = mpirun_during(2, args, env, 120, 0.0, stop_the_launcher, &stopped);
@@ -787,8 +789,7 @@ static void test_a_signal_to_the_controller_alone_blames_no_machine(void) {
   CU_ASSERT_FALSE(p.timed_out);
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: interrupted (SIGTERM) in run "));
   CU_ASSERT_PTR_NULL(strstr(p.err, "did not answer"));
-  if (!strstr(p.err, "progrun: interrupted (SIGTERM)") || strstr(p.err, "did not answer"))
-    show(&p);
+  if (!strstr(p.err, "progrun: interrupted (SIGTERM)") || strstr(p.err, "did not answer")) show(&p);
   rig_proc_free(&p);
 }
 
@@ -866,24 +867,25 @@ static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void)
 static void write_busy_and_failing(const char *path) {
   char text[4096];
   const char *k = env_or("RIG_TEST_KERNELS", "kernels.so");
-  snprintf(text, sizeof text,
-           "{\"format\": 4, \"devices\": [\"cpu-%s\", \"cpu-%s\"], \"memory\": [],\n"
-           " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": "
-           "[]}},\n"
-           "            {\"device\": 1, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": "
-           "[]}}],\n"
-           " \"inputs\": [], \"ints\": 0,\n"
-           " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
-           "   \"name\": \"pause_s\", \"params\": {\"bytes\": \"ffffffff00000000\", \"holes\": []},\n"
-           "   \"refs\": [], \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
-           "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
-           "{\"Fixed\": 0}}}],\n"
-           "   \"slots\": [], \"fixed\": []}},\n"
-           "  {\"Submit\": {\"device\": 1, \"parts\": [{\"Fill\": {\"fill\": {\"Entry\": "
-           "{\"image\": 1, \"name\": \"failing_fill\"}},\n"
-           "   \"params\": {\"bytes\": \"\", \"holes\": []}, \"refs\": []}}], \"slots\": [], "
-           "\"fixed\": []}}]}\n",
-           rig_host_isa(), rig_host_isa(), k, k);
+  snprintf(
+      text, sizeof text,
+      "{\"format\": 4, \"devices\": [\"cpu-%s\", \"cpu-%s\"], \"memory\": [],\n"
+      " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": "
+      "[]}},\n"
+      "            {\"device\": 1, \"binary\": {\"bytes\": {\"file\": \"%s\"}, \"holes\": "
+      "[]}}],\n"
+      " \"inputs\": [], \"ints\": 0,\n"
+      " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
+      "   \"name\": \"pause_s\", \"params\": {\"bytes\": \"ffffffff00000000\", \"holes\": []},\n"
+      "   \"refs\": [], \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+      "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
+      "{\"Fixed\": 0}}}],\n"
+      "   \"slots\": [], \"fixed\": []}},\n"
+      "  {\"Submit\": {\"device\": 1, \"parts\": [{\"Fill\": {\"fill\": {\"Entry\": "
+      "{\"image\": 1, \"name\": \"failing_fill\"}},\n"
+      "   \"params\": {\"bytes\": \"\", \"holes\": []}, \"refs\": []}}], \"slots\": [], "
+      "\"fixed\": []}}]}\n",
+      rig_host_isa(), rig_host_isa(), k, k);
   write_text(path, text);
 }
 
@@ -1184,9 +1186,9 @@ static void test_a_cut_host_fails_the_job_naming_its_machine_and_every_rank_leav
   CU_ASSERT_FALSE(p.timed_out);
   const char *by_launcher = strstr(p.err, "progrun: ended by the launcher in run ");
   const char *by_silence = strstr(p.err, "progrun: run ");
-  bool named =
-      (by_launcher && strstr(by_launcher, ": machine 1 did not answer: likely the one that stopped")) ||
-      (by_silence && strstr(by_silence, ": machine 1 (node2): silent for 10 s\n"));
+  bool named = (by_launcher &&
+                strstr(by_launcher, ": machine 1 did not answer: likely the one that stopped")) ||
+               (by_silence && strstr(by_silence, ": machine 1 (node2): silent for 10 s\n"));
   CU_ASSERT(named);
   if (!c.done || c.ranks_left_for >= 15 || c.mpirun_back_for >= 60 || !named) {
     fprintf(stderr, "ranks left %.1f s, mpirun %.1f s after the cut\n", c.ranks_left_for,

@@ -150,8 +150,8 @@ rig_status rig_job_run_end(rig_job *job, uint64_t run, uint64_t ns, rig_job_slow
 rig_status rig_job_share(rig_job *job, void **bytes, size_t *len, rig_error *err);
 /* Machine 0 sends machine m (1 <= m < machines) parts[m], lens[m] bytes;
  * every other machine gets its own as a malloc'd *bytes, *len. */
-rig_status rig_job_scatter(rig_job *job, const void *const *parts, const size_t *lens,
-                           void **bytes, size_t *len, rig_error *err);
+rig_status rig_job_scatter(rig_job *job, const void *const *parts, const size_t *lens, void **bytes,
+                           size_t *len, rig_error *err);
 /* Every other machine sends n bytes at mine; machine 0 gets machine m's as
  * malloc'd parts[m], lens[m] (arrays of rig_job_machines elements). */
 rig_status rig_job_gather(rig_job *job, const void *mine, size_t n, void **parts, size_t *lens,

@@ -128,7 +128,8 @@ typedef struct cli_wbuf {
   size_t n, room;
   bool ok;
 } cli_wbuf;
-#define CLI_WBUF_INIT {NULL, 0, 0, true}
+#define CLI_WBUF_INIT                                                                              \
+  { NULL, 0, 0, true }
 void cli_wbuf_u64(cli_wbuf *p, uint64_t v);
 void cli_wbuf_bytes(cli_wbuf *p, const void *b, size_t n); /* its length, then them */
 void cli_wbuf_str(cli_wbuf *p, const char *s);             /* NULL as "" */

@@ -22,7 +22,7 @@
 #define LINE_MAX_BYTES 512
 
 static int machine = -1; /* -1: no job */
-static char label[128];   /* how the job names this machine, once it is known */
+static char label[128];  /* how the job names this machine, once it is known */
 static int tell_fds[2] = {-1, -1}, ack_fds[2] = {-1, -1};
 static rig_job *_Atomic told_job; /* NULL once the job is closed */
 

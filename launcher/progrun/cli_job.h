@@ -102,15 +102,15 @@ typedef struct cli_plan {
   bool owns_desc;
   char *const *devices;
   size_t ndevices;
-  size_t ninputs;  /* desc's, kept: a shared desc is freed with machine 0's plan */
-  uint8_t **bytes; /* per input: the file's bytes, or NULL */
+  size_t ninputs;        /* desc's, kept: a shared desc is freed with machine 0's plan */
+  uint8_t **bytes;       /* per input: the file's bytes, or NULL */
   const char **in_paths; /* per input: the file it was read from, or NULL */
-  size_t *outputs; /* per input: its file's index in the session's files, or SIZE_MAX */
+  size_t *outputs;       /* per input: its file's index in the session's files, or SIZE_MAX */
   const cli_int *ints;
   size_t nints;
   const char *file;
-  char where[32];      /* its part of a job file ("machines[1]", "every"), or "" */
-  cli_plan_out *outs;  /* its outputs, when it writes them itself */
+  char where[32];     /* its part of a job file ("machines[1]", "every"), or "" */
+  cli_plan_out *outs; /* its outputs, when it writes them itself */
   size_t nouts;
   char (*used)[2][64]; /* the devices it ran on: name and arch, for the --json report */
   size_t nused;
@@ -142,9 +142,9 @@ typedef struct cli_session {
   bool *told;                 /* per machine: it answered when last asked (SIGCONT) */
   uint64_t told_ns;           /* when that asking ended (cli_now_ns), 0: never */
   char (*hosts)[64];
-  rig_job_tree tree;     /* the job's tree, and what machine 0 sent on it in the runs */
-  cli_figures *told_figures; /* per machine: its figures as it told them at an interrupt */
-  rig_trace **traces;    /* --trace: per machine, [0] this process's sink */
+  rig_job_tree tree;            /* the job's tree, and what machine 0 sent on it in the runs */
+  cli_figures *told_figures;    /* per machine: its figures as it told them at an interrupt */
+  rig_trace **traces;           /* --trace: per machine, [0] this process's sink */
   struct cli_handover *windows; /* --trace, machine-local runs: each run's, machine 0's clock */
   size_t nwindows;
   rig_job_clock *clocks; /* per machine, against this one's */

@@ -8,8 +8,8 @@
  * renamed over their targets once every machine has them whole (an
  * agreement up the tree, the verdict down). */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,9 +50,9 @@ typedef struct local_machine {
   uint64_t *run_ns; /* --json-runs: every measured run's */
   uint64_t measured;
   char (*used)[2][64];
-  cli_outset files; /* its outputs, when it writes them itself */
-  size_t *file_of;  /* per output: its index in files */
-  int64_t *run_now; /* where the run going on is kept (machine 0's session), or NULL */
+  cli_outset files;      /* its outputs, when it writes them itself */
+  size_t *file_of;       /* per output: its index in files */
+  int64_t *run_now;      /* where the run going on is kept (machine 0's session), or NULL */
   cli_handover *windows; /* machine 0, traced: each run's, from its start to its end everywhere */
   size_t nwindows, room;
   uint64_t sent, sent_bytes; /* messages and bytes it sent on the tree in the runs */
@@ -117,9 +117,8 @@ static bool open_part(local_machine *lm) {
   }
   lm->open = true;
   for (size_t i = 0; i < d->ninputs; i++)
-    if (p->inputs[i] &&
-        cli_machine_fill_input(&lm->mm, i, p->inputs[i], (size_t)d->inputs[i].bytes, &err) !=
-            CLI_EXIT_OK)
+    if (p->inputs[i] && cli_machine_fill_input(&lm->mm, i, p->inputs[i], (size_t)d->inputs[i].bytes,
+                                               &err) != CLI_EXIT_OK)
       return fail_job(lm, CLI_EXIT_FAIL, "%s: %s", label, err.message), false;
   if (!lm->o.gather && p->nouts) {
     if (!(lm->file_of = calloc(p->nouts, sizeof *lm->file_of)))
@@ -245,7 +244,8 @@ static bool pack_results(local_machine *lm, const size_t *outputs, cli_wbuf *pk)
   for (uint64_t i = 0; lm->run_ns && i < lm->measured; i++) cli_wbuf_u64(pk, lm->run_ns[i]);
   size_t nd = lm->part->desc->ndevices;
   cli_wbuf_u64(pk, nd);
-  for (size_t i = 0; i < nd; i++) cli_wbuf_str(pk, lm->used[i][0]), cli_wbuf_str(pk, lm->used[i][1]);
+  for (size_t i = 0; i < nd; i++)
+    cli_wbuf_str(pk, lm->used[i][0]), cli_wbuf_str(pk, lm->used[i][1]);
   return lm->o.gather ? pack_outputs(lm, outputs, pk) : pk->ok;
 }
 
@@ -315,7 +315,7 @@ typedef struct item {
   const void *bytes; /* a description's are encoded into owned */
   size_t len;
   uint8_t *owned;
-  size_t users; /* machines past 0 that need it */
+  size_t users;   /* machines past 0 that need it */
   int64_t shared; /* its index in the shared table, or -1 */
 } item;
 
@@ -580,8 +580,10 @@ void cli_local_agent(rig_job *job) {
   bool ok = read_table(&u, &descs) && read_table(&u, &inputs) && u.at == u.n &&
             read_part(mine, nmine, &descs, &inputs, &part, &err);
   if (!ok) {
-    if (u.ok) rig_job_fail(job, "%s: %s", rig_job_label(job, m), err.message);
-    else rig_job_fail(job, "%s: a broken plan from machine 0", rig_job_label(job, m));
+    if (u.ok)
+      rig_job_fail(job, "%s: %s", rig_job_label(job, m), err.message);
+    else
+      rig_job_fail(job, "%s: a broken plan from machine 0", rig_job_label(job, m));
   }
   /* Which inputs machine 0 writes for it (--gather-outputs). */
   size_t *outputs = ok ? malloc((part.desc->ninputs + 1) * sizeof *outputs) : NULL;
@@ -753,7 +755,8 @@ int cli_local_control(cli_session *s, rig_error *err) {
   if (rc == CLI_EXIT_OK) {
     const void **parts = calloc(s->n, sizeof *parts);
     size_t *lens = calloc(s->n, sizeof *lens);
-    for (size_t m = 1; parts && lens && m < s->n; m++) parts[m] = b.parts[m].b, lens[m] = b.parts[m].n;
+    for (size_t m = 1; parts && lens && m < s->n; m++)
+      parts[m] = b.parts[m].b, lens[m] = b.parts[m].n;
     if (!parts || !lens)
       rc = (rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL);
     else if (rig_job_scatter(s->job, parts, lens, NULL, NULL, err) != RIG_OK)

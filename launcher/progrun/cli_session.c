@@ -34,9 +34,9 @@ static int trace_text(cli_session *s, char **text, size_t *len, rig_error *err) 
   cli_trace_machine *tm = calloc(s->n, sizeof *tm);
   if (!tm) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
   for (size_t m = 0; m < s->n; m++)
-    tm[m] = (cli_trace_machine){s->hosts[m],           s->traces[m], s->clocks[m].offset_ns,
-                                s->clocks[m].error_ns, m ? NULL : s->windows,
-                                m ? 0 : s->nwindows};
+    tm[m] =
+        (cli_trace_machine){s->hosts[m],           s->traces[m],          s->clocks[m].offset_ns,
+                            s->clocks[m].error_ns, m ? NULL : s->windows, m ? 0 : s->nwindows};
   int rc = cli_trace_text(tm, s->n, text, len, err);
   free(tm);
   return rc;

@@ -150,8 +150,10 @@ int cli_times_get(cli_rbuf *u, cli_times *t) {
   uint64_t total = 0;
   for (uint64_t i = 0; u->ok && i < used; i++) {
     uint64_t b = cli_rbuf_u64(u), c = cli_rbuf_u64(u);
-    if (b >= HIST_BUCKETS || c > UINT64_MAX - total) u->ok = false;
-    else t->hist[b] += c, total += c;
+    if (b >= HIST_BUCKETS || c > UINT64_MAX - total)
+      u->ok = false;
+    else
+      t->hist[b] += c, total += c;
   }
   if (total != t->n) u->ok = false;
   return u->ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;

@@ -129,8 +129,7 @@ int cli_flushed(FILE *f, const char *what, int code) {
   if (fflush(f) == 0 && !ferror(f)) return code;
   int e = errno;
   clearerr(f);
-  return cli_fail(CLI_EXIT_USAGE, "cannot write %s: %s", what,
-                  e ? strerror(e) : "a write failed");
+  return cli_fail(CLI_EXIT_USAGE, "cannot write %s: %s", what, e ? strerror(e) : "a write failed");
 }
 
 static bool is_help(const char *s) {

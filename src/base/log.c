@@ -27,8 +27,8 @@ static struct {
   /* The queue: whole lines, newline included, back to back in a ring. */
   char ring[QUEUE_BYTES];
   size_t head, used;
-  size_t writing;  /* bytes the writer took and has not written yet */
-  size_t dropped;  /* lines that did not fit since the last said */
+  size_t writing; /* bytes the writer took and has not written yet */
+  size_t dropped; /* lines that did not fit since the last said */
   bool started, failed_start;
   pthread_t writer;
 } log_state = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -79,7 +79,8 @@ static void *writer_main(void *arg) {
   char line[RIG_LOG_LINE_MAX + 2];
   pthread_mutex_lock(&log_state.lock);
   for (;;) {
-    while (!log_state.used && !log_state.dropped) pthread_cond_wait(&log_state.more, &log_state.lock);
+    while (!log_state.used && !log_state.dropped)
+      pthread_cond_wait(&log_state.more, &log_state.lock);
     size_t n = 0;
     if (log_state.used) {
       size_t tail = (log_state.head + QUEUE_BYTES - log_state.used) % QUEUE_BYTES;
@@ -92,8 +93,7 @@ static void *writer_main(void *arg) {
       log_state.writing = n;
     } else {
       n = (size_t)snprintf(line, sizeof line, "%s%s%zu log lines dropped: stderr took none\n",
-                           log_state.prefix, log_state.prefix[0] ? ": " : "",
-                           log_state.dropped);
+                           log_state.prefix, log_state.prefix[0] ? ": " : "", log_state.dropped);
       if (n >= sizeof line) n = sizeof line - 1;
       log_state.dropped = 0;
       log_state.writing = n;

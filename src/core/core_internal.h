@@ -131,8 +131,8 @@ struct rig_image {
 };
 
 typedef struct rig_sub_part {
-  rig_part p;      /* params and refs point into the submission's storage */
-  size_t block_at; /* this part's state in the block */
+  rig_part p;                     /* params and refs point into the submission's storage */
+  size_t block_at;                /* this part's state in the block */
   char label[RIG_PART_LABEL_MAX]; /* rig_submission_label's, or "" */
 } rig_sub_part;
 

@@ -42,7 +42,8 @@ size_t rig_working_describe(char *buf, size_t n) {
     char digits[24], *d = digits + sizeof digits;
     size_t v = w->part;
     *--d = '\0';
-    do *--d = (char)('0' + v % 10); while ((v /= 10) && d > digits);
+    do *--d = (char)('0' + v % 10);
+    while ((v /= 10) && d > digits);
     put(buf, n, &at, "part ");
     put(buf, n, &at, d);
   }

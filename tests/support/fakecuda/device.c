@@ -14,8 +14,7 @@ static struct CUctx_st contexts[FC_MAX_DEVICES];
 
 /* Bus ids not in ordinal order, so that a backend ordering by them is
  * tested. */
-static const char *const bus_ids[FC_MAX_DEVICES] = {"0000:41:00.0", "0000:01:00.0",
-                                                     "0000:81:00.0"};
+static const char *const bus_ids[FC_MAX_DEVICES] = {"0000:41:00.0", "0000:01:00.0", "0000:81:00.0"};
 
 #define STACK_DEPTH 64
 static _Thread_local struct CUctx_st *stack[STACK_DEPTH];
