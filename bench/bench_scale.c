@@ -19,16 +19,22 @@
  *   hop, a hop being machine 1's start less machine 0's.
  * - scale/input: a 16 MiB input shared down the tree: the bytes machine 0
  *   sends, in copies of it (target <= K); floor: 1 copy.
+ * - scale/output: 16 MiB made on every machine and written there (a
+ *   temporary file renamed once every machine agreed): the MiB machine
+ *   0's network link takes in meanwhile (target < one output); floor: the
+ *   same outputs gathered to machine 0. On one host there is no link (0).
  * - scale/start: rig_job_start's time (gathers, endpoints, the tree's
  *   communicator), reported.
  *
  * Counts are exact whatever the load; times on 2 cores shared by N ranks
  * say what they say (docs/bench.md). */
+#include <dirent.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "rig/rig_job.h"
@@ -116,6 +122,44 @@ static double median_of(double *v, size_t n) {
   return n ? v[n / 2] : 0;
 }
 
+/* The bytes this host's network links (every one but loopback) took in:
+ * across simulated hosts machine 0's own link. */
+static uint64_t link_rx_bytes(void) {
+  uint64_t sum = 0;
+  DIR *d = opendir("/sys/class/net");
+  if (!d) return 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (e->d_name[0] == '.' || strcmp(e->d_name, "lo") == 0) continue;
+    char path[512];
+    snprintf(path, sizeof path, "/sys/class/net/%s/statistics/rx_bytes", e->d_name);
+    FILE *f = fopen(path, "r");
+    unsigned long long v = 0;
+    if (f && fscanf(f, "%llu", &v) == 1) sum += v;
+    if (f) fclose(f);
+  }
+  closedir(d);
+  return sum;
+}
+
+/* An output written where it is made, as progrun's are: a temporary file
+ * beside the target, renamed once every machine says its files are whole
+ * (the vote up the tree, the verdict down), then removed (a bench). */
+static void write_where_made(rig_job *job, const void *bytes, size_t len, int rank) {
+  char tmp[160], target[128];
+  snprintf(target, sizeof target, "/tmp/bench_scale_out.%d.%d", (int)getpid(), rank);
+  snprintf(tmp, sizeof tmp, "%s.XXXXXX", target);
+  int fd = mkstemp(tmp);
+  CHECK(fd >= 0);
+  bool whole = write(fd, bytes, len) == (ssize_t)len;
+  whole &= close(fd) == 0;
+  bool all = false;
+  rig_error err;
+  if (rig_job_agree(job, whole, &all, &err) != RIG_OK) die("agreeing", &err);
+  CHECK(all);
+  CHECK(rename(tmp, target) == 0);
+  unlink(target);
+}
+
 static char names[8][64];
 static const char *named(int k, const char *base, int n) {
   snprintf(names[k], sizeof names[k], "%s N=%d", base, n);
@@ -192,6 +236,27 @@ int main(int argc, char **argv) {
   rig_job_tree_facts(job, &i1);
   free(bytes);
 
+  /* scale/output: 16 MiB made on every machine, written where made; the
+   * floor gathers them to machine 0. What machine 0's link takes in. */
+  void *out = malloc(len);
+  CHECK(out);
+  memset(out, rank + 1, len);
+  MPI_Barrier(MPI_COMM_WORLD);
+  uint64_t rx0 = link_rx_bytes();
+  write_where_made(job, out, len, rank);
+  uint64_t rx_made = link_rx_bytes() - rx0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  void **parts = rank == 0 ? calloc((size_t)n, sizeof *parts) : NULL;
+  size_t *lens = rank == 0 ? calloc((size_t)n, sizeof *lens) : NULL;
+  CHECK(rank != 0 || (parts && lens));
+  rx0 = link_rx_bytes();
+  if (rig_job_gather(job, out, len, parts, lens, &err) != RIG_OK) die("gathering", &err);
+  uint64_t rx_gathered = link_rx_bytes() - rx0;
+  for (int m = 0; parts && m < n; m++) free(parts[m]);
+  free(parts);
+  free(lens);
+  free(out);
+
   /* The floor: the controller-driven path, machine 0 handing each run to
    * every machine's proxy host. */
   double *floor_times = calloc(RUNS, sizeof *floor_times);
@@ -240,7 +305,7 @@ int main(int argc, char **argv) {
     double in_copies = (double)((i1.bytes - i0.bytes) - 8 * (i1.messages - i0.messages)) /
                        (double)((size_t)INPUT_MIB << 20);
     char target[64];
-    bench_row rows[7];
+    bench_row rows[8];
     rows[0] = (bench_row){named(0, "scale/run", n), "ns", run_m,      floor_m,
                           run_m / floor_m,          RUNS, "reported", true};
     snprintf(target, sizeof target, "<= %u (K + 1)", k + 1);
@@ -274,7 +339,18 @@ int main(int argc, char **argv) {
                           STARTS,
                           "reported",
                           true};
-    for (int i = 0; i < 7; i++) bench_report(argc, argv, &rows[i]);
+    /* On one host the machines share no link: the counts are 0. */
+    double mib = (double)(1u << 20);
+    snprintf(target, sizeof target, "< 1 output (%d MiB)", INPUT_MIB);
+    rows[7] = (bench_row){named(7, "scale/output", n),
+                          "MiB",
+                          (double)rx_made / mib,
+                          (double)rx_gathered / mib,
+                          rx_gathered ? (double)rx_made / (double)rx_gathered : 0,
+                          1,
+                          strdup(target),
+                          rx_made < ((uint64_t)INPUT_MIB << 20)};
+    for (int i = 0; i < 8; i++) bench_report(argc, argv, &rows[i]);
     fprintf(stderr,
             "(scale N=%d: K %u, depth %u; machine 0 sends %.2f messages and %.1f bytes a run on "
             "the tree, the controller-driven path %d hand-overs; the last machine starts %.0f ns "
