@@ -46,7 +46,11 @@ typedef struct lost_ctx {
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static express **table; /* the expresses reached by messages, under table_lock */
 static size_t ntable, room;
-static int listeners; /* expresses listening: the handlers are set while any is */
+/* Expresses listening: the handlers are set while any is. The calls that
+ * set them wait for the engine's thread, whose handlers take table_lock:
+ * they are made under a lock of their own, never under table_lock. */
+static pthread_mutex_t listen_lock = PTHREAD_MUTEX_INITIALIZER;
+static int listeners;
 /* The contexts of peers whose close is still under way (rig_peer_release):
  * UCX may yet call their loss, which finds no express of theirs. */
 static lost_ctx *kept;
@@ -165,14 +169,21 @@ rig_status rig_express_msg_listen(express *ex, const void **address, size_t *len
         st = rig_error_set(err, RIG_ENOMEM, "out of memory for a job's messages");
       }
     }
-    if (st == RIG_OK && listeners == 0) st = listen_all(err);
-    if (st == RIG_OK) {
-      table[ntable++] = ex;
-      listeners++;
-      ex->listening = true;
-    }
+    if (st == RIG_OK) table[ntable++] = ex;
     pthread_mutex_unlock(&table_lock);
     if (st != RIG_OK) return st;
+    pthread_mutex_lock(&listen_lock);
+    if (listeners == 0) st = listen_all(err);
+    if (st == RIG_OK) listeners++;
+    pthread_mutex_unlock(&listen_lock);
+    if (st != RIG_OK) {
+      pthread_mutex_lock(&table_lock);
+      for (size_t i = 0; i < ntable; i++)
+        if (table[i] == ex) table[i] = table[--ntable];
+      pthread_mutex_unlock(&table_lock);
+      return st;
+    }
+    ex->listening = true;
   }
   if (!ex->self_held) {
     rig_status st = rig_peer_self(&ex->self_address, &ex->self_len, err);
@@ -225,11 +236,9 @@ static void release_peer(rig_peer *p, lost_ctx *l) {
 void rig_express_msg_forget(express *ex) {
   if (!ex) return;
   pthread_mutex_lock(&table_lock);
-  bool last = false;
   for (size_t i = 0; i < ntable; i++)
     if (table[i] == ex) {
       table[i] = table[--ntable];
-      last = --listeners == 0;
       break;
     }
   pthread_mutex_unlock(&table_lock);
@@ -243,10 +252,14 @@ void rig_express_msg_forget(express *ex) {
   free(ex->lost);
   ex->peers = NULL;
   ex->lost = NULL;
-  if (last) {
-    rig_peer_unlisten(MSG_HANDOVER);
-    rig_peer_unlisten(MSG_REPORT);
-    rig_peer_unlisten(MSG_KNOCK);
+  if (ex->listening) {
+    pthread_mutex_lock(&listen_lock);
+    if (--listeners == 0) {
+      rig_peer_unlisten(MSG_HANDOVER);
+      rig_peer_unlisten(MSG_REPORT);
+      rig_peer_unlisten(MSG_KNOCK);
+    }
+    pthread_mutex_unlock(&listen_lock);
   }
   if (ex->self_held) rig_peer_self_release();
   ex->self_held = ex->listening = false;

@@ -38,6 +38,7 @@ typedef struct job_tree {
    * whose start came, per child the run after its last done (with its
    * subtree's slowest), and a word bumped at each message. */
   bool by_messages, self_held;
+  bool listening; /* holds the messages' handler (tree_peers.c) */
   _Atomic uint64_t start_came;
   _Atomic uint64_t *done_came;
   uint64_t *done_ns;

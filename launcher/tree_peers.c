@@ -148,6 +148,26 @@ static rig_status swap_addresses(rig_job *job, const void *mine, size_t n, void 
   return st;
 }
 
+/* The handler's listening, held while any job listens. Its calls wait for
+ * the engine's thread, whose handlers take table_lock: they are made
+ * under a lock of their own, never under table_lock. */
+static pthread_mutex_t listen_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t nlistening;
+
+static rig_status listen_hold(rig_error *err) {
+  pthread_mutex_lock(&listen_lock);
+  rig_status st = nlistening ? RIG_OK : rig_peer_listen(MSG_TREE, on_message, NULL, err);
+  if (st == RIG_OK) nlistening++;
+  pthread_mutex_unlock(&listen_lock);
+  return st;
+}
+
+static void listen_drop(void) {
+  pthread_mutex_lock(&listen_lock);
+  if (--nlistening == 0) rig_peer_unlisten(MSG_TREE);
+  pthread_mutex_unlock(&listen_lock);
+}
+
 rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
   job_tree *t = &job->tree;
   int k = t->nchildren + (t->parent >= 0);
@@ -178,9 +198,10 @@ rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
   pthread_mutex_lock(&table_lock);
   if (ntable == sizeof table / sizeof *table)
     st = rig_error_set(err, RIG_EREFUSED, "more than %zu jobs at once", ntable);
-  if (st == RIG_OK && ntable == 0) st = rig_peer_listen(MSG_TREE, on_message, NULL, err);
-  if (st == RIG_OK) table[ntable++] = job;
+  else
+    table[ntable++] = job;
   pthread_mutex_unlock(&table_lock);
+  if (st == RIG_OK && (st = listen_hold(err)) == RIG_OK) t->listening = true;
   void **theirs = calloc((size_t)k + 1, sizeof *theirs);
   size_t *lens = calloc((size_t)k + 1, sizeof *lens);
   if (st == RIG_OK && (!theirs || !lens))
@@ -205,10 +226,11 @@ void rig_tree_peers_free(rig_job *job) {
   for (size_t i = 0; i < ntable; i++)
     if (table[i] == job) {
       table[i] = table[--ntable];
-      if (ntable == 0) rig_peer_unlisten(MSG_TREE);
       break;
     }
   pthread_mutex_unlock(&table_lock);
+  if (t->listening) listen_drop();
+  t->listening = false;
   int k = t->nchildren + (t->parent >= 0);
   bool closed = true;
   for (int i = 0; t->peers && i < k; i++) closed &= rig_peer_release(t->peers[i]);
