@@ -53,10 +53,35 @@ rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err) {
   return st;
 }
 
+/* What a wait the job's failure ended leaves to MPI, which may still
+ * write it: kept for the process's life, reachable (one per failed job
+ * whose tree was waiting, so few). */
+typedef struct kept_tree {
+  struct kept_tree *next;
+  void *words, *reqs;
+} kept_tree;
+static kept_tree *kept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void keep(job_tree *t) {
+  kept_tree *k = malloc(sizeof *k);
+  if (!k) return; /* then they are lost, as MPI's own would be */
+  *k = (kept_tree){NULL, t->words, t->reqs};
+  pthread_mutex_lock(&kept_lock);
+  k->next = kept;
+  kept = k;
+  pthread_mutex_unlock(&kept_lock);
+}
+
 void rig_tree_free(rig_job *job) {
   job_tree *t = &job->tree;
   rig_tree_peers_free(job);
-  if (t->pending) return; /* MPI may still use the words and the communicator */
+  if (t->pending) { /* MPI may still use the words and the communicator */
+    keep(t);
+    t->words = NULL;
+    t->reqs = NULL;
+    return;
+  }
   if (t->comm != MPI_COMM_NULL) MPI_Comm_free(&t->comm);
   free(t->words);
   free(t->reqs);
