@@ -1571,7 +1571,16 @@ static char *shm_segments(void) {
   return names;
 }
 
-/* `timeout 6 mpirun ...`: coreutils' timeout signals the whole process
+/* Ends `timeout` as its timer would, once every rank has loaded: a TERM
+ * it passes on to its whole process group (mpirun and every rank), then a
+ * CONT, the path its expiry takes; a fixed timer would bet on how soon
+ * the job starts. ctx, an int, is set once it is sent. */
+static void timeout_fires(void *ctx, pid_t timeout_pid) {
+  for (int r = 0; r < 3; r++) wait_loaded(timeout_pid, r);
+  if (kill(timeout_pid, SIGTERM) == 0) *(int *)ctx = 1;
+}
+
+/* `timeout N mpirun ...`: coreutils' timeout signals the whole process
  * group (mpirun and every rank), as batch systems end jobs: the interrupt
  * is said once, the runs so far summarized, and Open MPI's shared memory
  * segments are gone after (ranks that died under mpirun as it ended the
@@ -1586,7 +1595,7 @@ static void test_a_timeout_of_the_whole_group_leaves_nothing_behind(void) {
   char *before = shm_segments();
   CU_ASSERT_PTR_NOT_NULL_FATAL(before);
   char *argv[] = {"/usr/bin/timeout",
-                  "6",
+                  "300",
                   (char *)env_or("RIG_TEST_MPIEXEC", "/usr/bin/mpirun"),
                   "-n",
                   "3",
@@ -1598,8 +1607,11 @@ static void test_a_timeout_of_the_whole_group_leaves_nothing_behind(void) {
                   "--runs",
                   "4611686018427387904",
                   NULL};
-  rig_proc p = rig_proc_run(argv, NULL, 60);
-  CU_ASSERT_EQUAL(p.code, 124);
+  int fired = 0;
+  rig_proc p = rig_proc_run_during(argv, NULL, 90, 0, timeout_fires, &fired);
+  CU_ASSERT_TRUE(fired);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
   const char *said = strstr(p.err, "progrun: interrupted (SIGTERM) in run ");
   CU_ASSERT_PTR_NOT_NULL(said);
   CU_ASSERT(!said || !strstr(said + 1, "progrun: interrupted"));
