@@ -57,7 +57,9 @@ jobs="$(nproc)"
 summary=()
 failed=0
 fuzz_corpus=
-trap '[[ -z "$fuzz_corpus" ]] || rm -rf "$fuzz_corpus"' EXIT
+# What failed, test by test, written from stages that run in subshells too.
+failures="$(mktemp "${TMPDIR:-/tmp}/rig-failures.XXXXXX")"
+trap 'rm -f "$failures"; [[ -z "$fuzz_corpus" ]] || rm -rf "$fuzz_corpus"' EXIT
 
 # Runs stage function $2 under the name $1, timing it and recording the result.
 run_stage() {
@@ -72,6 +74,24 @@ run_stage() {
     summary+=("$(printf '%-8s FAILED (%ds, status %d)' "$name" $((SECONDS - start)) "$rc")")
     failed=1
   fi
+}
+
+# Runs ctest in build preset $1 with the arguments that follow. When it
+# fails, the CUnit tests that failed, with their assertions, are kept for the
+# summary: CI shows only the end of a long log.
+ctest_in() {
+  local preset="$1" log
+  shift
+  if ctest --preset "$preset" "$@"; then return 0; fi
+  log="build/$preset/Testing/Temporary/LastTest.log"
+  if [[ -f "$log" ]]; then
+    awk -v p="$preset" '
+      /^[0-9]+\/[0-9]+ Test: / { t = $3 }
+      /Test: .*\.\.\.FAILED/ || /^ *[0-9]+\. [^ ]+:[0-9]+ +- / || /^Test (Failed|Timeout)|^\*\*\*/ {
+        if (n++ < 60) print "  " p ": " t ": " $0
+      }' "$log" >>"$failures"
+  fi
+  return 1
 }
 
 stage_slurm() {
@@ -96,8 +116,8 @@ stage_default() {
   # Suites of one process, side by side; the MPI, Slurm and host suites
   # one at a time: they bound silences by seconds, share the simulated
   # hosts, and each fills the cores with ranks.
-  ctest --preset default -j"$jobs" -LE 'mpi|slurm|hosts' || rc=1
-  ctest --preset default -L 'mpi|slurm|hosts' || rc=1
+  ctest_in default -j"$jobs" -LE 'mpi|slurm|hosts' || rc=1
+  ctest_in default -L 'mpi|slurm|hosts' || rc=1
   return "$rc"
 }
 
@@ -106,7 +126,7 @@ stage_asan() (
   cmake --preset asan || exit
   cmake --build --preset asan -j"$jobs" || exit
   rc=0
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --preset asan -j"$jobs" -LE 'mpi|slurm|hosts' ||
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest_in asan -j"$jobs" -LE 'mpi|slurm|hosts' ||
     rc=1
   # Leaks count under mpirun too: Open MPI's own, which outlive
   # MPI_Finalize, are suppressed by tests/lsan.supp (tests/CMakeLists.txt).
@@ -117,10 +137,10 @@ stage_asan() (
   # librig's paths there are job-, express-, rail- and *_lost-*-hosts'),
   # nor rail-4-hosts (rail-2-hosts runs the same code between two hosts):
   # under ASan they cost 7 minutes and tell nothing more.
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --preset asan -L mpi \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest_in asan -L mpi \
     -E '^(progrun_mpi-[0-9]+-hosts|rail-4-hosts)$' || rc=1
   # Under Slurm the processes are srun's: its leaks are not looked for.
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest --preset asan -L slurm || rc=1
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest_in asan -L slurm || rc=1
   exit "$rc"
 )
 
@@ -160,5 +180,9 @@ fi
 echo
 echo "==== summary ===="
 printf '%s\n' "${summary[@]}"
+if [[ -s "$failures" ]]; then
+  echo "what failed:"
+  cat "$failures"
+fi
 if ((quick)); then echo "(--quick: asan and fuzz skipped)"; fi
 exit "$failed"
