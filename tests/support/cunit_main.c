@@ -63,7 +63,10 @@ void *rig_test_read_file(const char *path, size_t *len) {
     }
   }
   fclose(f);
-  if (buf) *len = n;
+  if (buf) {
+    buf[n] = 0; /* a NUL after the bytes (n < room): text reads as a string */
+    *len = n;
+  }
   return buf;
 }
 

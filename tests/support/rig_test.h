@@ -54,7 +54,8 @@ static inline uint64_t rig_rng_below(rig_rng *r, uint64_t n) {
   return n ? rig_rng_next(r) % n : 0;
 }
 
-/* Reads a whole file; NULL on failure. The caller frees. */
+/* Reads a whole file, a NUL after its bytes; NULL on failure. The caller
+ * frees. */
 void *rig_test_read_file(const char *path, size_t *len);
 /* The source tree's path of a file (from RIG_TEST_SOURCE_DIR). */
 const char *rig_test_source_path(const char *rel, char *buf, size_t size);
