@@ -25,4 +25,21 @@ if(NOT MPI_C_FOUND)
   message(FATAL_ERROR "MPI (C) not found: install the Debian packages libopenmpi-dev and openmpi-bin")
 endif()
 message(STATUS "Found MPI ${MPI_C_VERSION}: ${MPIEXEC_EXECUTABLE}")
+# The launcher's flags differ by family (tests, examples): Open MPI's
+# mpirun binds ranks to cores and refuses more ranks than cores unless
+# told; MPICH's hydra does neither. The recovery flag keeps the other ranks
+# running when one dies, as the loss tests need. Told by the launcher's
+# --version (hydra, MPICH's, says HYDRA).
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE rig_mpiexec_version
+                ERROR_QUIET RESULT_VARIABLE rig_mpiexec_rc)
+if(rig_mpiexec_version MATCHES "HYDRA|MPICH|Intel")
+  set(RIG_MPI_FAMILY mpich)
+  set(RIG_MPIEXEC_FLAGS "")
+  set(RIG_MPIEXEC_RECOVERY -disable-auto-cleanup)
+else()
+  set(RIG_MPI_FAMILY openmpi)
+  set(RIG_MPIEXEC_FLAGS --oversubscribe --bind-to none)
+  set(RIG_MPIEXEC_RECOVERY --enable-recovery)
+endif()
+message(STATUS "MPI family: ${RIG_MPI_FAMILY}")
 find_package(Threads REQUIRED)

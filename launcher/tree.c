@@ -135,9 +135,16 @@ static rig_status await(rig_job *job, MPI_Request *reqs, int n, rig_error *err) 
   double t0 = 0;
   long nap_ns = 20000;
   for (unsigned polls = 0;; polls++) {
-    int done = 0;
-    if (mpi(job, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall", err) != RIG_OK)
-      return RIG_EJOB;
+    /* MPI_Test one by one, not MPI_Testall: a done request becomes
+     * MPI_REQUEST_NULL alike, and GCC takes MPICH's MPI_STATUSES_IGNORE
+     * for an array of no room. */
+    bool done = true;
+    for (int i = 0; i < n; i++) {
+      int one = 0;
+      if (mpi(job, MPI_Test(&reqs[i], &one, MPI_STATUS_IGNORE), "MPI_Test", err) != RIG_OK)
+        return RIG_EJOB;
+      done = done && one;
+    }
     if (done) return RIG_OK;
     if (atomic_load(&job->failed)) {
       job->tree.pending = true;

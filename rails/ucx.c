@@ -22,6 +22,7 @@
 #include <ucs/debug/log_def.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/log.h"
 #include "rails_internal.h"
 
@@ -31,7 +32,7 @@ rig_status rig_ucx_error(rig_error *err, const char *what, ucs_status_t st) {
 
 /* ---- the transports ---------------------------------------------------------- */
 
-/* A token of UCX_TLS without its ":aux" qualifier is `name`. */
+/* A token of a transports list without its ":aux" qualifier is `name`. */
 static bool token_is(const char *tok, size_t n, const char *name) {
   const char *colon = memchr(tok, ':', n);
   size_t base = colon ? (size_t)(colon - tok) : n;
@@ -54,8 +55,8 @@ static bool append(char *out, size_t size, const char *s, size_t n) {
  * mm) spelt out without it. *posix: whether posix is among them. A list
  * that names sysv itself is refused: the user asked for what librig does
  * not make. */
-static rig_status rig_ucx_tls(const char *user, char *out, size_t size, bool *posix,
-                              rig_error *err) {
+static rig_status rig_ucx_tls(const char *var, const char *user, char *out, size_t size,
+                              bool *posix, rig_error *err) {
   out[0] = '\0';
   *posix = true;
   bool exclude = user && user[0] == '^';
@@ -74,7 +75,7 @@ static rig_status rig_ucx_tls(const char *user, char *out, size_t size, bool *po
   }
   if (exclude) {
     if ((size_t)snprintf(out, size, "%s%s", user, sysv_out ? "" : ",sysv") >= size)
-      return rig_error_set(err, RIG_EINVAL, "UCX_TLS is too long");
+      return rig_error_set(err, RIG_EINVAL, "%s is too long", var);
     for (const char *t = list; *t;) {
       size_t n = strcspn(t, ",");
       if (token_is(t, n, "posix") || token_is(t, n, "mm") || token_is(t, n, "sm") ||
@@ -91,29 +92,40 @@ static rig_status rig_ucx_tls(const char *user, char *out, size_t size, bool *po
     size_t len = n;
     if (token_is(t, n, "sysv"))
       return rig_error_set(err, RIG_EINVAL,
-                           "UCX_TLS=%s names sysv, whose segments the owner's group may attach "
+                           "%s=%s names sysv, whose segments the owner's group may attach "
                            "(mode 0660): name posix instead",
-                           user);
+                           var, user);
     if (token_is(t, n, "sm") || token_is(t, n, "shm"))
       as = "posix,xpmem,knem,cma", len = strlen(as);
     else if (token_is(t, n, "mm"))
       as = "posix,xpmem", len = strlen(as);
     *posix |= as != t || token_is(t, n, "posix");
     if (n && !append(out, size, as, len))
-      return rig_error_set(err, RIG_EINVAL, "UCX_TLS is too long");
+      return rig_error_set(err, RIG_EINVAL, "%s is too long", var);
     t += n + (t[n] == ',');
   }
   return RIG_OK;
 }
 
+/* librig's transports as the user gave them: RIG_UCX_TLS where set, which
+ * leaves UCX_TLS to an MPI that runs on UCX too (MPICH's ch4:ucx reads
+ * it), else UCX_TLS. *var: which of the two. */
+static const char *user_tls(const char **var) {
+  const char *own = rig_env_get()->ucx_tls;
+  *var = *own ? "RIG_UCX_TLS" : "UCX_TLS";
+  return *own ? own : getenv("UCX_TLS");
+}
+
 rig_status rig_rail_ucx_tls(char *out, size_t size, rig_error *err) {
   bool shared;
-  return rig_ucx_tls(getenv("UCX_TLS"), out, size, &shared, err);
+  const char *var, *user = user_tls(&var);
+  return rig_ucx_tls(var, user, out, size, &shared, err);
 }
 
 rig_status rig_ucx_config(ucp_config_t **out, bool *shared, rig_error *err) {
   char tls[1024];
-  rig_status st = rig_ucx_tls(getenv("UCX_TLS"), tls, sizeof tls, shared, err);
+  const char *var, *user = user_tls(&var);
+  rig_status st = rig_ucx_tls(var, user, tls, sizeof tls, shared, err);
   if (st != RIG_OK) return st;
   ucp_config_t *config;
   ucs_status_t us = ucp_config_read(NULL, NULL, &config);

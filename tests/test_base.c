@@ -38,14 +38,15 @@ static void test_unset_variables_take_their_defaults(void) {
   CU_ASSERT_FALSE(env.trace);
   CU_ASSERT_TRUE(env.job_express);
   CU_ASSERT_STRING_EQUAL(env.cuda_library, "");
+  CU_ASSERT_STRING_EQUAL(env.ucx_tls, "");
   CU_ASSERT_EQUAL(env.log_level, RIG_LOG_WARN);
 }
 
 static void test_valid_values_are_read(void) {
-  static const char *const vars[] = {"RIG_WORKERS=3",     "RIG_CPU_DEVICES=0",
-                                     "RIG_JOB_SILENCE=3", "RIG_TRACE=1",
-                                     "RIG_JOB_EXPRESS=0", "RIG_CUDA_LIBRARY=/opt/x/libcuda.so",
-                                     "RIG_LOG=info",      NULL};
+  static const char *const vars[] = {
+      "RIG_WORKERS=3", "RIG_CPU_DEVICES=0",    "RIG_JOB_SILENCE=3",
+      "RIG_TRACE=1",   "RIG_JOB_EXPRESS=0",    "RIG_CUDA_LIBRARY=/opt/x/libcuda.so",
+      "RIG_LOG=info",  "RIG_UCX_TLS=tcp,self", NULL};
   rig_env env;
   rig_error err = {0};
   CU_ASSERT_EQUAL(read_env(vars, &env, &err), RIG_OK);
@@ -56,6 +57,7 @@ static void test_valid_values_are_read(void) {
   CU_ASSERT_FALSE(env.job_express);
   CU_ASSERT_STRING_EQUAL(env.cuda_library, "/opt/x/libcuda.so");
   CU_ASSERT_EQUAL(env.log_level, RIG_LOG_INFO);
+  CU_ASSERT_STRING_EQUAL(env.ucx_tls, "tcp,self");
 }
 
 /* A bound of 1.01 s was taken, and a healthy job then failed: a machine

@@ -947,6 +947,26 @@ static void test_info_json_gives_one_machine_here(void) {
   proc_free(&p);
 }
 
+/* RIG_UCX_TLS, where set, gives librig's transports in the place of
+ * UCX_TLS (left to an MPI on UCX); info shows both. */
+static void test_rig_ucx_tls_takes_the_place_of_ucx_tls_for_librig(void) {
+  setenv("UCX_TLS", "^tcp", 1);
+  setenv("RIG_UCX_TLS", "tcp,self", 1);
+  proc p = RUN("info", "--json");
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"transports\": \"self/memory0, tcp/"));
+  CU_ASSERT_PTR_NULL(strstr(p.out.p, "posix/"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"UCX_TLS\": \"^tcp\""));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"RIG_UCX_TLS\": \"tcp,self\""));
+  proc_free(&p);
+  setenv("RIG_UCX_TLS", "sysv,self", 1); /* the same rules as UCX_TLS, named */
+  p = RUN("info");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "transports: none (RIG_UCX_TLS=sysv,self names sysv,"));
+  proc_free(&p);
+  unsetenv("RIG_UCX_TLS");
+  unsetenv("UCX_TLS");
+}
+
 /* What a line of info's block is about: its words up to its first ':'
  * (the first word when it has none); device lines (two spaces in), which
  * differ from machine to machine, are left out. Joined by '|'. */
@@ -3229,6 +3249,8 @@ void rig_test_register(void) {
       {"run refuses devices the machine lacks", test_run_refuses_devices_the_machine_lacks},
       {"run checks input and output files", test_run_checks_input_and_output_files},
       {"info --json gives one machine here", test_info_json_gives_one_machine_here},
+      {"RIG_UCX_TLS takes the place of UCX_TLS for librig",
+       test_rig_ucx_tls_takes_the_place_of_ucx_tls_for_librig},
       {"cli.md shows the info block as printed", test_cli_md_shows_the_info_block_as_printed},
       {"an invalid environment variable is refused by name",
        test_an_invalid_environment_variable_is_refused_by_name},

@@ -673,17 +673,12 @@ static void write_text(const char *path, const char *text) {
 static void run_job(const char *job) {
   const char *progrun = getenv("RIG_PROGRUN");
   CU_ASSERT_PTR_NOT_NULL_FATAL(progrun);
-  const char *mpiexec = getenv("RIG_TEST_MPIEXEC");
-  char *argv[] = {(char *)(mpiexec && *mpiexec ? mpiexec : "/usr/bin/mpirun"),
-                  "-n",
-                  "2",
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
-                  (char *)progrun,
-                  (char *)job,
-                  "--quiet",
-                  NULL};
+  char *argv[32];
+  size_t k = rig_proc_mpiexec(argv, 2, false);
+  argv[k++] = (char *)progrun;
+  argv[k++] = (char *)job;
+  argv[k++] = "--quiet";
+  argv[k] = NULL;
   rig_proc p = rig_proc_run(argv, NULL, 120);
   if (p.code != 0) fprintf(stderr, "exit %d\n%s\n%s\n", p.code, p.out, p.err);
   CU_ASSERT_EQUAL(p.code, 0);

@@ -72,7 +72,7 @@ static rig_proc run_small_host(const char *bytes, const char *runs) {
                   "-c",
                   "mount --make-rprivate / && mount -t tmpfs -o size=64m tmpfs /dev/shm && "
                   "sysctl -qw kernel.shmmax=33554432 && "
-                  "exec \"$0\" -n 2 --oversubscribe --bind-to none \"$1\" \"$2\" \"$3\"",
+                  "exec \"$0\" -n 2 $RIG_TEST_MPIEXEC_FLAGS \"$1\" \"$2\" \"$3\"",
                   (char *)(mpiexec ? mpiexec : "/usr/bin/mpirun"),
                   (char *)(program ? program : "false"),
                   (char *)bytes,

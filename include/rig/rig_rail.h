@@ -189,9 +189,10 @@ size_t rig_area_length(const rig_area *a);
  * valid until the peer unmaps it). NULL is fine. */
 void rig_area_release(rig_area *a);
 
-/* The UCX_TLS the rails' engine takes: the user's, without sysv (docs/
- * rails.md "Memory"), for a tool that lists the transports librig uses.
- * RIG_EINVAL when the user's names sysv itself, or is too long. */
+/* The UCX_TLS the rails' engine takes: the user's (RIG_UCX_TLS where set,
+ * else UCX_TLS), without sysv (docs/rails.md "Memory"), for a tool that
+ * lists the transports librig uses. RIG_EINVAL when the user's names sysv
+ * itself, or is too long. */
 rig_status rig_rail_ucx_tls(char *out, size_t size, rig_error *err);
 
 /* Peers (docs/rails.md "Peers"): processes this one reaches by UCX

@@ -160,6 +160,8 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
   json_object_set_new(ucx, "transports", json_string(tls[0] ? tls : "none"));
   const char *env = getenv("UCX_TLS");
   json_object_set_new(ucx, "UCX_TLS", env ? json_string(env) : json_null());
+  const char *own = getenv("RIG_UCX_TLS");
+  json_object_set_new(ucx, "RIG_UCX_TLS", own && *own ? json_string(own) : json_null());
   json_object_set_new(o, "ucx", ucx);
   rig_machine_clear(&m);
   return o;
@@ -281,8 +283,9 @@ static void print_blocks(json_t *machines) {
   const char *tls = getenv("UCX_TLS");
   printf("progrun %s, %zu machines\n", RIG_VERSION_STRING, n);
   wrapped("MPI: ", version, 2);
-  printf("UCX: %s; UCX_TLS %s%s\n", str_of(ucx0, "version"), tls ? "=" : "unset (UCX chooses)",
-         tls ? tls : "");
+  const char *own = getenv("RIG_UCX_TLS");
+  printf("UCX: %s; UCX_TLS %s%s%s%s\n", str_of(ucx0, "version"), tls ? "=" : "unset (UCX chooses)",
+         tls ? tls : "", own && *own ? "; RIG_UCX_TLS=" : "", own && *own ? own : "");
   char head[256], line[4096];
   for (size_t r = 0; r < n; r++) {
     json_t *o = json_array_get(machines, r);

@@ -19,6 +19,7 @@ typedef enum var_kind {
   VAR_FLAG,    /* a bool field: 0 or 1 */
   VAR_LIBRARY, /* a char[RIG_ENV_PATH_MAX] field: a name dlopen takes */
   VAR_LEVEL,   /* an unsigned field: a log level's name (rig_log_level) */
+  VAR_TLS,     /* a char[RIG_ENV_TLS_MAX] field: a list of UCX transports */
 } var_kind;
 
 typedef struct var {
@@ -67,6 +68,10 @@ static const var vars[] = {
     {"RIG_CUDA_LIBRARY", VAR_LIBRARY, AT(cuda_library), 0, "`libcuda.so.1`", 0, 0, NULL,
      "the CUDA driver library the `cuda` backend opens (docs/cuda.md, \"Loading the driver\"); "
      "the tests name their driver double with it"},
+    {"RIG_UCX_TLS", VAR_TLS, AT(ucx_tls), 0, "`UCX_TLS`'s", 0, 0, NULL,
+     "the UCX transports of librig's rails and messages, in the place of `UCX_TLS`, which is "
+     "then left to an MPI that runs on UCX too (MPICH's `ch4:ucx`, Open MPI's `pml ucx`); "
+     "taken as `UCX_TLS` is (docs/rails.md, \"Memory\")"},
 };
 
 #define NVARS (sizeof vars / sizeof *vars)
@@ -84,6 +89,7 @@ static void set_default(const var *v, rig_env *env) {
       *(bool *)field = v->fallback != 0;
       break;
     case VAR_LIBRARY:
+    case VAR_TLS:
       *(char *)field = '\0'; /* empty: the backend's own default */
       break;
     case VAR_LEVEL:
@@ -123,6 +129,11 @@ static bool parse(const var *v, const char *s, rig_env *env, char *why, size_t s
     case VAR_LIBRARY:
       if (strlen(s) >= RIG_ENV_PATH_MAX)
         return snprintf(why, size, "longer than %d bytes", RIG_ENV_PATH_MAX - 1), false;
+      memcpy(field, s, strlen(s) + 1);
+      return true;
+    case VAR_TLS:
+      if (strlen(s) >= RIG_ENV_TLS_MAX)
+        return snprintf(why, size, "longer than %d bytes", RIG_ENV_TLS_MAX - 1), false;
       memcpy(field, s, strlen(s) + 1);
       return true;
     case VAR_LEVEL:
@@ -172,6 +183,12 @@ static void valid_text(const var *v, char *out, size_t size) {
       break;
     case VAR_LEVEL:
       snprintf(out, size, "`error`, `warn`, `info` or `debug`");
+      break;
+    case VAR_TLS:
+      snprintf(out, size,
+               "a list as `UCX_TLS` takes it, without `sysv`, at most %d bytes; empty: "
+               "`UCX_TLS`'s",
+               RIG_ENV_TLS_MAX - 1);
       break;
   }
 }

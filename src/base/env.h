@@ -10,6 +10,8 @@
 
 /* The longest RIG_CUDA_LIBRARY, with its NUL (PATH_MAX). */
 #define RIG_ENV_PATH_MAX 4096
+/* The longest RIG_UCX_TLS, with its NUL. */
+#define RIG_ENV_TLS_MAX 512
 
 typedef struct rig_env {
   unsigned workers;     /* RIG_WORKERS: threads of a host launch; 0: from the cpuset */
@@ -21,6 +23,8 @@ typedef struct rig_env {
   bool job_express;     /* RIG_JOB_EXPRESS: runs by shared memory on one host (default 1) */
   /* RIG_CUDA_LIBRARY: the driver the cuda backend opens; empty: its default */
   char cuda_library[RIG_ENV_PATH_MAX];
+  /* RIG_UCX_TLS: librig's UCX transports; empty: UCX_TLS's */
+  char ucx_tls[RIG_ENV_TLS_MAX];
 } rig_env;
 
 /* The beat of a job: ranks with nothing to say send one this often, so a

@@ -15,6 +15,10 @@ double lost_now_s(void) {
 }
 
 rig_job *lost_start(int *argc, char ***argv, int *rank, int *sig, int pids[2]) {
+  /* As progrun does, and an application that outlives a peer must: a
+   * socket to a killed peer is EPIPE to UCX, not a SIGPIPE (MPICH leaves
+   * SIGPIPE as it is; Open MPI's launcher happens to hide it). */
+  signal(SIGPIPE, SIG_IGN);
   int provided;
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, rank);

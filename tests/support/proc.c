@@ -107,25 +107,42 @@ void rig_proc_free(rig_proc *p) {
   free(p->err);
 }
 
+size_t rig_proc_mpiexec(char **argv, int n, bool recovery) {
+  /* The strings live as long as the test: argv points into them. */
+  static char np[16], flags[256], recover[64];
+  const char *mpiexec = getenv("RIG_TEST_MPIEXEC"), *f = getenv("RIG_TEST_MPIEXEC_FLAGS"),
+             *r = getenv("RIG_TEST_MPIEXEC_RECOVERY");
+  size_t k = 0;
+  argv[k++] = (char *)(mpiexec && *mpiexec ? mpiexec : "/usr/bin/mpirun");
+  snprintf(np, sizeof np, "%d", n);
+  argv[k++] = "-n";
+  argv[k++] = np;
+  snprintf(flags, sizeof flags, "%s", f ? f : "--oversubscribe --bind-to none");
+  char *save = NULL;
+  for (char *t = strtok_r(flags, " ", &save); t && k < 15; t = strtok_r(NULL, " ", &save))
+    argv[k++] = t;
+  snprintf(recover, sizeof recover, "%s", r ? r : "--enable-recovery");
+  if (recovery && *recover && k < 16) argv[k++] = recover;
+  return k;
+}
+
 rig_proc rig_proc_run_lost(const char *program_var, const char *how, const char *tls,
                            const char *extra) {
-  const char *mpiexec = getenv("RIG_TEST_MPIEXEC"), *program = getenv(program_var);
-  char *argv[] = {(char *)(mpiexec ? mpiexec : "/usr/bin/mpirun"),
-                  "-n",
-                  "2",
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
-                  "--enable-recovery",
-                  (char *)(program ? program : "false"),
-                  (char *)how,
-                  NULL};
+  const char *program = getenv(program_var);
+  char *argv[24];
+  size_t k = rig_proc_mpiexec(argv, 2, true);
+  argv[k++] = (char *)(program ? program : "false");
+  argv[k++] = (char *)how;
+  argv[k] = NULL;
   char silence[] = "RIG_JOB_SILENCE=3", transports[64], more[1024];
-  snprintf(transports, sizeof transports, "UCX_TLS=%s", tls ? tls : "");
+  /* librig's transports: UCX_TLS, or RIG_UCX_TLS where MPI runs on UCX
+   * too and must keep its own (tests/CMakeLists.txt). */
+  const char *var = getenv("RIG_TEST_TLS_VAR");
+  snprintf(transports, sizeof transports, "%s=%s", var && *var ? var : "UCX_TLS", tls ? tls : "");
   snprintf(more, sizeof more, "%s", extra ? extra : "");
   char *env[4] = {silence, NULL, NULL, NULL};
-  size_t k = 1;
-  if (tls) env[k++] = transports;
-  if (extra) env[k++] = more;
+  size_t e = 1;
+  if (tls) env[e++] = transports;
+  if (extra) env[e++] = more;
   return rig_proc_run(argv, env, 90);
 }

@@ -26,6 +26,14 @@ rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout
                              void (*during)(void *ctx, pid_t pid), void *ctx);
 void rig_proc_free(rig_proc *p);
 
+/* Fills argv[0..k) with the launcher and its flags for this build's MPI:
+ * RIG_TEST_MPIEXEC (mpirun by default), -n n, then RIG_TEST_MPIEXEC_FLAGS
+ * split at spaces (Open MPI's --oversubscribe --bind-to none; nothing
+ * under MPICH's hydra). With recovery, the flag that keeps the other
+ * ranks running when one dies (RIG_TEST_MPIEXEC_RECOVERY). Returns k, at
+ * most 16: argv must have room for 16 and what follows. */
+size_t rig_proc_mpiexec(char **argv, int n, bool recovery);
+
 /* The loss tests' run: `mpirun -n 2 --enable-recovery PROGRAM how` (PROGRAM
  * from $program_var), with RIG_JOB_SILENCE=3, UCX_TLS=tls unless tls is
  * NULL, and `extra` (NAME=VALUE, or NULL) in its environment, 90 s at most.
