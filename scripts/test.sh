@@ -9,11 +9,13 @@
 #                  mpirun -n 2..4, the Slurm one under sbatch; the -hosts
 #                  ones across 2 and 4 simulated hosts, scripts/hosts.sh,
 #                  or skipped, saying why, where hosts cannot be made)
+#                mpich preset: build + the MPI suites against MPICH
+#                  (mpiexec.mpich), on this host
 #                asan preset: build + CTest under AddressSanitizer and
 #                  UndefinedBehaviorSanitizer
 #                fuzz preset: build + fuzz_desc for RIG_FUZZ_SECONDS (60)
 #                  seconds on a fresh copy of the seed corpus
-#   --quick      the default preset only (skips asan and fuzz)
+#   --quick      the default preset only (skips mpich, asan and fuzz)
 #   -h, --help   this text
 #
 # Missing Debian packages are installed with apt-get when run as root;
@@ -121,6 +123,14 @@ stage_default() {
   return "$rc"
 }
 
+# The MPI suites again, against MPICH (the mpich preset), on this host:
+# its launcher, hydra, reaches the simulated hosts only by ssh.
+stage_mpich() {
+  cmake --preset mpich || return
+  cmake --build --preset mpich -j"$jobs" || return
+  ctest_in mpich -L mpi -LE hosts
+}
+
 stage_asan() (
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   cmake --preset asan || exit
@@ -173,6 +183,7 @@ stage_fuzz() {
 run_stage slurm stage_slurm
 run_stage default stage_default
 if ((quick == 0)); then
+  run_stage mpich stage_mpich
   run_stage asan stage_asan
   run_stage fuzz stage_fuzz
 fi
@@ -184,5 +195,5 @@ if [[ -s "$failures" ]]; then
   echo "what failed:"
   cat "$failures"
 fi
-if ((quick)); then echo "(--quick: asan and fuzz skipped)"; fi
+if ((quick)); then echo "(--quick: mpich, asan and fuzz skipped)"; fi
 exit "$failed"

@@ -94,6 +94,19 @@ static void *slurp(const char *path, size_t *len) {
   return rig_test_read_file(path, len);
 }
 
+/* Whether the launcher is MPICH's hydra (RIG_TEST_MPI), and a word on
+ * what it does that Open MPI's mpirun does not, for the tests it skips. */
+static bool mpich(void) {
+  const char *mpi = getenv("RIG_TEST_MPI");
+  return mpi && strcmp(mpi, "mpich") == 0;
+}
+
+static const char *hydra_ends_at_a_failure(void) {
+  return mpich() ? "hydra ends every rank once one exits with a failure: the stopped controller "
+                   "is gone before it is continued (docs/jobs.md, \"Open MPI and MPICH\")"
+                 : NULL;
+}
+
 /* ---- runs ------------------------------------------------------------------- */
 
 static void test_every_machine_runs_the_example_and_gives_the_same_bytes(void) {
@@ -545,6 +558,11 @@ static void kill_rank_1(void *ctx, pid_t launcher) {
 }
 
 static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
+  if (rig_proc_no_survivor()) {
+    rig_test_skip("an agent killed mid-run ends the job naming its machine",
+                  rig_proc_no_survivor());
+    return;
+  }
   char saxpy[512];
   const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
                         "--runs",
@@ -674,10 +692,19 @@ static void test_no_output_is_replaced_when_one_inside_the_tree_fails(void) {
 }
 
 static void test_a_machine_killed_inside_the_tree_ends_the_job_naming_it(void) {
+  if (rig_proc_no_survivor()) {
+    rig_test_skip("a machine killed inside the tree ends the job naming it",
+                  rig_proc_no_survivor());
+    return;
+  }
   tree_failure(1, SIGKILL);
 }
 
 static void test_a_leaf_killed_in_the_tree_ends_the_job_naming_it(void) {
+  if (rig_proc_no_survivor()) {
+    rig_test_skip("a leaf killed in the tree ends the job naming it", rig_proc_no_survivor());
+    return;
+  }
   tree_failure(tree_machines() - 1, SIGKILL);
 }
 
@@ -740,6 +767,10 @@ static void stop_rank_0_for_5_s(void *ctx, pid_t launcher) {
  * leave for its silence, and the controller, back, says it was the one
  * stopped; no agent is blamed. */
 static void test_a_controller_stopped_past_the_bound_blames_itself(void) {
+  if (hydra_ends_at_a_failure()) {
+    rig_test_skip("a controller stopped past the bound blames itself", hydra_ends_at_a_failure());
+    return;
+  }
   char saxpy[512];
   const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
                         NULL};
@@ -1519,7 +1550,7 @@ static void signal_launcher(void *ctx, pid_t launcher) {
 }
 
 /* SIGINT or SIGTERM to mpirun (Ctrl-C, scancel): mpirun sends every rank
- * SIGTERM; every rank is there to say so, so the job is told interrupted
+ * SIGTERM (hydra the signal itself); every rank is there to say so, so the job is told interrupted
  * (not a machine that stopped), the runs so far summarized, no output
  * written. */
 static void test_an_interrupted_mpirun_is_told_as_an_interrupt(void) {
@@ -1535,12 +1566,16 @@ static void test_an_interrupted_mpirun_is_told_as_an_interrupt(void) {
   for (size_t i = 0; i < 2; i++) {
     write_text(in_tmp("int-y0.bin", y0, sizeof y0), "old contents");
     rig_proc p = mpirun_during(2, args, NULL, 60, 0, signal_launcher, &sigs[i]);
-    CU_ASSERT_NOT_EQUAL(p.code, 0);
+    /* Open MPI's mpirun ends the ranks by SIGTERM and exits 1; MPICH's
+     * hydra passes the signal on as it came, and exits 0 after a SIGINT. */
+    const char *told = !mpich() || sigs[i] == SIGTERM ? "progrun: interrupted (SIGTERM) in run "
+                                                      : "progrun: interrupted (SIGINT) in run ";
+    if (!mpich() || sigs[i] == SIGTERM) CU_ASSERT_NOT_EQUAL(p.code, 0);
     CU_ASSERT_FALSE(p.timed_out);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: interrupted (SIGTERM) in run "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err, told));
     CU_ASSERT_PTR_NULL(strstr(p.err, "did not answer"));
     CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 1: runs "));
-    if (!strstr(p.err, "interrupted (SIGTERM)") || !strstr(p.out, "machine 1: runs ")) show(&p);
+    if (!strstr(p.err, told) || !strstr(p.out, "machine 1: runs ")) show(&p);
     rig_proc_free(&p);
     size_t n = 0;
     char *kept = slurp(y0, &n);
@@ -1581,7 +1616,7 @@ static void timeout_fires(void *ctx, pid_t timeout_pid) {
  * told the ranks: that is mpirun's, docs/jobs.md says it. Ranks slowed by
  * a busy machine are given the time a batch system gives them
  * (odls_base_sigkill_timeout: TERM to KILL, 1 s by default; Slurm's
- * KillWait is 30 s). */
+ * KillWait is 30 s): 5 s, for mpirun waits that long even for ranks gone. */
 static void test_a_timeout_of_mpirun_is_told_once_and_leaves_nothing_behind(void) {
   if (getenv("RIG_HOSTS")) {
     rig_test_skip("a timeout of mpirun is told once and leaves nothing behind",
@@ -1601,7 +1636,7 @@ static void test_a_timeout_of_mpirun_is_told_once_and_leaves_nothing_behind(void
   /* Under ASan each rank's exit would first look for leaks, seconds long
    * on 2 cores: what is checked here is the leaving, not leaks. */
   static char no_leak_check[] = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
-              kill_wait[] = "OMPI_MCA_odls_base_sigkill_timeout=30";
+              kill_wait[] = "OMPI_MCA_odls_base_sigkill_timeout=5";
   char *env[] = {no_leak_check, kill_wait, NULL};
   int fired = 0;
   rig_proc p = rig_proc_run_during(argv, env, 90, 0, timeout_fires, &fired);
@@ -1713,7 +1748,7 @@ static void test_info_shows_topology_devices_mpi_and_ucx(void) {
                         "  host ",
                         "  cpu:0 ",
                         "cpu-",
-                        "MPI: Open MPI",
+                        mpich() ? "MPI: MPICH" : "MPI: Open MPI",
                         "UCX: ",
                         "transports: "};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {

@@ -9,12 +9,14 @@
 RIG_PACKAGES=(
   cmake pkg-config gcc
   libopenmpi-dev openmpi-bin
+  libmpich-dev mpich # the second MPI (the mpich preset); Open MPI stays the default mpicc
   libucx-dev ucx-utils
   libhwloc-dev hwloc
   libcunit1-dev libjansson-dev
   clang libclang-rt-14-dev clang-format
   graphviz groff-base
   iproute2 procps # simulated hosts (scripts/hosts.sh): ip netns, pkill
+  python3-numpy python3-mpi4py python3-pytest # the rig Python package (python/)
 )
 
 # Slurm 22.05 (controller, node daemon, client commands), munge for its

@@ -126,6 +126,14 @@ size_t rig_proc_mpiexec(char **argv, int n, bool recovery) {
   return k;
 }
 
+const char *rig_proc_no_survivor(void) {
+  const char *mpi = getenv("RIG_TEST_MPI");
+  return mpi && strcmp(mpi, "mpich") == 0
+             ? "MPICH 4.0's ch4:ucx aborts every rank when a peer dies (docs/jobs.md, \"Open MPI "
+               "and MPICH\")"
+             : NULL;
+}
+
 rig_proc rig_proc_run_lost(const char *program_var, const char *how, const char *tls,
                            const char *extra) {
   const char *program = getenv(program_var);

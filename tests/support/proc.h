@@ -34,6 +34,12 @@ void rig_proc_free(rig_proc *p);
  * most 16: argv must have room for 16 and what follows. */
 size_t rig_proc_mpiexec(char **argv, int n, bool recovery);
 
+/* Why the ranks of this build's MPI do not outlive a rank killed under
+ * them, or NULL where they do (Open MPI with --enable-recovery). MPICH
+ * 4.0's ch4:ucx aborts every rank when a peer it talks to dies: the cause
+ * is then MPICH's, and a test that kills a rank skips, saying this. */
+const char *rig_proc_no_survivor(void);
+
 /* The loss tests' run: `mpirun -n 2 --enable-recovery PROGRAM how` (PROGRAM
  * from $program_var), with RIG_JOB_SILENCE=3, UCX_TLS=tls unless tls is
  * NULL, and `extra` (NAME=VALUE, or NULL) in its environment, 90 s at most.
