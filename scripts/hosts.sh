@@ -13,13 +13,16 @@
 #                        one rank a host in turn, TCP over the hosts' links
 #                        only (the loopback-only settings of scripts/env.sh
 #                        are dropped)
+#   mpich [--hosts K] ARGS...
+#                        the same with MPICH's mpiexec (hydra), for a build
+#                        of the mpich preset
 #   cut HOST             take HOST (nodeK or K) off the network: a partition
 #   heal HOST            put it back
 #   status               the hosts, their links and processes
 #   check                two hosts: separate names, boot ids, /dev/shm; MPI
 #                        between them, and UCX by TCP only
 #   down                 end what runs on the hosts and remove them all
-#   ssh HOST COMMAND...  what mpirun runs instead of ssh
+#   ssh HOST COMMAND...  what mpirun and mpiexec run instead of ssh
 #   -h, --help           this text
 #
 # A process on nodeK has the host name nodeK, its own /dev/shm, IPC
@@ -175,6 +178,7 @@ case "$cmd" in
   up) rig_hosts_up "$@" ;;
   down) rig_hosts_down ;;
   mpirun) rig_hosts_mpirun "$@" ;;
+  mpich) rig_hosts_mpiexec_mpich "$@" ;;
   ssh) rig_hosts_ssh "$@" ;;
   cut) rig_hosts_link down "${1:?cut HOST}" ;;
   heal) rig_hosts_link up "${1:?heal HOST}" ;;

@@ -311,6 +311,33 @@ rig_hosts_mpirun() {
   exec mpirun "$@"
 }
 
+# mpich [--hosts K] ARGS...: MPICH's mpiexec (hydra) over node1..nodeK as
+# rig_hosts_mpirun, its proxies started by `hosts.sh ssh`; hydra, in this
+# namespace, listens on the bridge.
+rig_hosts_mpiexec_mpich() {
+  local k="" list="" i
+  if [[ "${1:-}" == --hosts ]]; then
+    if [[ ! "${2:-}" =~ ^[1-9][0-9]*$ ]] || (($2 > RIG_HOSTS_MAX)); then
+      echo "hosts: mpich --hosts takes a number of hosts, 1 to $RIG_HOSTS_MAX" >&2
+      return 2
+    fi
+    k="$2"
+    shift 2
+  fi
+  if [[ -z "$k" ]]; then k="$(rig_hosts_list | tail -n 1)"; fi
+  if [[ -z "$k" ]]; then
+    rig_hosts_require
+    echo "hosts: no hosts are up (scripts/hosts.sh up N, or mpich --hosts N)" >&2
+    return 1
+  fi
+  if ! rig_hosts_whole "$k"; then rig_hosts_up "$k" || return; fi
+  for ((i = 1; i <= k; i++)); do list+="${list:+,}node$i"; done
+  unset UCX_NET_DEVICES
+  export UCX_NET_DEVICES="$RIG_HOSTS_LINK"
+  exec mpiexec.mpich -launcher ssh -launcher-exec "$RIG_HOSTS_LIB/hosts-ssh" \
+    -iface "$RIG_HOSTS_BRIDGE" -hosts "$list" "$@"
+}
+
 # status: each host, its address, its link and how many processes run there.
 rig_hosts_status() {
   local why k state n

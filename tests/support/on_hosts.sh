@@ -3,7 +3,7 @@
 #   on_hosts.sh K COMMAND...
 # makes hosts node1..nodeK (those up are kept), then runs COMMAND with
 # RIG_HOSTS=K and RIG_TEST_MPIEXEC an mpirun over those hosts
-# (scripts/lib/hosts-mpirun), which COMMAND may be. Where hosts cannot be
+# (scripts/lib/hosts-mpirun, or hosts-mpiexec-mpich), which COMMAND may be. Where hosts cannot be
 # made here it says why and exits 77: CTest's skip (SKIP_RETURN_CODE).
 set -euo pipefail
 if (($# < 2)); then
@@ -22,5 +22,8 @@ elif ((rc != 0)); then
   echo "on_hosts.sh: scripts/hosts.sh up $k failed (status $rc)" >&2
   exit 1
 fi
-export RIG_HOSTS="$k" RIG_TEST_MPIEXEC="$scripts/lib/hosts-mpirun"
+# The build's MPI's launcher (RIG_TEST_MPI, tests/CMakeLists.txt).
+launcher="$scripts/lib/hosts-mpirun"
+if [[ "${RIG_TEST_MPI:-}" == mpich ]]; then launcher="$scripts/lib/hosts-mpiexec-mpich"; fi
+export RIG_HOSTS="$k" RIG_TEST_MPIEXEC="$launcher"
 exec "$@"
