@@ -43,7 +43,8 @@ def _candidates():
                 yield os.path.join(prefix, lib, SONAME)
     here = os.path.dirname(os.path.abspath(__file__))
     # build/default/python/rig -> build/default/librig.so.0
-    yield os.path.join(here, "..", "..", SONAME)
+    # Lexically: the package may be a link into the source tree.
+    yield os.path.normpath(os.path.join(here, "..", "..", SONAME))
     try:
         libdir = subprocess.run(["pkg-config", "--variable=libdir", "rig"], capture_output=True,
                                 text=True, timeout=30).stdout.strip()
