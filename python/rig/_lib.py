@@ -2,13 +2,16 @@
 package makes. Nothing here is compiled, so the package needs no compiler.
 
 The library is found as find_package(rig) would find it: RIG_LIBRARY (the
-file), then RIG_ROOT or RIG_PREFIX (a prefix), then the build tree this
-package sits in (build/default/python beside build/default/librig.so),
-then pkg-config's rig.pc, then the loader's own search."""
+file), then a prefix (RIG_ROOT, RIG_PREFIX, each of CMAKE_PREFIX_PATH),
+then the build tree this package sits in (build/default/python beside
+build/default/librig.so), then pkg-config's rig.pc (PKG_CONFIG_PATH), then
+the interpreter's own prefix (a venv's or /usr's), then the loader's own
+search."""
 import ctypes
 import ctypes.util
 import os
 import subprocess
+import sys
 
 SONAME = "librig.so.0"
 
@@ -36,11 +39,11 @@ def _candidates():
     if env:
         yield env
         return
-    for var in ("RIG_ROOT", "RIG_PREFIX"):
-        prefix = os.environ.get(var)
-        if prefix:
-            for lib in ("lib", "lib64", "lib/x86_64-linux-gnu"):
-                yield os.path.join(prefix, lib, SONAME)
+    prefixes = [os.environ.get("RIG_ROOT"), os.environ.get("RIG_PREFIX")]
+    prefixes += os.environ.get("CMAKE_PREFIX_PATH", "").split(os.pathsep)
+    for prefix in filter(None, prefixes):
+        for lib in ("lib", "lib64", "lib/x86_64-linux-gnu"):
+            yield os.path.join(prefix, lib, SONAME)
     here = os.path.dirname(os.path.abspath(__file__))
     # build/default/python/rig -> build/default/librig.so.0
     # Lexically: the package may be a link into the source tree.
@@ -52,6 +55,8 @@ def _candidates():
             yield os.path.join(libdir, SONAME)
     except (OSError, subprocess.SubprocessError):
         pass
+    for lib in ("lib", "lib64", "lib/x86_64-linux-gnu"):
+        yield os.path.join(sys.prefix, lib, SONAME)
     found = ctypes.util.find_library("rig")
     if found:
         yield found
@@ -65,8 +70,8 @@ def _load():
             continue
         # RTLD_GLOBAL: Open MPI's plugins need libmpi's symbols global.
         return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    raise OSError("librig not found (set RIG_LIBRARY to the file, or RIG_ROOT to its prefix; "
-                  "tried " + ", ".join(tried) + ")")
+    raise OSError("librig not found: set RIG_LIBRARY to the file, RIG_ROOT to its prefix, or "
+                  "PKG_CONFIG_PATH to its rig.pc's folder (tried " + ", ".join(tried) + ")")
 
 
 lib = _load()
