@@ -1,0 +1,245 @@
+"""`python -m rig`: progrun's check, dump and local run, on the same
+library, with progrun's messages and exit statuses (docs/cli.md): 0
+success, 1 a run or the machine failed, 2 bad usage or a file that cannot
+be read or breaks a rule."""
+import os
+import sys
+
+from ._lib import RigError
+from .desc import Description
+
+PROG = "rig"
+USAGE = """usage:
+  python -m rig check FILE            decode and apply every rule that needs no device
+  python -m rig dump FILE [--json]    the description as a listing, or as JSON
+  python -m rig run FILE [--runs N] [--warmup N] [--ints LIST] [--input I=PATH]...
+                [--output I=PATH]... [--devices LIST] [--quiet]
+                                      run the program on this machine's devices
+"""
+OK, FAIL, USAGE_EXIT = 0, 1, 2
+
+
+class Exit(Exception):
+    def __init__(self, code, message=None, usage_of=None):
+        super().__init__(message)
+        self.code, self.message, self.usage_of = code, message, usage_of
+
+
+def _usage(cmd, message):
+    return Exit(USAGE_EXIT, f"{cmd}: {message}", usage_of=cmd)
+
+
+def _exit_of(e):
+    """Out of memory and a device's refusal are the machine's; anything
+    else is the file's."""
+    return FAIL if e.status in ("RIG_ENOMEM", "RIG_EREFUSED", "RIG_ELOST", "RIG_ESYS") \
+        and not e.message.startswith("cannot read") else USAGE_EXIT
+
+
+def _read(path):
+    try:
+        return Description.read(path)
+    except RigError as e:
+        raise Exit(FAIL if e.status == "RIG_ENOMEM" else USAGE_EXIT, e.message) from None
+
+
+def _parse(cmd, argv, flags=(), values=(), repeated=()):
+    """FILE and options in any order; "--" ends the options."""
+    opts, file, options = {}, None, True
+    i = 0
+    while i < len(argv):
+        s = argv[i]
+        if options and s == "--":
+            options = False
+        elif options and s in ("-h", "--help"):
+            opts["help"] = True
+        elif options and s.startswith("-") and len(s) > 1:
+            name, eq, val = s.partition("=")
+            if name == "-q":
+                name = "--quiet"
+            if name in flags and not eq:
+                if name in opts:
+                    raise _usage(cmd, f"{name} given twice")
+                opts[name] = True
+            elif name in values or name in repeated:
+                if not eq:
+                    if i + 1 >= len(argv):
+                        raise _usage(cmd, f"{name} needs a value")
+                    i += 1
+                    val = argv[i]
+                if name in repeated:
+                    opts.setdefault(name, []).append(val)
+                elif name in opts:
+                    raise _usage(cmd, f"{name} given twice")
+                else:
+                    opts[name] = val
+            else:
+                raise _usage(cmd, f"unknown option '{s}'")
+        elif file is not None:
+            raise _usage(cmd, f"one FILE only, not '{s}' too")
+        else:
+            file = s
+        i += 1
+    if not opts.get("help") and file is None:
+        raise _usage(cmd, "no FILE given")
+    return file, opts
+
+
+def check(argv):
+    file, opts = _parse("check", argv)
+    if opts.get("help"):
+        return print(USAGE, end="") or OK
+    d = _read(file)
+    try:
+        d.check()
+    except RigError as e:
+        raise Exit(_exit_of(e), f"{file}: {e.message}") from None
+    print("ok")
+    return OK
+
+
+def dump(argv):
+    file, opts = _parse("dump", argv, flags=("--json",))
+    if opts.get("help"):
+        return print(USAGE, end="") or OK
+    d = _read(file)
+    if opts.get("--json"):
+        text = d.to_json()
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        sys.stdout.write(d.dump())
+    return OK
+
+
+def _count(cmd, name, s, low):
+    if not s.isdigit() or not (low <= int(s) <= 2 ** 62):
+        what = "a number of runs" if name == "--runs" else "a number of warm-up runs"
+        raise _usage(cmd, f"{name}: '{s}' is not {what} from {low} to {2 ** 62}")
+    return int(s)
+
+
+def _pairs(file, name, items, ninputs):
+    out = {}
+    for it in items:
+        i, eq, path = it.partition("=")
+        if not eq or not i.isdigit() or not path:
+            raise _usage("run", f"{name}: '{it}' is not I=PATH")
+        if int(i) >= ninputs:
+            raise Exit(USAGE_EXIT, f"{file}: {name} {i}: no such input (the program has "
+                       f"{ninputs})")
+        out[int(i)] = path
+    return out
+
+
+def run(argv):
+    from .program import Program, summary
+    file, opts = _parse("run", argv, flags=("--quiet",),
+                        values=("--runs", "--warmup", "--ints", "--devices"),
+                        repeated=("--input", "--output"))
+    if opts.get("help"):
+        return print(USAGE, end="") or OK
+    runs = _count("run", "--runs", opts.get("--runs", "1"), 1)
+    warmup = _count("run", "--warmup", opts.get("--warmup", "0"), 0)
+    if warmup >= runs:
+        raise _usage("run", f"--warmup: {warmup} leaves none of the {runs} runs")
+    d = _read(file)
+    try:
+        d.check()
+    except RigError as e:
+        raise Exit(_exit_of(e), f"{file}: {e.message}") from None
+    form = d.to_dict()
+    ints = []
+    for w in opts["--ints"].split(",") if "--ints" in opts else []:
+        try:
+            ints.append(w if w == "run" else 0 if w == "rank" else int(w))
+        except ValueError:
+            raise _usage("run", f"--ints: '{w}' is not a number, run or rank") from None
+    if len(ints) > form["ints"]:
+        raise Exit(USAGE_EXIT, f"{file}: --ints: {len(ints)} ints for a program of {form['ints']}")
+    n = len(form["inputs"])
+    inputs = _pairs(file, "--input", opts.get("--input", []), n)
+    outputs = _pairs(file, "--output", opts.get("--output", []), n)
+    names = opts["--devices"].split(",") if "--devices" in opts else None
+    if names is not None and len(names) != len(form["devices"]):
+        raise Exit(USAGE_EXIT, f"{file}: --devices: {len(names)} devices for a program of "
+                   f"{len(form['devices'])}")
+    if names is not None:
+        _check_devices(file, names, form)
+    data = {}
+    for i, path in inputs.items():
+        try:
+            with open(path, "rb") as f:
+                data[i] = f.read()
+        except OSError as e:
+            raise Exit(USAGE_EXIT, f"cannot read {path}: {e.strerror}") from None
+    try:
+        p = Program(d, names)
+        for i, b in data.items():
+            p.set_input(i, b)
+        times = p.run(runs, ints)[warmup:]
+        results = {i: p.input(i).tobytes() for i in outputs}
+    except RigError as e:
+        raise Exit(FAIL, e.message) from None
+    # Every output whole or none: temporary files beside, then renamed.
+    temps = []
+    try:
+        for i, path in outputs.items():
+            tmp = f"{path}.rig-{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(results[i])
+            temps.append((tmp, path))
+    except OSError as e:
+        for tmp, _ in temps:
+            os.unlink(tmp)
+        raise Exit(USAGE_EXIT, f"cannot write {path}: {e.strerror}") from None
+    for tmp, path in temps:
+        os.replace(tmp, path)
+    if not opts.get("--quiet"):
+        to = sys.stderr if "/dev/stdout" in outputs.values() else sys.stdout
+        print(summary(times), file=to)
+    return OK
+
+
+def _check_devices(file, names, form):
+    """The named devices open and are of their devices' archs: else the
+    option's fault (exit 2), as progrun says it."""
+    from .devices import open_device
+    from ._lib import lib
+    for i, name in enumerate(names):
+        try:
+            dev = open_device(name)
+        except RigError as e:
+            raise Exit(USAGE_EXIT, f"{file}: --devices: {e.message}") from None
+        arch, want = lib.rig_device_arch(dev).decode(), form["devices"][i]
+        if arch != want:
+            raise Exit(USAGE_EXIT, f'{file}: --devices: device {i}: {name} is "{arch}", '
+                       f'not "{want}"')
+
+
+COMMANDS = {"check": check, "dump": dump, "run": run}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        if not argv or argv[0] in ("-h", "--help"):
+            if not argv:
+                raise Exit(USAGE_EXIT, "no command given", usage_of="")
+            print(USAGE, end="")
+            return OK
+        cmd, rest = argv[0], argv[1:]
+        if cmd not in COMMANDS:
+            if os.path.exists(cmd):
+                cmd, rest = "run", argv
+            else:
+                raise Exit(USAGE_EXIT, f"'{cmd}' is neither a command nor a file", usage_of="")
+        return COMMANDS[cmd](rest)
+    except Exit as e:
+        print(f"{PROG}: {e.message}", file=sys.stderr)
+        if e.usage_of is not None:
+            where = f"python -m rig {e.usage_of} --help" if e.usage_of else "python -m rig --help"
+            print(f"see '{where}'", file=sys.stderr)
+        return e.code
+    except OSError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return FAIL

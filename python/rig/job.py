@@ -1,0 +1,170 @@
+"""A job over an mpi4py communicator (rig_job_start on it): every rank
+loads its own program on its own devices (one description for all, or
+one per machine), rails between machines made first, runs begun and ended
+by the job's tree, and each machine's outputs gathered to rank 0. A
+failure anywhere is the job's root cause, raised as JobError on every
+rank (docs/embedding.md "Every machine its own program")."""
+import ctypes
+import pickle
+
+from . import _lib
+from ._lib import JobError, RigError, lib
+from .program import Program
+
+
+def _comm_handle(comm):
+    """The MPI_Comm of an mpi4py communicator, as C takes it."""
+    from mpi4py import MPI
+    return ctypes.c_void_p(MPI._handleof(comm))
+
+
+class Job:
+    """Starts the job on comm (collective; needs MPI_THREAD_MULTIPLE,
+    mpi4py's default). Use as a context manager, or close() it."""
+
+    def __init__(self, comm):
+        h, err = ctypes.c_void_p(), _lib.error()
+        _lib.check(lib.rig_job_start(_comm_handle(comm), ctypes.byref(h), err), err, JobError)
+        self._h = h
+        self.rank = lib.rig_job_rank(h)
+        self.machines = lib.rig_job_machines(h)
+        self._rails = []
+
+    # ---- failing -----------------------------------------------------------
+    def _raise_cause(self):
+        err = _lib.error()
+        lib.rig_job_failed(self._h, err)
+        raise JobError("RIG_EJOB", err.message.decode(errors="replace"))
+
+    def _call(self, status, err):
+        """A collective's status: its root cause as JobError."""
+        if status != _lib.OK:
+            if status == _lib.EJOB or lib.rig_job_failed(self._h, None):
+                self._raise_cause()
+            _lib.check(status, err)
+
+    def fail(self, message):
+        """Fails the job with message as its root cause (every rank learns
+        it), then raises it here."""
+        if not lib.rig_job_failed(self._h, None):
+            lib.rig_job_fail(self._h, b"%s", ctypes.c_char_p(message.encode()))
+        self._raise_cause()
+
+    def label(self, m):
+        return lib.rig_job_label(self._h, m).decode()
+
+    # ---- rails -------------------------------------------------------------
+    def _make_rails(self, rails):
+        """Rank 0 makes each rail {"id", "between": [a, b], "send":
+        [(src, dst, length)...], "receive": [...]} (a job file's form)."""
+        for i, r in enumerate(rails):
+            a, b = r["between"]
+            send = [_transfer(t) for t in r.get("send", [])]
+            recv = [_transfer(t) for t in r.get("receive", [])]
+            sa = (_lib.RailTransfer * max(1, len(send)))(*send)
+            ra = (_lib.RailTransfer * max(1, len(recv)))(*recv)
+            rail, err = ctypes.c_void_p(), _lib.error()
+            st = lib.rig_job_rail_as(self._h, r["id"], a, b, sa, len(send), ra, len(recv),
+                                     ctypes.byref(rail), err)
+            if st != _lib.OK:
+                self.fail(f"rails[{i}]: {err.message.decode()}")
+            self._rails.append(rail)
+
+    def _agree(self, mine):
+        all_, err = ctypes.c_bool(), _lib.error()
+        self._call(lib.rig_job_agree(self._h, mine, ctypes.byref(all_), err), err)
+        return all_.value
+
+    # ---- a run of every machine's program ----------------------------------
+    def run(self, program, rails=(), devices=None, inputs=None, ints=(), runs=1, outputs=()):
+        """Every rank runs its program: `program` a Description (the same
+        on every machine) or a list of one per machine; rails made by rank
+        0 first; inputs {i: array} this machine's; ints as Program.run's
+        ("run" is the run's index, "rank" this machine's); outputs the
+        input indices whose bytes come back. Returns, on rank 0, a list of
+        one dict per machine {"outputs": {i: bytes}, "times": [ns...],
+        "devices": [names]}; on the others their own dict. Collective."""
+        mine = {}
+        try:
+            if self.rank == 0:
+                self._make_rails(list(rails))
+            # The rails are made before any machine loads its program.
+            self._agree(True)
+            mine = self._run_here(program, devices, inputs or {}, ints, runs, outputs)
+        except JobError:
+            raise
+        except Exception as e:
+            # A fault of this machine's is the job's root cause, said once.
+            msg = e.message if isinstance(e, RigError) else str(e)
+            self.fail(f"{self.label(self.rank)}: {msg}")
+        return self._gather(mine)
+
+    def _run_here(self, program, devices, inputs, ints, runs, outputs):
+        desc = program[self.rank] if isinstance(program, (list, tuple)) else program
+        if isinstance(devices, (list, tuple)) and devices and isinstance(devices[0], (list, tuple)):
+            devices = devices[self.rank]
+        p = Program(desc, devices, rails=lib.rig_job_rails(self._h))
+        try:
+            for i, values in inputs.items():
+                p.set_input(i, values)
+            # Every machine loaded before the first run begins.
+            if not self._agree(True):
+                self._raise_cause()
+            times = []
+            for r in range(runs):
+                err = _lib.error()
+                self._call(lib.rig_job_run_begin(self._h, r, err), err)
+                frame = [r if x == "run" else self.rank if x == "rank" else x for x in ints]
+                ns = p.run_once(frame)
+                times.append(ns)
+                self._call(lib.rig_job_run_end(self._h, r, ns, None, err), err)
+            outs = {i: p.input(i).tobytes() for i in outputs}
+            return {"outputs": outs, "times": times, "devices": p.devices}
+        finally:
+            p.close()
+
+    def _gather(self, mine):
+        data = pickle.dumps(mine)
+        n = self.machines
+        parts, lens, err = (ctypes.c_void_p * n)(), (ctypes.c_size_t * n)(), _lib.error()
+        if self.rank != 0:
+            parts = lens = None
+        self._call(lib.rig_job_gather(self._h, data, len(data), parts, lens, err), err)
+        if self.rank != 0:
+            return mine
+        out = [mine]
+        for m in range(1, n):
+            out.append(pickle.loads(ctypes.string_at(parts[m], lens[m])))
+            _lib.libc.free(parts[m])
+        return out
+
+    # ---- the end -----------------------------------------------------------
+    def close(self):
+        """Ends the job on every rank: rank 0 closes it, the others serve
+        until it does. Raises JobError when the job had failed."""
+        if not getattr(self, "_h", None):
+            return
+        h, self._h = self._h, None
+        err = _lib.error()
+        st = _lib.OK
+        if lib.rig_job_rank(h) != 0:
+            st = lib.rig_job_serve(h, err)
+        cst = lib.rig_job_close(h, err if st == _lib.OK else _lib.error())
+        if st != _lib.OK or cst != _lib.OK:
+            raise JobError("RIG_EJOB", err.message.decode(errors="replace"))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        try:
+            self.close()
+        except JobError:
+            if kind is None:
+                raise
+
+
+def _transfer(t):
+    if isinstance(t, dict):
+        return _lib.RailTransfer(t["src"], t["dst"], t["length"])
+    return _lib.RailTransfer(*t)

@@ -1,0 +1,72 @@
+"""Jobs from an mpi4py communicator, on every rank of mpirun -n 2 or 3:
+every rank runs these tests in order, so their collectives meet."""
+import json
+import os
+
+import numpy as np
+import pytest
+import rig
+from mpi4py import MPI
+from rig.job import Job
+from conftest import EXAMPLES
+
+COMM = MPI.COMM_WORLD
+TRIPS = 4
+
+
+def expected_y(x, trips):
+    x, y = x.astype(np.float64), x.astype(np.float64)
+    for t in range(trips):
+        y = 2 * x + y
+        x = 1.5 * x + t
+    return y.astype(np.float32)
+
+
+def x_of(m):
+    return ((np.arange(1024) + m) % 17 - 3).astype(np.float32)
+
+
+def test_one_description_runs_on_every_machine_each_with_its_inputs():
+    d = rig.Description.read(os.path.join(EXAMPLES, "saxpy.json"))
+    with Job(COMM) as job:
+        res = job.run(d, inputs={0: x_of(job.rank)}, ints=[TRIPS], runs=3, outputs=[1])
+    if COMM.rank == 0:
+        assert len(res) == COMM.size
+        for m, r in enumerate(res):
+            assert r["outputs"][1] == expected_y(x_of(m), TRIPS).tobytes()
+            assert len(r["times"]) == 3
+
+
+def test_one_description_per_machine_with_a_rail_between_machines():
+    """pipeline.json's two programs on machines 0 and 1, the rest idle
+    (an empty description), and its rail: machine 1 sums what 0 sends."""
+    jf = json.load(open(os.path.join(EXAMPLES, "pipeline.json")))
+    progs = [rig.Description.read(os.path.join(EXAMPLES, m["program"])) for m in jf["machines"]]
+    progs += [rig.Description.of_dict({})] * (COMM.size - 2)
+    with Job(COMM) as job:
+        res = job.run(progs, rails=jf["rails"], ints=["run"] if job.rank < 2 else [], runs=5,
+                      outputs=[0] if job.rank == 1 else [])
+    if COMM.rank == 0:
+        sums = np.frombuffer(res[1]["outputs"][0], np.int64)
+        # What `mpirun -n 2 progrun pipeline.json --runs 5` writes too:
+        # word i is 5 * (i + 2), its sum over the 5 runs.
+        assert sums.tolist() == [5 * (i + 2) for i in range(sums.size)]
+
+
+def test_the_root_cause_is_raised_on_every_rank():
+    """Machine 1's description breaks a rule at its load: every rank raises
+    JobError whose message is machine 1's, naming it."""
+    good = rig.Description.read(os.path.join(EXAMPLES, "saxpy.json"))
+    bad = rig.Description.of_dict({
+        "devices": ["x86_64"], "memory": [{"Alloc": {"device": 0, "kind": "Device",
+                                                      "bytes": 64, "copies": "One"}}],
+        "steps": [{"Submit": {"device": 0, "parts": [
+            {"Words": {"memory": 0, "offset": 60, "length": 8}}]}}]})
+    progs = [good] * COMM.size
+    progs[1] = bad
+    with pytest.raises(rig.JobError) as e:
+        with Job(COMM) as job:
+            job.run(progs, ints=[TRIPS])
+    said = COMM.allgather(str(e.value))
+    assert said == ["machine 1: step 0: memory 0: a view of 8 bytes at 60 outside its 64 bytes"
+                    ] * COMM.size

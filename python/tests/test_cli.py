@@ -1,0 +1,68 @@
+"""python -m rig says what progrun says, for check, dump and a local run."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES, PROGRUN
+
+SAXPY = os.path.join(EXAMPLES, "saxpy.json")
+
+
+def both(*args, cwd=None):
+    """(exit, stdout, stderr) of progrun and of python -m rig, each
+    message's prefix (the tool's name) left out."""
+    out = []
+    for cmd, prefix in (([PROGRUN], "progrun: "), ([sys.executable, "-m", "rig"], "rig: ")):
+        r = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=120, cwd=cwd)
+        err = "\n".join(line[len(prefix):] if line.startswith(prefix) else line
+                        for line in r.stderr.splitlines())
+        out.append((r.returncode, r.stdout, err))
+    return out
+
+
+def test_check_of_a_good_description_says_ok():
+    assert both("check", SAXPY) == [(0, "ok\n", "")] * 2
+
+
+def test_check_of_a_broken_rule_says_the_rule(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"devices": ["x86_64"], "memory": [{"Alloc": {"device": 0, "kind": "Device",'
+                   ' "bytes": 64, "copies": "One"}}], "steps": [{"Submit": {"device": 0, "parts":'
+                   ' [{"Words": {"memory": 0, "offset": 60, "length": 8}}]}}]}')
+    (p, r) = both("check", str(bad))
+    assert p == r
+    assert r == (2, "", f"{bad}: step 0: memory 0: a view of 8 bytes at 60 outside its 64 bytes")
+
+
+@pytest.mark.parametrize("args", [["dump"], ["dump", "--json"]])
+def test_dump_prints_progruns_listing(args):
+    (p, r) = both(*args, SAXPY)
+    assert p == r and r[0] == 0
+
+
+def test_a_missing_file_is_the_same_message():
+    (p, r) = both("check", "/nonexistent/p.json")
+    assert p == r and r[0] == 2
+
+
+def test_a_local_run_writes_progruns_output(tmp_path):
+    x = tmp_path / "x.bin"
+    x.write_bytes(np.arange(1024, dtype=np.float32).tobytes())
+    runs = []
+    for name in ("y1.bin", "y2.bin"):
+        runs.append(str(tmp_path / name))
+    for cmd, y in (([PROGRUN], runs[0]), ([sys.executable, "-m", "rig"], runs[1])):
+        r = subprocess.run(cmd + ["run", SAXPY, "--runs", "3", "--ints", "4", "--input",
+                                  f"0={x}", "--output", f"1={y}"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.startswith("runs 3, min ")
+    assert open(runs[0], "rb").read() == open(runs[1], "rb").read()
+
+
+@pytest.mark.parametrize("args", [["--devices", "host,cpu:9"], ["--ints", "1,2,3"],
+                                  ["--input", "5=x.bin"], ["--devices", "host"]])
+def test_a_run_option_that_does_not_fit_is_the_same_message(args):
+    (p, r) = both("run", SAXPY, *args)
+    assert p == r and r[0] == 2
