@@ -123,12 +123,16 @@ stage_default() {
   return "$rc"
 }
 
-# The MPI suites again, against MPICH (the mpich preset), on this host:
-# its launcher, hydra, reaches the simulated hosts only by ssh.
+# The MPI suites again, against MPICH (the mpich preset), on this host;
+# across the simulated hosts, progrun's ring (tests/CMakeLists.txt says
+# why the suites are not).
 stage_mpich() {
   cmake --preset mpich || return
   cmake --build --preset mpich -j"$jobs" || return
-  ctest_in mpich -L mpi -LE hosts
+  local rc=0
+  ctest_in mpich -L mpi -LE hosts || rc=1
+  ctest_in mpich -L hosts || rc=1
+  return "$rc"
 }
 
 stage_asan() (

@@ -5,7 +5,7 @@ by the job's tree, and each machine's outputs gathered to rank 0. A
 failure anywhere is the job's root cause, raised as JobError on every
 rank (docs/embedding.md "Every machine its own program")."""
 import ctypes
-import pickle
+import json
 
 from . import _lib
 from ._lib import JobError, RigError, lib
@@ -124,7 +124,7 @@ class Job:
             p.close()
 
     def _gather(self, mine):
-        data = pickle.dumps(mine)
+        data = _encode(mine)
         n = self.machines
         parts, lens, err = (ctypes.c_void_p * n)(), (ctypes.c_size_t * n)(), _lib.error()
         if self.rank != 0:
@@ -134,8 +134,10 @@ class Job:
             return mine
         out = [mine]
         for m in range(1, n):
-            out.append(pickle.loads(ctypes.string_at(parts[m], lens[m])))
-            _lib.libc.free(parts[m])
+            try:
+                out.append(_decode(ctypes.string_at(parts[m], lens[m])))
+            finally:
+                _lib.libc.free(parts[m])
         return out
 
     # ---- the end -----------------------------------------------------------
@@ -168,3 +170,29 @@ def _transfer(t):
     if isinstance(t, dict):
         return _lib.RailTransfer(t["src"], t["dst"], t["length"])
     return _lib.RailTransfer(*t)
+
+
+# A machine's results on the wire: a JSON line (times, devices, each
+# output's index and length), then the outputs' bytes in that order. No
+# pickle: bytes from another process are read as data, bounded and checked.
+def _encode(mine):
+    outs = mine.get("outputs", {})
+    head = {"times": mine.get("times", []), "devices": mine.get("devices", []),
+            "outputs": [[int(i), len(b)] for i, b in outs.items()]}
+    return json.dumps(head).encode() + b"\n" + b"".join(outs.values())
+
+
+def _decode(data):
+    end = data.find(b"\n")
+    if end < 0:
+        raise JobError("RIG_EMALFORMED", "a machine's results: no header")
+    head = json.loads(data[:end])
+    body, at, outs = data[end + 1:], 0, {}
+    for i, n in head.get("outputs", []):
+        if not isinstance(n, int) or n < 0 or at + n > len(body):
+            raise JobError("RIG_EMALFORMED", f"a machine's results: output {i} past their bytes")
+        outs[int(i)] = body[at:at + n]
+        at += n
+    if at != len(body):
+        raise JobError("RIG_EMALFORMED", "a machine's results: bytes past their outputs")
+    return {"outputs": outs, "times": head.get("times", []), "devices": head.get("devices", [])}
