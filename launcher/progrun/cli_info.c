@@ -4,6 +4,7 @@
  * launcher every rank describes its machine (also the cpuset its workers
  * run on and its NUMA nodes), rank 0 gathers them and prints a block per
  * machine within 100 columns, or JSON. */
+#include <ctype.h>
 #include <hwloc.h>
 #include <jansson.h>
 #include <mpi.h>
@@ -181,7 +182,12 @@ static void mpi_version(char *out, size_t size) {
   int len = 0;
   MPI_Get_library_version(version, &len);
   version[strcspn(version, "\n")] = 0;
-  snprintf(out, size, "%s", version);
+  /* MPICH's first line is "MPICH Version:<tab>4.0.2": one space a gap. */
+  size_t n = 0;
+  for (const char *c = version; *c && n + 1 < size; c++)
+    if (!isspace((unsigned char)*c) || (n > 0 && out[n - 1] != ' '))
+      out[n++] = isspace((unsigned char)*c) ? ' ' : *c;
+  out[n] = 0;
 }
 
 /* The widest line info prints: a terminal's, and a log's. */
