@@ -2350,7 +2350,9 @@ static void test_a_job_of_several_machines_without_a_launcher_says_how_to_start_
   proc p = run_job_text("several.json", text, job, sizeof job);
   CU_ASSERT_EQUAL(p.code, 2);
   snprintf(want, sizeof want,
-           "progrun: %s: this job has 3 machines: start it with mpirun -n 3 (or srun -n 3)\n", job);
+           "progrun: %s: this job has 3 machines: start it with mpirun -n 3 (or mpiexec -n 3, srun "
+           "-n 3)\n",
+           job);
   CU_ASSERT_STRING_EQUAL(p.err.p, want);
   CU_ASSERT_STRING_EQUAL(p.out.p, "");
   proc_free(&p);

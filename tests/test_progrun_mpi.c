@@ -1305,7 +1305,9 @@ static void test_a_job_file_with_more_machines_than_the_job_is_refused(void) {
   CU_ASSERT_FALSE(p.timed_out);
   char want[1024];
   snprintf(want, sizeof want,
-           "progrun: %s: this job has 3 machines: start it with mpirun -n 3 (or srun -n 3)\n", job);
+           "progrun: %s: this job has 3 machines: start it with mpirun -n 3 (or mpiexec -n 3, srun "
+           "-n 3)\n",
+           job);
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   if (p.code != 2 || !strstr(p.err, want)) show(&p);
   rig_proc_free(&p);
@@ -1712,7 +1714,9 @@ static void test_a_job_with_rails_on_too_few_ranks_says_how_to_start_it(void) {
   rig_proc p = mpirun(1, args, 60);
   CU_ASSERT_EQUAL(p.code, 2);
   snprintf(want, sizeof want,
-           "progrun: %s: this job has 2 machines: start it with mpirun -n 2 (or srun -n 2)\n", job);
+           "progrun: %s: this job has 2 machines: start it with mpirun -n 2 (or mpiexec -n 2, srun "
+           "-n 2)\n",
+           job);
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   if (!strstr(p.err, want)) show(&p);
   rig_proc_free(&p);

@@ -25,9 +25,11 @@ bool cli_under_mpi(void) {
 const char *cli_singletons(void) {
   const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
   if (!tasks) tasks = getenv("SLURM_NTASKS");
-  if (getenv("SLURM_PROCID") && tasks && atoi(tasks) > 1 && !getenv("PMIX_RANK"))
+  /* PMIx (Open MPI, MPICH) or PMI-2 (MPICH's srun --mpi=pmi2) joins them. */
+  if (getenv("SLURM_PROCID") && tasks && atoi(tasks) > 1 && !getenv("PMIX_RANK") &&
+      !getenv("PMI_RANK"))
     return "started by srun as separate processes, not as one MPI job: run it with "
-           "srun --mpi=pmix (or mpirun)";
+           "srun --mpi=pmix (or mpirun, mpiexec)";
   return NULL;
 }
 

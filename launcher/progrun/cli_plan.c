@@ -161,9 +161,11 @@ static int plan_jobfile(cli_session *s) {
   /* A machine left out would be work silently not done. */
   char shown[CLI_PATH_SHOWN];
   if (s->jf.n > s->n)
-    return cli_fail(CLI_EXIT_USAGE,
-                    "%s: this job has %zu machines: start it with mpirun -n %zu (or srun -n %zu)",
-                    cli_short_path(file, shown, sizeof shown), s->jf.n, s->jf.n, s->jf.n);
+    return cli_fail(
+        CLI_EXIT_USAGE,
+        "%s: this job has %zu machines: start it with mpirun -n %zu (or mpiexec -n %zu, "
+        "srun -n %zu)",
+        cli_short_path(file, shown, sizeof shown), s->jf.n, s->jf.n, s->jf.n, s->jf.n);
   if ((rc = cli_jobfile_rails_fit(&s->jf, s->n, file, &err)) != CLI_EXIT_OK)
     return cli_fail(rc, "%s", err.message);
   for (size_t m = 0; m < s->n && rc == CLI_EXIT_OK; m++) {
