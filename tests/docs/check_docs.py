@@ -15,6 +15,11 @@ A block is runnable when the line before its fence is a marker:
                                variable): the block must find or start it
                                itself, as a user's fresh shell must;
                                skipped where none was
+    <!-- docs-test: python --> as env, for the package rig (python/):
+                               skipped where the build has none (its
+                               CMake said why: RIG_DOCS_NO_PYTHON), as
+                               under the sanitizers, whose runtime an
+                               interpreter does not load first
 
 and its fence is ```sh, ```bash (the block is a script) or ```console
 (the lines after `$ `, with their `\\` continuations, are the commands;
@@ -48,7 +53,7 @@ import sys
 import tempfile
 
 TIMEOUT = 120
-MARK = re.compile(r"^<!--\s*docs-test(?::\s*(env|slurm))?\s*-->\s*$")
+MARK = re.compile(r"^<!--\s*docs-test(?::\s*(env|slurm|python))?\s*-->\s*$")
 LISTING = re.compile(r"^<!--\s*docs-listing:\s*(\S+)\s*-->\s*$")
 FENCE = re.compile(r"^```(\S*)\s*$")
 
@@ -179,7 +184,10 @@ def main():
         if kind == "slurm" and not slurm:
             print(f"SKIP {where}: no single-node Slurm here (scripts/slurm/start.sh)")
             continue
-        if kind == "env":
+        if kind == "python" and os.environ.get("RIG_DOCS_NO_PYTHON"):
+            print(f"SKIP {where}: {os.environ['RIG_DOCS_NO_PYTHON']}")
+            continue
+        if kind in ("env", "python"):
             script = "source scripts/env.sh\n" + script
         with tempfile.TemporaryDirectory(prefix="rig-docs.") as tmp:
             root = root_of(src, build, tmp)
