@@ -157,11 +157,14 @@ for _n, _r, *_a in [
 # Variadic: only the fixed arguments are declared; the message goes as
 # "%s" and its bytes, so no % in it is read as a format.
 lib.rig_job_fail.restype = ST
+lib.rig_job_fail_as.restype = ST
 libc = ctypes.CDLL(None)
 libc.free.argtypes = [P]
 libc.free.restype = None
 
 OK = 0
+EINVAL = 1
+EMALFORMED = 5
 EJOB = 7
 
 

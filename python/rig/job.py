@@ -32,9 +32,14 @@ class Job:
 
     # ---- failing -----------------------------------------------------------
     def _raise_cause(self):
+        """The job's root cause, with the code it stands for (RIG_EINVAL
+        for a fault of the input, as progrun's exit 2)."""
         err = _lib.error()
-        lib.rig_job_failed(self._h, err)
-        raise JobError("RIG_EJOB", err.message.decode(errors="replace"))
+        code = lib.rig_job_cause(self._h, err)
+        if code == _lib.OK:
+            lib.rig_job_failed(self._h, err)
+            code = _lib.EJOB
+        raise JobError(_lib.status_name(code), err.message.decode(errors="replace"))
 
     def _call(self, status, err):
         """A collective's status: its root cause as JobError."""
@@ -43,11 +48,17 @@ class Job:
                 self._raise_cause()
             _lib.check(status, err)
 
-    def fail(self, message):
+    def fail(self, message, status=None):
         """Fails the job with message as its root cause (every rank learns
-        it), then raises it here."""
+        it, and what it stands for: status "RIG_EINVAL" or "RIG_EMALFORMED"
+        for a fault of the input), then raises it here."""
         if not lib.rig_job_failed(self._h, None):
-            lib.rig_job_fail(self._h, b"%s", ctypes.c_char_p(message.encode()))
+            text = ctypes.c_char_p(message.encode())
+            code = {"RIG_EINVAL": _lib.EINVAL, "RIG_EMALFORMED": _lib.EMALFORMED}.get(status)
+            if code is None:
+                lib.rig_job_fail(self._h, b"%s", text)
+            else:
+                lib.rig_job_fail_as(self._h, ctypes.c_int(code), b"%s", text)
         self._raise_cause()
 
     def label(self, m):
@@ -96,7 +107,7 @@ class Job:
         except Exception as e:
             # A fault of this machine's is the job's root cause, said once.
             msg = e.message if isinstance(e, RigError) else str(e)
-            self.fail(f"{self.label(self.rank)}: {msg}")
+            self.fail(f"{self.label(self.rank)}: {msg}", getattr(e, "status", None))
         return self._gather(mine)
 
     def _run_here(self, program, devices, inputs, ints, runs, outputs):

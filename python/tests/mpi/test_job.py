@@ -55,7 +55,8 @@ def test_one_description_per_machine_with_a_rail_between_machines():
 
 def test_the_root_cause_is_raised_on_every_rank():
     """Machine 1's description breaks a rule at its load: every rank raises
-    JobError whose message is machine 1's, naming it."""
+    JobError whose message is machine 1's, naming it, and whose status is
+    what it stands for."""
     good = rig.Description.read(os.path.join(EXAMPLES, "saxpy.json"))
     bad = rig.Description.of_dict({
         "devices": ["x86_64"], "memory": [{"Alloc": {"device": 0, "kind": "Device",
@@ -67,6 +68,8 @@ def test_the_root_cause_is_raised_on_every_rank():
     with pytest.raises(rig.JobError) as e:
         with Job(COMM) as job:
             job.run(progs, ints=[TRIPS])
-    said = COMM.allgather(str(e.value))
-    assert said == ["machine 1: step 0: memory 0: a view of 8 bytes at 60 outside its 64 bytes"
+    said = COMM.allgather((e.value.status, str(e.value)))
+    # A rule broken: RIG_EINVAL on every rank, as progrun exits 2.
+    assert said == [("RIG_EINVAL",
+                     "machine 1: step 0: memory 0: a view of 8 bytes at 60 outside its 64 bytes")
                     ] * COMM.size
