@@ -275,25 +275,37 @@ rig_hosts_ssh() {
 # up; K hosts are made when fewer are up), one rank a host in turn (ranks
 # past K start again at node1). The loopback-only settings are dropped;
 # Open MPI's and UCX's traffic goes over the hosts' links alone.
-rig_hosts_mpirun() {
-  local k=""
+# The hosts a launcher ($1, for messages) runs over: `--hosts K` among the
+# arguments that follow, else every host up; K made when fewer are up.
+# Sets rig_hosts_k, and rig_hosts_shift to the arguments it took (0 or 2).
+rig_hosts_pick() {
+  local cmd="$1" k=""
+  shift
+  rig_hosts_shift=0
   if [[ "${1:-}" == --hosts ]]; then
     if [[ ! "${2:-}" =~ ^[1-9][0-9]*$ ]] || (($2 > RIG_HOSTS_MAX)); then
-      echo "hosts: mpirun --hosts takes a number of hosts, 1 to $RIG_HOSTS_MAX" >&2
+      echo "hosts: $cmd --hosts takes a number of hosts, 1 to $RIG_HOSTS_MAX" >&2
       return 2
     fi
     k="$2"
-    shift 2
+    rig_hosts_shift=2
   fi
   if [[ -z "$k" ]]; then k="$(rig_hosts_list | tail -n 1)"; fi
   if [[ -z "$k" ]]; then
     rig_hosts_require
-    echo "hosts: no hosts are up (scripts/hosts.sh up N, or mpirun --hosts N)" >&2
+    echo "hosts: no hosts are up (scripts/hosts.sh up N, or $cmd --hosts N)" >&2
     return 1
   fi
   if [[ ! -s "$RIG_HOSTS_STATE/hostfile.$k" ]] || ! rig_hosts_whole "$k"; then
     rig_hosts_up "$k" || return
   fi
+  rig_hosts_k="$k"
+}
+
+rig_hosts_mpirun() {
+  rig_hosts_pick mpirun "$@" || return
+  shift "$rig_hosts_shift"
+  local k="$rig_hosts_k"
   unset UCX_NET_DEVICES OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include \
     OMPI_MCA_btl_tcp_if_exclude OMPI_MCA_oob_tcp_if_exclude
   export UCX_NET_DEVICES="$RIG_HOSTS_LINK"
@@ -315,22 +327,9 @@ rig_hosts_mpirun() {
 # rig_hosts_mpirun, its proxies started by `hosts.sh ssh`; hydra, in this
 # namespace, listens on the bridge.
 rig_hosts_mpiexec_mpich() {
-  local k="" list="" i
-  if [[ "${1:-}" == --hosts ]]; then
-    if [[ ! "${2:-}" =~ ^[1-9][0-9]*$ ]] || (($2 > RIG_HOSTS_MAX)); then
-      echo "hosts: mpich --hosts takes a number of hosts, 1 to $RIG_HOSTS_MAX" >&2
-      return 2
-    fi
-    k="$2"
-    shift 2
-  fi
-  if [[ -z "$k" ]]; then k="$(rig_hosts_list | tail -n 1)"; fi
-  if [[ -z "$k" ]]; then
-    rig_hosts_require
-    echo "hosts: no hosts are up (scripts/hosts.sh up N, or mpich --hosts N)" >&2
-    return 1
-  fi
-  if ! rig_hosts_whole "$k"; then rig_hosts_up "$k" || return; fi
+  rig_hosts_pick mpich "$@" || return
+  shift "$rig_hosts_shift"
+  local k="$rig_hosts_k" list="" i
   for ((i = 1; i <= k; i++)); do list+="${list:+,}node$i"; done
   unset UCX_NET_DEVICES
   export UCX_NET_DEVICES="$RIG_HOSTS_LINK"
