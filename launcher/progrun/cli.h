@@ -25,19 +25,64 @@ enum {
  * process's exit code. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 
-/* The help of the command being run (`progrun run --help`; cli_help.c),
- * or before one is known every command's usage, on f. */
+/* ---- what the command says (cli_say.c), at the bottom of its tiers ------------- */
+
+struct cli_help;
+/* The command being run (cli_help.c's entry; NULL: none yet), whose help
+ * --help prints and a usage error points to. */
+void cli_say_command(const struct cli_help *h);
+/* The help of the command being run, or before one is known every
+ * command's usage, on f. */
 void cli_print_usage(FILE *f);
 
 /* Prints "progrun: <message>" on stderr and, on a line of its own, where
  * the help is (`see 'progrun run --help'`); returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Usage errors said by rank 0 alone (every rank parses the same words):
+ * the others leave quietly, after rank 0 had time to say why. */
+void cli_say_usage_once(bool silent);
+int cli_quiet_rank_leaves(void);
 
-/* Prints "progrun: <message>" on stderr; returns `code`. */
+/* Prints "progrun: <message>" on stderr, after ending the line drawn in
+ * place if any; returns `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* f's buffered output written: code, or CLI_EXIT_USAGE with "cannot write
  * <what>: <why>" said. */
 int cli_flushed(FILE *f, const char *what, int code);
+/* The exit code of a failed status: out of memory is the machine's
+ * failure (CLI_EXIT_FAIL); anything else is the input's (CLI_EXIT_USAGE). */
+int cli_exit_of(rig_status st);
+/* Sets err (RIG_EMALFORMED) to "<where>: <message>" (where NULL: the
+ * message alone); returns CLI_EXIT_USAGE. */
+int cli_jobfile_bad(rig_error *err, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The job's failure is told once, by whoever claims it first (the running
+ * thread or the watch of cli_job.c). */
+bool cli_failure_claim(void);
+bool cli_failure_was_told(void);
+
+/* The one line drawn in place on stderr (the progress line): `text` over
+ * the last, and its end (erased on a terminal, else a line feed), which
+ * every message does first. */
+void cli_line_draw(const char *text);
+void cli_line_end(void);
+
+/* ---- how the command was started (cli_launcher.c) ------------------------------ */
+
+/* Its words, as main got them. */
+extern int cli_argc;
+extern char **cli_argv;
+/* Whether this process was started by a launcher that makes it a rank of
+ * an MPI job (mpirun, mpiexec, srun --mpi=pmix). */
+bool cli_under_mpi(void);
+/* Whether the launcher says this rank is not 0 (before MPI is started). */
+bool cli_rank_is_not_0(void);
+/* A launch that would run N separate jobs (srun without PMIx): the message
+ * to give instead, or NULL. */
+const char *cli_singletons(void);
+
+/* ---- reading a description (cli_desc_read.c) ---------------------------------- */
 
 /* Reads the description in `path`: its bytes (magic "rig.program\n") or its
  * JSON text, whose {"file": ...} paths are relative to the JSON file's
@@ -309,10 +354,6 @@ extern const char *const cli_unit_names[4];
  * with a line feed. */
 void cli_summary_line(const cli_figures *f, char *buf, size_t size);
 
-/* The command line progrun was started with (progrun.c). */
-extern int cli_argc;
-extern char **cli_argv;
-
 /* ---- the progress line (cli_progress.c) ------------------------------------ */
 
 /* On stderr, at most 10 updates a second; ended (erased on a terminal,
@@ -320,7 +361,6 @@ extern char **cli_argv;
 typedef struct cli_progress {
   bool on, drawn, terminal;
   uint64_t t0, shown, runs;
-  size_t width; /* of the longest line drawn, for the erasing */
 } cli_progress;
 /* Whether to show it: --progress, --no-progress, else stderr a terminal
  * (where a person watches it), not --quiet, and stderr no output. */
@@ -329,8 +369,6 @@ void cli_progress_start(cli_progress *p, const cli_run_opts *o, uint64_t runs, b
  * since the last (or none was drawn); slowest < 0 for one machine. */
 void cli_progress_update(cli_progress *p, uint64_t done, long slowest, uint64_t slowest_ns);
 void cli_progress_end(cli_progress *p);
-/* Ends the line drawn, if any (before a message: cli_fail calls it). */
-void cli_progress_stop(void);
 
 /* The readable listing of d (docs/cli.md, "dump"): every field, in a
  * stable layout. */

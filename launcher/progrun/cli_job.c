@@ -18,21 +18,6 @@
 
 #include "cli_job.h"
 
-bool cli_under_mpi(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-const char *cli_singletons(void) {
-  const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
-  if (!tasks) tasks = getenv("SLURM_NTASKS");
-  /* PMIx (Open MPI, MPICH) or PMI-2 (MPICH's srun --mpi=pmi2) joins them. */
-  if (getenv("SLURM_PROCID") && tasks && atoi(tasks) > 1 && !getenv("PMIX_RANK") &&
-      !getenv("PMI_RANK"))
-    return "started by srun as separate processes, not as one MPI job: run it with "
-           "srun --mpi=pmix (or mpirun, mpiexec)";
-  return NULL;
-}
-
 /* ---- an agent ------------------------------------------------------------------ */
 
 /* An agent interrupted tells the controller at once, which so learns that
@@ -180,15 +165,10 @@ static void init_bounded(int *argc, char ***argv) {
 
 /* ---- the failure, told when it happens --------------------------------------- */
 
-/* Whoever tells the job's failure first: the running thread (it watches the
- * job between its waits) or, while that thread is inside work of this
- * machine's own (a host step runs on it until it ends), the watch below. */
-static atomic_bool failure_told;
-
-bool cli_failure_claim(void) {
-  return !atomic_exchange(&failure_told, true);
-}
-
+/* The running thread tells the job's failure (it watches the job between
+ * its waits) or, while that thread is inside work of this machine's own (a
+ * host step runs on it until it ends), the watch below: whoever claims it
+ * first (cli_failure_claim). */
 static struct {
   int fds[2]; /* 1 written at the failure, 0 at the end of a job that went well */
   pthread_t thread;
@@ -213,7 +193,7 @@ static void *watch_failure(void *arg) {
   }
   if (b != 1) return NULL;
   for (int ms = 0; ms < TELL_GRACE_MS; ms += 10) {
-    if (atomic_load(&failure_told)) return NULL;
+    if (cli_failure_was_told()) return NULL;
     struct timespec ten = {0, 10000000};
     nanosleep(&ten, NULL);
   }

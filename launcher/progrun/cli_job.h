@@ -47,10 +47,6 @@ typedef struct cli_jobfile {
 bool cli_is_jobfile(const char *path);
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err);
 void cli_jobfile_free(cli_jobfile *j);
-/* A malformed job file: CLI_EXIT_USAGE, err set to "<where>: <message>"
- * (where NULL: the message alone). */
-int cli_jobfile_bad(rig_error *err, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* The job file's "rails" (json_t *rails; NULL when it has none), into
  * out->rails; the exit code, the message naming the JSON path. */
@@ -75,13 +71,6 @@ int cli_dot_job_print(FILE *out, const cli_jobfile *j, rig_desc *const *descs, b
 
 /* Machine m's part, or NULL when the file has none for it. */
 const cli_job_machine *cli_jobfile_machine(const cli_jobfile *j, size_t m);
-
-/* Whether this process was started by a launcher that makes it a rank of
- * an MPI job (mpirun, srun --mpi=pmix). */
-bool cli_under_mpi(void);
-/* A launch that would run N separate jobs (srun without PMIx): the message
- * to give instead, or NULL. */
-const char *cli_singletons(void);
 
 /* `progrun run` as a job: every rank calls it (cli_job.c). */
 
@@ -155,10 +144,6 @@ typedef struct cli_session {
  * machine's inputs, and adds every file the run writes to s->files (none
  * of which may be one another): the exit code, its message printed. */
 int cli_session_plan(cli_session *s, const cli_run_opts *o, size_t n);
-/* Whether this thread tells the job's failure: only the first to ask
- * does (the running thread, or the watch that tells it while that thread
- * is busy with this machine's own work). */
-bool cli_failure_claim(void);
 /* Opens every machine, runs the runs, gathers the traces and puts the
  * outputs (cli_control.c): the exit code; *err the message. */
 int cli_session_control(cli_session *s, rig_error *err);
@@ -167,7 +152,7 @@ int cli_session_control(cli_session *s, rig_error *err);
 int cli_session_fail(cli_session *s, int rc, const rig_error *err);
 /* Puts the reports, commits every file, prints the summary: the exit code. */
 int cli_session_finish(cli_session *s);
-/* Its halves: the reports into their temporary files; then, rc CLI_EXIT_OK,
+/* Its halves: the reports into their temporary files (cli_report_put.c); then, rc CLI_EXIT_OK,
  * every file committed and the summary printed (else rc told with
  * err's message, every file left as it was). */
 int cli_put_reports(cli_session *s, rig_error *err);

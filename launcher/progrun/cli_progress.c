@@ -9,9 +9,6 @@
 
 #define PROGRESS_EVERY_NS 100000000u /* at most 10 a second */
 
-/* The line drawn now, for a message to end first (cli_progress_stop). */
-static cli_progress *drawn_now;
-
 void cli_progress_start(cli_progress *p, const cli_run_opts *o, uint64_t runs, bool stderr_taken) {
   memset(p, 0, sizeof *p);
   p->terminal = isatty(STDERR_FILENO);
@@ -33,32 +30,15 @@ void cli_progress_update(cli_progress *p, uint64_t done, long slowest, uint64_t 
   if (slowest >= 0 && n > 0 && (size_t)n < sizeof line)
     n += snprintf(line + n, sizeof line - (size_t)n, ", slowest machine %ld (%s)", slowest,
                   cli_format_ns((double)slowest_ns, t, sizeof t));
-  size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-  /* Spaces over what a longer line before left. */
-  size_t pad = p->width > len ? p->width - len : 0;
-  if (len > p->width) p->width = len;
-  fprintf(stderr, "\r%s%*s", line, (int)pad, "");
-  fflush(stderr);
+  if (n < 0) line[0] = '\0';
+  cli_line_draw(line);
   p->drawn = true;
   p->shown = now;
-  drawn_now = p;
 }
 
-/* On a terminal the line is erased (spaces over it, then back to its
- * start); anywhere else (--progress into a file or a pipe) it is ended
- * with a line feed, so that what follows starts a line of its own. */
+/* The line drawn is ended (cli_line_end): erased on a terminal, else
+ * ended by a line feed. */
 void cli_progress_end(cli_progress *p) {
-  if (p->on && p->drawn) {
-    if (p->terminal)
-      fprintf(stderr, "\r%*s\r", (int)p->width, "");
-    else
-      fputc('\n', stderr);
-    fflush(stderr);
-  }
+  if (p->on && p->drawn) cli_line_end();
   p->drawn = false;
-  if (drawn_now == p) drawn_now = NULL;
-}
-
-void cli_progress_stop(void) {
-  if (drawn_now) cli_progress_end(drawn_now);
 }

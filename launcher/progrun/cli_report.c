@@ -10,9 +10,6 @@
 
 #include "cli_job.h"
 
-int cli_argc;
-char **cli_argv;
-
 /* The containers below are set on their parents with references of their
  * own (json_object_set), so each is released once by its maker, whatever
  * failed; leaves go in with the _new calls, which take them. */

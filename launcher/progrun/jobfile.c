@@ -11,19 +11,6 @@
 
 #include "cli_job.h"
 
-int cli_jobfile_bad(rig_error *err, const char *where, const char *fmt, ...) {
-  char msg[RIG_ERROR_MESSAGE_MAX];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (where)
-    rig_error_set(err, RIG_EMALFORMED, "%s: %s", where, msg);
-  else
-    rig_error_set(err, RIG_EMALFORMED, "%s", msg);
-  return CLI_EXIT_USAGE;
-}
-
 static char *joined(const char *dir, const char *path) {
   size_t n = strlen(dir) + strlen(path) + 2;
   char *s = malloc(n);

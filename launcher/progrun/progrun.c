@@ -44,92 +44,19 @@ static const cli_command *find_command(const char *name) {
   return NULL;
 }
 
-/* The command being run, whose help --help prints and a usage error
- * points to; NULL before one is found. */
-static const cli_help *current;
-
-void cli_print_usage(FILE *f) {
-  if (current)
-    cli_help_print(f, current);
-  else
-    cli_help_overview(f);
-}
-
 /* `progrun help [COMMAND]`: the overview, or COMMAND's help (`progrun
  * help --help`: help's own). */
 static int help_command(int argc, char **argv) {
   if (argc > 2) return cli_usage_error("help: one COMMAND only, not '%s' too", argv[2]);
   if (argc == 1) {
-    current = NULL;
+    cli_say_command(NULL);
   } else if (strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--help") != 0) {
     const cli_help *h = cli_help_of(argv[1]);
     if (!h) return cli_usage_error("help: no command '%s'", argv[1]);
-    current = h;
+    cli_say_command(h);
   }
   cli_print_usage(stdout);
   return CLI_EXIT_OK;
-}
-
-/* One write of the whole line: stderr is unbuffered, and another process
- * (the launcher's banner) must not land inside it. */
-static void vmessage(const char *fmt, va_list ap) {
-  char line[4096];
-  int n = vsnprintf(line, sizeof line, fmt, ap);
-  if (n < 0) return;
-  fprintf(stderr, "progrun: %s\n", line);
-}
-
-/* Under a launcher every rank parses the same arguments: only rank 0
- * tells the usage, so that it is said once (the others still exit 2). */
-static bool usage_silent;
-
-static bool launcher_rank_is_not_0(void) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-    const char *v = getenv(vars[i]);
-    if (v) return strcmp(v, "0") != 0;
-  }
-  return false;
-}
-
-/* A rank other than 0 leaving with what rank 0 says: leaving at once, it
- * could have the launcher end rank 0 (its exit status is not 0) before
- * rank 0 has said why: a second first. */
-static int quiet_rank_leaves(void) {
-  struct timespec ts = {1, 0};
-  nanosleep(&ts, NULL);
-  return CLI_EXIT_USAGE;
-}
-
-int cli_usage_error(const char *fmt, ...) {
-  if (usage_silent) {
-    return quiet_rank_leaves();
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vmessage(fmt, ap);
-  va_end(ap);
-  /* One line of what is wrong, then where the help is: the whole usage
-   * would bury the line. */
-  fprintf(stderr, "see 'progrun %s%s--help'\n", current ? current->name : "", current ? " " : "");
-  return CLI_EXIT_USAGE;
-}
-
-int cli_fail(int code, const char *fmt, ...) {
-  cli_progress_stop(); /* a message starts a line of its own */
-  va_list ap;
-  va_start(ap, fmt);
-  vmessage(fmt, ap);
-  va_end(ap);
-  return code;
-}
-
-int cli_flushed(FILE *f, const char *what, int code) {
-  errno = 0;
-  if (fflush(f) == 0 && !ferror(f)) return code;
-  int e = errno;
-  clearerr(f);
-  return cli_fail(CLI_EXIT_USAGE, "cannot write %s: %s", what, e ? strerror(e) : "a write failed");
 }
 
 static bool is_help(const char *s) {
@@ -140,7 +67,7 @@ int main(int argc, char **argv) {
   cli_argc = argc;
   cli_argv = argv;
   rig_log_set_prefix("progrun"); /* librig's lines are the command's */
-  usage_silent = cli_under_mpi() && launcher_rank_is_not_0();
+  cli_say_usage_once(cli_under_mpi() && cli_rank_is_not_0());
   if (argc < 2) return cli_usage_error("no command given");
   const char *first = argv[1];
   /* `progrun --help [COMMAND]` as `progrun help [COMMAND]`. */
@@ -155,12 +82,12 @@ int main(int argc, char **argv) {
   rig_error env;
   if (rig_environment_check(&env) != RIG_OK) {
     /* Every rank has the same environment: rank 0 says it. */
-    if (usage_silent) return quiet_rank_leaves();
+    if (cli_under_mpi() && cli_rank_is_not_0()) return cli_quiet_rank_leaves();
     return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
   }
   const cli_command *c = find_command(first);
   if (c) {
-    current = cli_help_of(c->name);
+    cli_say_command(cli_help_of(c->name));
     return c->run(argc - 1, argv + 1);
   }
   /* A word that is neither a command nor a file is more likely a mistyped
@@ -170,7 +97,7 @@ int main(int argc, char **argv) {
   if (bare_file_command && first[0] != '-') {
     /* argv[0] stands in for the command's name, so FILE stays at argv[1]. */
     c = find_command(bare_file_command);
-    current = cli_help_of(bare_file_command);
+    cli_say_command(cli_help_of(bare_file_command));
     if (c) return c->run(argc, argv);
   }
   return cli_usage_error("unknown %s '%s'", first[0] == '-' ? "option" : "command", first);

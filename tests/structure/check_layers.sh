@@ -9,10 +9,13 @@
 #     defined by the layer itself or by the layers it is declared to stand
 #     on; a rig_ symbol no layer defines is missing.
 #  3. Order inside a layer: where ORDER below lists a layer's files in
-#     tiers, no file needs a symbol of a file in a tier above its own.
+#     tiers, no file needs a symbol of a file in a tier above its own, and
+#     no files need each other's in a loop (inside a tier either). A
+#     program's files are checked so too, given as @TARGET (the command,
+#     @progrun): it stands on librig's public headers, so only its order.
 #  4. Sources: no file of any folder includes another folder's files by a
 #     relative path.
-# Usage: check_layers.sh SOURCE_DIR BINARY_DIR CC "CFLAGS" LAYER=DEP,DEP... ...
+# Usage: check_layers.sh SOURCE_DIR BINARY_DIR CC "CFLAGS" LAYER=DEP,DEP... ... @TARGET...
 # (CFLAGS: where the system's headers the public ones name are, e.g. MPI's.)
 set -euo pipefail
 export LC_ALL=C # sort and join agree on the order of names
@@ -26,11 +29,22 @@ trap 'rm -rf "$tmp"' EXIT
 # The order of a layer's files, top first: tiers separated by ">", the
 # files of a tier (their names less .c) by spaces. A file may need symbols
 # of its own tier and those below it; every file of the layer is listed.
-# The job layer's files call one way (docs/internals.md "The job layer").
+# The job layer's files call one way (docs/internals.md "The job layer"),
+# and so do the command's ("The command"): at the bottom what every file
+# of it uses (what it says, how it was started), then its options, its
+# files and job files, the reports and views, the run, and main.
 declare -A ORDER=(
   [rig_job]="job > tree > tree_peers > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
              > proxy > proxy_submit > proxy_route > controller_rails > rail_table > request > express_messages > far_copy > express
              > failure > control > queue > machine"
+  [@progrun]="progrun
+              > cli_run cli_job > cli_session > cli_local > cli_control cli_plan
+              > cli_progress cli_machine cli_fault
+              > cli_desc cli_info > cli_jobview cli_report_put
+              > cli_report cli_table cli_trace dump dot_job > dot cli_trace_clock cli_times > dot_graph
+              > jobfile > jobfile_rails cli_desc_read cli_outset > cli_file
+              > cli_opts
+              > cli_say cli_launcher cli_units cli_wire cli_signal > cli_help"
 )
 
 objects() { find "$bin" -path "*/CMakeFiles/$1.dir/*" -name '*.o' | sort; }
@@ -44,6 +58,7 @@ stem() { local b="${1##*/}"; echo "${b%.c.o}"; }
 # Which layer defines each global symbol of any layer: "symbol layer".
 : >"$tmp/owners"
 for spec in "$@"; do
+  [[ "$spec" == @* ]] && continue
   layer="${spec%%=*}"
   mapfile -t objs < <(objects "$layer")
   ((${#objs[@]})) && defines "${objs[@]}" | awk -v l="$layer" '{print $1, l}' >>"$tmp/owners"
@@ -75,9 +90,28 @@ check_order() { # layer objects...
       fail=1
     fi
   done < <(join "$tmp/file_needs" "$tmp/file_defs")
+  # tsort names a loop on stderr: files that need each other, in any tier.
+  join "$tmp/file_needs" "$tmp/file_defs" | while read -r sym needer definer; do
+    echo "$(stem "$needer") $(stem "$definer")"
+  done | sort -u | tsort >/dev/null 2>"$tmp/loop" || true
+  if [[ -s "$tmp/loop" ]]; then
+    echo "$layer: files that need each other in a loop:" >&2
+    grep -v 'input contains a loop' "$tmp/loop" | sed 's/^tsort: /  /' >&2
+    fail=1
+  fi
 }
 
 for spec in "$@"; do
+  if [[ "$spec" == @* ]]; then # a program: its order only
+    mapfile -t objs < <(objects "${spec#@}")
+    if ((${#objs[@]} == 0)); then
+      echo "$spec: no objects under $bin" >&2
+      fail=1
+    elif [[ -n "${ORDER[$spec]:-}" ]]; then
+      check_order "$spec" "${objs[@]}"
+    fi
+    continue
+  fi
   layer="${spec%%=*}" deps="${spec#*=}"
   dir="$bin/layers/$layer"
   # 1. headers
@@ -121,8 +155,8 @@ for spec in "$@"; do
 done
 
 for layer in "${!ORDER[@]}"; do
-  if ! printf '%s\n' "$@" | grep -q "^$layer="; then
-    echo "ORDER names $layer, which is no layer" >&2
+  if ! printf '%s\n' "$@" | grep -qxF -e "$layer" && ! printf '%s\n' "$@" | grep -q "^$layer="; then
+    echo "ORDER names $layer, which is no layer nor program given" >&2
     fail=1
   fi
 done
@@ -136,5 +170,5 @@ if find "$src" \( -path "$src/build" -o -path "$src/.git" \) -prune -o -type f \
 fi
 
 if ((fail)); then exit 1; fi
-echo "check_layers: $# layers, each reaching only the layers below it; every folder's includes" \
-  "its own"
+echo "check_layers: $# layers and programs, each reaching only the layers below it, their" \
+  "files in tiers; every folder's includes its own"

@@ -1,0 +1,101 @@
+/* Reading a description from a file: its bytes or its JSON text (whose
+ * files are relative to its folder), and where the build's copy is when
+ * one read from the source tree misses its kernels. */
+#include <errno.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* The build's or the installed tree's copy of a description named like
+ * `path` (build/default/examples/saxpy.json beside build/default/progrun,
+ * PREFIX/share/rig/examples/ beside PREFIX/bin), when one is there and is
+ * another file: the copy that has its kernels built beside it. */
+static bool built_copy(const char *path, char *out, size_t size) {
+  /* places' formats take exe and the name, nothing else. */
+  char exe[PATH_MAX], mine[PATH_MAX], other[PATH_MAX], place[PATH_MAX + 64];
+  if (!realpath("/proc/self/exe", exe) || !realpath(path, mine)) return false;
+  char *slash = strrchr(exe, '/');
+  const char *name = strrchr(path, '/');
+  if (!slash) return false;
+  *slash = '\0';
+  name = name ? name + 1 : path;
+  static const char *const places[] = {"%s/examples/%s", "%s/../share/rig/examples/%s"};
+  for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
+    int n = snprintf(place, sizeof place, places[i], exe, name);
+    if (n > 0 && (size_t)n < sizeof place && realpath(place, other) && strcmp(other, mine) != 0) {
+      snprintf(out, size, "%s", other);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* A description whose kernel file is missing, read from the source tree
+ * (examples/saxpy.json, whose kernels only the build makes): where the
+ * copy that runs is, after the message when it fits. */
+static void point_to_the_build(const char *path, rig_error *err) {
+  char copy[PATH_MAX], shown[CLI_PATH_SHOWN];
+  const char *missing = strerror(ENOENT);
+  size_t n = strlen(err->message), m = strlen(missing);
+  if (n < m || strcmp(err->message + n - m, missing) != 0 || !strstr(err->message, "cannot read"))
+    return;
+  if (!built_copy(path, copy, sizeof copy)) return;
+  snprintf(err->message + n, sizeof err->message - n,
+           "; the build's copy has its kernels beside it: %s",
+           cli_short_path(copy, shown, sizeof shown));
+  /* Cut short, the hint would mislead: none, then. */
+  if (strlen(err->message) == sizeof err->message - 1) err->message[n] = '\0';
+}
+
+int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err) {
+  size_t len = 0;
+  char *text = NULL;
+  *d = NULL;
+  int rc = cli_read_whole(path, &text, &len, err);
+  if (rc != CLI_EXIT_OK) return rc;
+  rig_status st;
+  if (rig_desc_is_bytes(text, len)) {
+    st = rig_desc_of_bytes(text, len, d, err);
+  } else {
+    /* dirname may modify its argument. */
+    char *copy = strdup(path);
+    if (!copy) {
+      free(text);
+      rig_error_set(err, RIG_ENOMEM, "out of memory");
+      return CLI_EXIT_FAIL;
+    }
+    st = rig_desc_of_json(text, len, dirname(copy), d, err);
+    free(copy);
+  }
+  /* Text that is no JSON either is no description at all (docs/format.md):
+   * said first, then what each reading found. */
+  json_error_t je;
+  json_t *any = NULL;
+  if (st != RIG_OK && st != RIG_ENOMEM && !rig_desc_is_bytes(text, len) &&
+      !(any = json_loadb(text, len, JSON_DECODE_ANY, &je)))
+    rig_error_set(err, RIG_EMALFORMED,
+                  "not a program description: neither the bytes' magic nor JSON: line %d column "
+                  "%d: %s",
+                  je.line, je.column, je.text);
+  json_decref(any);
+  free(text);
+  if (st != RIG_OK) {
+    *d = NULL;
+    if (st == RIG_EMALFORMED && strcmp(path, "-") != 0) point_to_the_build(path, err);
+    rig_error_prefix(err, "%s", path);
+    return cli_exit_of(st);
+  }
+  return CLI_EXIT_OK;
+}
+
+int cli_read_desc(const char *path, rig_desc **d) {
+  rig_error err = {0};
+  int rc = cli_read_desc_quiet(path, d, &err);
+  return rc == CLI_EXIT_OK ? rc : cli_fail(rc, "%s", err.message);
+}
