@@ -2009,6 +2009,43 @@ static void test_a_repeated_option_or_extra_word_is_bad_usage(void) {
   CU_ASSERT_EQUAL(access(b, F_OK), -1);
 }
 
+/* An option is its whole name, a short one a word of its own: an
+ * abbreviation, short ones run together or a value glued onto one are
+ * unknown options, said as typed, and "--" makes what follows a word. */
+static void test_an_option_is_its_whole_name_and_a_word_of_its_own(void) {
+  char ex[4096], a[4096];
+  example_path(0, ex, sizeof ex);
+  tmp_path("whole-a.bin", a, sizeof a);
+  char glued[4096 + 2];
+  snprintf(glued, sizeof glued, "-o%s", a);
+  const char *const cases[][5] = {
+      {"run", ex, "--run", "2", NULL},  {"run", ex, "--prog", NULL}, {"run", ex, "-qh", NULL},
+      {"run", ex, "--quiet=yes", NULL}, {"pack", ex, glued, NULL},   {"dot", ex, "--al", NULL},
+      {"run", "--", "--runs", NULL},
+  };
+  char want[6][4200];
+  snprintf(want[0], sizeof want[0], "progrun: run: unknown option '--run'\n");
+  snprintf(want[1], sizeof want[1], "progrun: run: unknown option '--prog'\n");
+  snprintf(want[2], sizeof want[2], "progrun: run: unknown option '-qh'\n");
+  snprintf(want[3], sizeof want[3], "progrun: run: unknown option '--quiet=yes'\n");
+  snprintf(want[4], sizeof want[4], "progrun: pack: unknown option '%s'\n", glued);
+  snprintf(want[5], sizeof want[5], "progrun: dot: unknown option '--al'\n");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    proc p = run_io(NULL, NULL, cases[i]);
+    CU_ASSERT_EQUAL(p.code, 2);
+    if (i < 6) {
+      CU_ASSERT(usage_said(p.err.p, cases[i][0]));
+      CU_ASSERT(strncmp(p.err.p, want[i], strlen(want[i])) == 0);
+    } else {
+      /* After "--", --runs is the FILE, which is not there. */
+      CU_ASSERT(strncmp(p.err.p, "progrun: cannot read --runs: ", 29) == 0);
+    }
+    if (p.code != 2) show(cases[i][0], &p);
+    proc_free(&p);
+  }
+  CU_ASSERT_EQUAL(access(a, F_OK), -1);
+}
+
 /* A job file run here that fails (a load refused, a run failing at its
  * step) exits with the message, having freed what it made: under the
  * asan preset LeakSanitizer would change the exit status otherwise. */
@@ -3242,6 +3279,8 @@ void rig_test_register(void) {
       {"unreadable file names its path", test_unreadable_file_names_its_path},
       {"a repeated option or extra word is bad usage",
        test_a_repeated_option_or_extra_word_is_bad_usage},
+      {"an option is its whole name and a word of its own",
+       test_an_option_is_its_whole_name_and_a_word_of_its_own},
       CU_TEST_INFO_NULL};
   static CU_TestInfo run[] = {
       {"run saxpy gives checkable output", test_run_saxpy_gives_checkable_output},

@@ -82,6 +82,33 @@ bool cli_rank_is_not_0(void);
  * to give instead, or NULL. */
 const char *cli_singletons(void);
 
+/* ---- the words of a subcommand (cli_args.c) ------------------------------------- */
+
+/* What cli_args_parse found: an option of the table (with its value, or
+ * NULL for a flag), a word that is no option (FILE), a word that is no
+ * option of the table, or an option whose value is missing. */
+typedef enum cli_arg_kind {
+  CLI_ARG_OPTION,
+  CLI_ARG_WORD,
+  CLI_ARG_UNKNOWN,
+  CLI_ARG_MISSING
+} cli_arg_kind;
+/* What a cli_arg_fn returns to end the parse with success (--help). */
+#define CLI_ARGS_STOP (-1)
+struct cli_help_option;
+/* o: the table's entry (CLI_ARG_OPTION, CLI_ARG_MISSING); value: the
+ * option's value, or the word itself (CLI_ARG_WORD, CLI_ARG_UNKNOWN). An
+ * exit code other than CLI_EXIT_OK ends the parse with it. */
+typedef int (*cli_arg_fn)(void *ctx, cli_arg_kind kind, const struct cli_help_option *o,
+                          const char *value);
+/* argv[1..argc) by getopt_long against `options` (a help table of
+ * cli_help.c), each word handed to take in order; "--" makes every word
+ * after it a word. cmd names the subcommand in messages. */
+int cli_args_parse(const char *cmd, const struct cli_help_option *options, int argc, char **argv,
+                   cli_arg_fn take, void *ctx);
+/* "<cmd>: unknown option '<word>'", a usage error. */
+int cli_args_unknown(const char *cmd, const char *word);
+
 /* ---- reading a description (cli_desc_read.c) ---------------------------------- */
 
 /* Reads the description in `path`: its bytes (magic "rig.program\n") or its

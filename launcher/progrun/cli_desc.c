@@ -1,5 +1,4 @@
-/* The description subcommands: check, dump and pack, and reading a
- * description from a file (bytes or JSON). */
+/* The description subcommands: check, dump, dot and pack. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -13,11 +12,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_help.h"
 #include "cli_job.h"
 
 /* ---- arguments ------------------------------------------------------------ */
 
 typedef struct cli_args {
+  const char *cmd;
   const char *file;
   bool json;       /* --json (dump) */
   bool all;        /* --all (dot) */
@@ -25,44 +26,40 @@ typedef struct cli_args {
   bool help;
 } cli_args;
 
-/* Which options a subcommand takes. */
-enum { TAKES_JSON = 1, TAKES_OUT = 2, TAKES_ALL = 4 };
-
-/* One FILE and the options `takes` allows, in any order; "--" ends the
- * options so that a FILE may start with '-'. */
-static int parse_args(int argc, char **argv, int takes, cli_args *a) {
-  const char *cmd = argv[0];
-  bool options = true;
-  memset(a, 0, sizeof *a);
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (options && strcmp(s, "--") == 0) {
-      options = false;
-    } else if (options && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)) {
-      a->help = true;
-    } else if (options && (takes & TAKES_JSON) && strcmp(s, "--json") == 0) {
-      if (a->json) return cli_usage_error("%s: --json given twice", cmd);
-      a->json = true;
-    } else if (options && (takes & TAKES_ALL) && strcmp(s, "--all") == 0) {
-      if (a->all) return cli_usage_error("%s: --all given twice", cmd);
-      a->all = true;
-    } else if (options && (takes & TAKES_OUT) && strcmp(s, "-o") == 0) {
-      if (i + 1 >= argc) return cli_usage_error("%s: -o needs a path", cmd);
-      /* The last one winning would write a file the user may not expect. */
-      if (a->out)
-        return cli_usage_error("%s: -o given twice ('%s', then '%s')", cmd, a->out, argv[i + 1]);
-      a->out = argv[++i];
-    } else if (options && s[0] == '-' && s[1] != '\0') {
-      return cli_usage_error("%s: unknown option '%s'", cmd, s);
-    } else if (a->file) {
-      return cli_usage_error("%s: one FILE only, not '%s' too", cmd, s);
-    } else {
-      a->file = s;
-    }
+static int take_arg(void *ctx, cli_arg_kind kind, const cli_help_option *opt, const char *value) {
+  cli_args *a = ctx;
+  const char *cmd = a->cmd;
+  if (kind == CLI_ARG_UNKNOWN) return cli_args_unknown(cmd, value);
+  if (kind == CLI_ARG_MISSING) return cli_usage_error("%s: %s needs a path", cmd, opt->name);
+  if (kind == CLI_ARG_WORD) {
+    if (a->file) return cli_usage_error("%s: one FILE only, not '%s' too", cmd, value);
+    a->file = value;
+  } else if (strcmp(opt->name, "--help") == 0) {
+    a->help = true;
+  } else if (strcmp(opt->name, "--json") == 0) {
+    if (a->json) return cli_usage_error("%s: --json given twice", cmd);
+    a->json = true;
+  } else if (strcmp(opt->name, "--all") == 0) {
+    if (a->all) return cli_usage_error("%s: --all given twice", cmd);
+    a->all = true;
+  } else {
+    /* -o OUT: the last one winning would write a file the user may not
+     * expect. */
+    if (a->out) return cli_usage_error("%s: -o given twice ('%s', then '%s')", cmd, a->out, value);
+    a->out = value;
   }
-  if (a->help) return CLI_EXIT_OK;
-  if (!a->file) return cli_usage_error("%s: no FILE given", cmd);
-  if ((takes & TAKES_OUT) && !a->out) return cli_usage_error("%s: no -o OUT given", cmd);
+  return CLI_EXIT_OK;
+}
+
+/* One FILE and the options of the subcommand's table (cli_help.c), in any
+ * order; "--" ends the options so that a FILE may start with '-'. */
+static int parse_args(int argc, char **argv, cli_args *a) {
+  memset(a, 0, sizeof *a);
+  a->cmd = argv[0];
+  int rc = cli_args_parse(a->cmd, cli_help_of(a->cmd)->options, argc, argv, take_arg, a);
+  if (rc != CLI_EXIT_OK || a->help) return rc;
+  if (!a->file) return cli_usage_error("%s: no FILE given", a->cmd);
+  if (strcmp(a->cmd, "pack") == 0 && !a->out) return cli_usage_error("%s: no -o OUT given", a->cmd);
   return CLI_EXIT_OK;
 }
 
@@ -77,7 +74,7 @@ static int flush_stdout(int code) {
 
 int cli_check(int argc, char **argv) {
   cli_args a;
-  int rc = parse_args(argc, argv, 0, &a);
+  int rc = parse_args(argc, argv, &a);
   if (rc != CLI_EXIT_OK || a.help) {
     if (a.help) cli_print_usage(stdout);
     return rc;
@@ -98,7 +95,7 @@ int cli_check(int argc, char **argv) {
  * for. */
 int cli_dump(int argc, char **argv) {
   cli_args a;
-  int rc = parse_args(argc, argv, TAKES_JSON, &a);
+  int rc = parse_args(argc, argv, &a);
   if (rc != CLI_EXIT_OK || a.help) {
     if (a.help) cli_print_usage(stdout);
     return rc;
@@ -132,7 +129,7 @@ int cli_dump(int argc, char **argv) {
 /* Draws even a description that breaks a rule, as dump lists it. */
 int cli_dot(int argc, char **argv) {
   cli_args a;
-  int rc = parse_args(argc, argv, TAKES_ALL, &a);
+  int rc = parse_args(argc, argv, &a);
   if (rc != CLI_EXIT_OK || a.help) {
     if (a.help) cli_print_usage(stdout);
     return rc;
@@ -151,7 +148,7 @@ int cli_dot(int argc, char **argv) {
  * rules; `check` judges. */
 int cli_pack(int argc, char **argv) {
   cli_args a;
-  int rc = parse_args(argc, argv, TAKES_OUT, &a);
+  int rc = parse_args(argc, argv, &a);
   if (rc != CLI_EXIT_OK || a.help) {
     if (a.help) cli_print_usage(stdout);
     return rc;

@@ -14,6 +14,7 @@
 #include <ucp/api/ucp.h>
 
 #include "cli.h"
+#include "cli_help.h"
 #include "cli_job.h"
 #include "rig/rig_job.h"
 
@@ -354,18 +355,34 @@ static json_t *gather(json_t *mine, int rank, int size) {
   return machines;
 }
 
-int cli_info(int argc, char **argv) {
-  bool json = false;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      cli_print_usage(stdout);
-      return CLI_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") != 0)
-      return cli_usage_error("info: takes only --json, not '%s'", argv[i]);
-    if (json) return cli_usage_error("info: --json given twice");
-    json = true;
+typedef struct info_args {
+  bool json, help;
+} info_args;
+
+/* info's words: --json once, or --help (which stops at once). */
+static int take_info_arg(void *ctx, cli_arg_kind kind, const cli_help_option *opt,
+                         const char *value) {
+  info_args *a = ctx;
+  if (kind == CLI_ARG_OPTION && strcmp(opt->name, "--help") == 0) {
+    a->help = true;
+    return CLI_ARGS_STOP;
   }
+  if (kind != CLI_ARG_OPTION)
+    return cli_usage_error("info: takes only --json, not '%s'", value ? value : opt->name);
+  if (a->json) return cli_usage_error("info: --json given twice");
+  a->json = true;
+  return CLI_EXIT_OK;
+}
+
+int cli_info(int argc, char **argv) {
+  info_args a = {false, false};
+  int rc = cli_args_parse("info", cli_help_of("info")->options, argc, argv, take_info_arg, &a);
+  if (rc != CLI_EXIT_OK) return rc;
+  if (a.help) {
+    cli_print_usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  bool json = a.json;
   bool mpi = cli_under_mpi();
   int rank = 0, size = 1;
   if (mpi) {
@@ -385,7 +402,7 @@ int cli_info(int argc, char **argv) {
     machines = json_array();
     json_array_append_new(machines, mine);
   }
-  int rc = CLI_EXIT_OK;
+  rc = CLI_EXIT_OK;
   if (rank == 0) {
     size_t i;
     json_t *o;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_help.h"
 
 /* A whole decimal number in [lo, hi]: no sign other than a leading '-', no
  * spaces, nothing after it. */
@@ -151,70 +152,59 @@ static int take_valued(const char *cmd, size_t k, const char *value, cli_run_opt
   }
 }
 
-/* argv[*i] as an option taking a value: *k its index in valued[] (NVALUED
- * if it is none), the value taken from it or from the next word. */
-static int find_valued(int argc, char **argv, int *i, size_t *k, const char **value) {
-  const char *s = argv[*i];
-  for (*k = 0; *k < NVALUED; ++*k) {
-    size_t len = strlen(valued[*k]);
-    if (strncmp(s, valued[*k], len) != 0 || (s[len] != '\0' && s[len] != '=')) continue;
-    if (s[len] == '=') {
-      *value = s + len + 1;
-    } else if (*i + 1 < argc) {
-      *value = argv[++*i];
-    } else {
-      return cli_usage_error("run: %s needs a value", valued[*k]);
-    }
-    return CLI_EXIT_OK;
-  }
-  return CLI_EXIT_OK;
-}
-
-/* A word that is no option taking a value: a flag, FILE, or bad usage. */
-static int take_word(const char *cmd, const char *s, bool *options, cli_run_opts *o) {
-  if (*options && strcmp(s, "--") == 0) {
-    *options = false;
-  } else if (*options && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)) {
+/* A flag of run's table. */
+static int take_flag(const char *cmd, const char *name, cli_run_opts *o) {
+  if (strcmp(name, "--help") == 0) {
     o->help = true;
-  } else if (*options && (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0)) {
+  } else if (strcmp(name, "--quiet") == 0) {
     o->quiet = true;
-  } else if (*options && strcmp(s, "--json-runs") == 0) {
+  } else if (strcmp(name, "--json-runs") == 0) {
     o->json_runs = true;
-  } else if (*options && strcmp(s, "--gather-outputs") == 0) {
+  } else if (strcmp(name, "--gather-outputs") == 0) {
     o->gather_outputs = true;
-  } else if (*options && (strcmp(s, "--progress") == 0 || strcmp(s, "--no-progress") == 0)) {
-    int want = strcmp(s, "--progress") == 0;
+  } else {
+    int want = strcmp(name, "--progress") == 0;
     if (o->progress >= 0 && o->progress != want)
       return cli_usage_error("%s: --progress and --no-progress both given", cmd);
     o->progress = want;
-  } else if (*options && s[0] == '-' && s[1] != '\0') {
-    return cli_usage_error("%s: unknown option '%s'", cmd, s);
-  } else if (o->file) {
-    return cli_usage_error("%s: one FILE only, not '%s' too", cmd, s);
-  } else {
-    o->file = s;
   }
   return CLI_EXIT_OK;
 }
 
-int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
+typedef struct run_parse {
+  cli_run_opts *o;
+  bool seen[NONCE];
+} run_parse;
+
+static int take_run_arg(void *ctx, cli_arg_kind kind, const cli_help_option *opt,
+                        const char *value) {
   /* Not argv[0]: under `progrun FILE` that is the program's own path. */
+  const char *cmd = "run";
+  run_parse *p = ctx;
+  if (kind == CLI_ARG_UNKNOWN) return cli_args_unknown(cmd, value);
+  if (kind == CLI_ARG_WORD) {
+    if (p->o->file) return cli_usage_error("%s: one FILE only, not '%s' too", cmd, value);
+    p->o->file = value;
+    return CLI_EXIT_OK;
+  }
+  if (kind == CLI_ARG_MISSING) return cli_usage_error("%s: %s needs a value", cmd, opt->name);
+  if (!opt->arg) return take_flag(cmd, opt->name, p->o);
+  size_t k = 0;
+  while (k < NVALUED && strcmp(valued[k], opt->name) != 0) k++;
+  if (k == NVALUED) return cli_args_unknown(cmd, opt->name); /* the table has one run lacks */
+  if (k < NONCE && p->seen[k]) return cli_usage_error("%s: %s given twice", cmd, valued[k]);
+  if (k < NONCE) p->seen[k] = true;
+  return take_valued(cmd, k, value, p->o);
+}
+
+int cli_run_parse(int argc, char **argv, cli_run_opts *o) {
   const char *cmd = "run";
   memset(o, 0, sizeof *o);
   o->runs = 1;
   o->progress = -1;
-  bool options = true, seen[NONCE] = {false};
-  for (int i = 1; i < argc; i++) {
-    size_t k = NVALUED;
-    const char *value = NULL;
-    int rc = options ? find_valued(argc, argv, &i, &k, &value) : CLI_EXIT_OK;
-    if (rc == CLI_EXIT_OK && k < NONCE && seen[k])
-      return cli_usage_error("%s: %s given twice", cmd, valued[k]);
-    if (k < NONCE) seen[k] = true;
-    if (rc == CLI_EXIT_OK)
-      rc = k < NVALUED ? take_valued(cmd, k, value, o) : take_word(cmd, argv[i], &options, o);
-    if (rc != CLI_EXIT_OK) return rc;
-  }
+  run_parse p = {.o = o};
+  int rc = cli_args_parse(cmd, cli_help_of("run")->options, argc, argv, take_run_arg, &p);
+  if (rc != CLI_EXIT_OK) return rc;
   if (o->help) return CLI_EXIT_OK;
   if (!o->file) return cli_usage_error("%s: no FILE given", cmd);
   if (o->json_runs && !o->json) return cli_usage_error("%s: --json-runs needs --json PATH", cmd);

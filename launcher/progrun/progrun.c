@@ -44,15 +44,34 @@ static const cli_command *find_command(const char *name) {
   return NULL;
 }
 
+typedef struct help_args {
+  const char *command;
+  bool help;
+} help_args;
+
+static int take_help_arg(void *ctx, cli_arg_kind kind, const cli_help_option *opt,
+                         const char *value) {
+  help_args *a = ctx;
+  if (kind == CLI_ARG_OPTION) {
+    a->help = true;
+    return CLI_ARGS_STOP;
+  }
+  (void)opt;
+  /* One word at most (help_command): a COMMAND, or what no command is. */
+  a->command = value;
+  return CLI_EXIT_OK;
+}
+
 /* `progrun help [COMMAND]`: the overview, or COMMAND's help (`progrun
  * help --help`: help's own). */
 static int help_command(int argc, char **argv) {
   if (argc > 2) return cli_usage_error("help: one COMMAND only, not '%s' too", argv[2]);
-  if (argc == 1) {
-    cli_say_command(NULL);
-  } else if (strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--help") != 0) {
-    const cli_help *h = cli_help_of(argv[1]);
-    if (!h) return cli_usage_error("help: no command '%s'", argv[1]);
+  help_args a = {NULL, false};
+  int rc = cli_args_parse("help", cli_help_of("help")->options, argc, argv, take_help_arg, &a);
+  if (rc != CLI_EXIT_OK) return rc;
+  if (!a.help) {
+    const cli_help *h = a.command ? cli_help_of(a.command) : NULL;
+    if (a.command && !h) return cli_usage_error("help: no command '%s'", a.command);
     cli_say_command(h);
   }
   cli_print_usage(stdout);
