@@ -152,6 +152,48 @@ static void test_every_machine_runs_the_example_and_gives_the_same_bytes(void) {
   rig_proc_free(&q);
 }
 
+/* {rank} in --input gives each machine its own shard: machine r's output
+ * is what the program makes of shard r alone, as the same program on this
+ * machine alone makes of that file. */
+static void test_each_machine_reads_its_own_input_by_rank(void) {
+  char saxpy[512], shard[512], out[512], inarg[600], outarg[600];
+  example("saxpy.json", saxpy, sizeof saxpy);
+  for (int r = 0; r < 3; r++) {
+    float x[1024];
+    for (int i = 0; i < 1024; i++) x[i] = (float)(i % 7 + 10 * r);
+    char name[64];
+    snprintf(name, sizeof name, "shard%d.bin", r);
+    FILE *f = fopen(in_tmp(name, shard, sizeof shard), "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(x, sizeof x, 1, f);
+    fclose(f);
+  }
+  snprintf(inarg, sizeof inarg, "0=%s", in_tmp("shard{rank}.bin", shard, sizeof shard));
+  snprintf(outarg, sizeof outarg, "1=%s", in_tmp("ys{rank}.bin", out, sizeof out));
+  const char *args[] = {saxpy, "--ints", "3", "--input", inarg, "--output", outarg, "-q", NULL};
+  rig_proc p = mpirun(3, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_STRING_EQUAL(p.err, "");
+  if (p.code != 0) show(&p);
+  rig_proc_free(&p);
+  for (int r = 0; r < 3; r++) {
+    char one[512], onearg[600], mine[600], path[512];
+    snprintf(mine, sizeof mine, "0=%s/shard%d.bin", tmp, r);
+    snprintf(onearg, sizeof onearg, "1=%s", in_tmp("ys-alone.bin", one, sizeof one));
+    char *argv[] = {(char *)progrun(), "run",  saxpy,     "--ints", "3", "--input", mine,
+                    "--output",        onearg, "--quiet", NULL};
+    rig_proc q = rig_proc_run(argv, NULL, 60);
+    CU_ASSERT_EQUAL(q.code, 0);
+    rig_proc_free(&q);
+    size_t n0 = 0, n = 0;
+    snprintf(path, sizeof path, "%s/ys%d.bin", tmp, r);
+    void *want = slurp(one, &n0), *got = slurp(path, &n);
+    CU_ASSERT(want && got && n == n0 && memcmp(got, want, n) == 0);
+    free(want);
+    free(got);
+  }
+}
+
 static void test_a_job_file_gives_each_machine_its_program(void) {
   char saxpy[512], stencil[512], x[512], u[512], job[512], y0[512], v1[512];
   write_x(in_tmp("x.bin", x, sizeof x));
@@ -1335,7 +1377,8 @@ static void test_an_unwritable_output_is_refused_before_any_run(void) {
   rig_proc p = mpirun(2, args, 60);
   CU_ASSERT_EQUAL(p.code, 2);
   char want[1024];
-  snprintf(want, sizeof want, "progrun: cannot write %s/no-dir/y0.bin: No such file or directory\n",
+  snprintf(want, sizeof want,
+           "progrun: cannot write %s/no-dir/y0.bin: its folder %s/no-dir does not exist\n", tmp,
            tmp);
   const char *first = strstr(p.err, want);
   CU_ASSERT(first && !strstr(first + 1, want));
@@ -1475,7 +1518,8 @@ static void test_a_bad_trace_path_under_mpirun_is_refused_before_any_run(void) {
                         in_tmp("no-dir/t.json", bad, sizeof bad), NULL};
   rig_proc p = mpirun(2, args, 60);
   CU_ASSERT_EQUAL(p.code, 2);
-  snprintf(want, sizeof want, "progrun: cannot write %s: No such file or directory\n", bad);
+  snprintf(want, sizeof want, "progrun: cannot write %s: its folder %.*s does not exist\n", bad,
+           (int)(strrchr(bad, '/') - bad), bad);
   const char *first = strstr(p.err, want);
   CU_ASSERT(first && !strstr(first + 1, want));
   CU_ASSERT_PTR_NULL(strstr(p.out, "runs "));
@@ -1836,6 +1880,7 @@ void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"every machine runs the example and gives the same bytes",
        test_every_machine_runs_the_example_and_gives_the_same_bytes},
+      {"each machine reads its own input by rank", test_each_machine_reads_its_own_input_by_rank},
       {"a job file gives each machine its program", test_a_job_file_gives_each_machine_its_program},
       {"a run failing on machine 2 ends every rank with its message",
        test_a_run_failing_on_machine_2_ends_every_rank_with_its_message},

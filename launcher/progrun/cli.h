@@ -46,6 +46,8 @@ int cli_quiet_rank_leaves(void);
 /* Prints "progrun: <message>" on stderr, after ending the line drawn in
  * place if any; returns `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "progrun: warning: <message>" on stderr, as cli_fail does. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* f's buffered output written: code, or CLI_EXIT_USAGE with "cannot write
  * <what>: <why>" said. */
 int cli_flushed(FILE *f, const char *what, int code);
@@ -241,9 +243,12 @@ int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *nam
                        const char *given_by, rig_device **out, rig_error *err);
 
 /* The bytes of input `index` from PATH, `bytes` long: zero past the file's
- * end; a file longer than the input is CLI_EXIT_USAGE, as is one that
- * cannot be read. *out is malloc'd (NULL for 0 bytes). */
-int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **out, rig_error *err);
+ * end (*got: how many the file gave); a file longer than the input is
+ * CLI_EXIT_USAGE, as is one that cannot be read, each message after
+ * `label` (what named the file: "--input 0=in3.bin"). *out is malloc'd
+ * (NULL for 0 bytes). */
+int cli_read_input(const char *label, const char *path, int64_t index, uint64_t bytes,
+                   uint8_t **out, uint64_t *got, rig_error *err);
 
 /* One machine's program and frame. */
 typedef struct cli_machine {

@@ -143,7 +143,8 @@ const char cli_help_exit_status[] =
 
 const char cli_help_file[] =
     "FILE is a program's description, its bytes (magic rig.program) or its JSON text, or a "
-    "job file (JSON with \"machines\"); - reads stdin. 'progrun COMMAND --help' says more "
+    "job file (JSON with \"machines\" or \"every\"); - reads stdin. 'progrun COMMAND --help' says "
+    "more "
     "of a command, 'man progrun' of all.";
 
 const cli_help *cli_help_of(const char *name) {

@@ -43,7 +43,7 @@ typedef struct cli_jobfile {
   uint64_t runs; /* 0: not given */
 } cli_jobfile;
 
-/* Whether path is a job file (JSON with "machines"). */
+/* Whether path is a job file (JSON with "machines" or "every"). */
 bool cli_is_jobfile(const char *path);
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err);
 void cli_jobfile_free(cli_jobfile *j);
@@ -91,10 +91,10 @@ typedef struct cli_plan {
   bool owns_desc;
   char *const *devices;
   size_t ndevices;
-  size_t ninputs;        /* desc's, kept: a shared desc is freed with machine 0's plan */
-  uint8_t **bytes;       /* per input: the file's bytes, or NULL */
-  const char **in_paths; /* per input: the file it was read from, or NULL */
-  size_t *outputs;       /* per input: its file's index in the session's files, or SIZE_MAX */
+  size_t ninputs;  /* desc's, kept: a shared desc is freed with machine 0's plan */
+  uint8_t **bytes; /* per input: the file's bytes, or NULL */
+  char **in_paths; /* per input: the file it was read from ({rank} resolved), or NULL */
+  size_t *outputs; /* per input: its file's index in the session's files, or SIZE_MAX */
   const cli_int *ints;
   size_t nints;
   const char *file;

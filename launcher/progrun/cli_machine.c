@@ -131,14 +131,17 @@ int cli_map_devices_on(const cli_opener *op, const rig_desc *d, char *const *nam
 
 /* ---- inputs --------------------------------------------------------------- */
 
-int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **out, rig_error *err) {
+int cli_read_input(const char *label, const char *path, int64_t index, uint64_t bytes,
+                   uint8_t **out, uint64_t *got_bytes, rig_error *err) {
   *out = NULL;
-  char shown[CLI_PATH_SHOWN];
-  const char *p = cli_short_path(path, shown, sizeof shown);
+  *got_bytes = 0;
   int fd;
   struct stat st;
   int rc = cli_open_read(path, &fd, &st, err);
-  if (rc != CLI_EXIT_OK) return rc;
+  if (rc != CLI_EXIT_OK) {
+    rig_error_prefix(err, "%s", label);
+    return rc;
+  }
   /* A regular file's size refuses it unread; anything else is read up to
    * one byte past the input, or past progrun's bound (cli.h). */
   uint64_t most = bytes < CLI_MAX_READ ? bytes : CLI_MAX_READ;
@@ -146,11 +149,11 @@ int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **ou
     close(fd);
     if ((uint64_t)st.st_size > bytes)
       return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
-                    "--input %" PRId64 "=%s: %jd bytes, more than the input's %" PRIu64, index, p,
-                    (intmax_t)st.st_size, bytes);
+                    "%s: %jd bytes, more than the input's %" PRIu64, label, (intmax_t)st.st_size,
+                    bytes);
     return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
-                  "--input %" PRId64 "=%s: %jd bytes, more than the %s progrun reads of a file",
-                  index, p, (intmax_t)st.st_size, CLI_MAX_READ_TEXT);
+                  "%s: %jd bytes, more than the %s progrun reads of a file", label,
+                  (intmax_t)st.st_size, CLI_MAX_READ_TEXT);
   }
   uint8_t *b = bytes ? calloc(1, (size_t)bytes + 1) : malloc(1);
   if (!b) {
@@ -165,7 +168,9 @@ int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **ou
       int e = errno;
       close(fd);
       free(b);
-      return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "cannot read %s: %s", p, strerror(e));
+      char shown[CLI_PATH_SHOWN];
+      return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "%s: cannot read %s: %s", label,
+                    cli_short_path(path, shown, sizeof shown), strerror(e));
     }
     if (got == 0 || (n += (uint64_t)got) > most) break;
   }
@@ -173,12 +178,12 @@ int cli_read_input(const char *path, int64_t index, uint64_t bytes, uint8_t **ou
   if (n > most) {
     free(b);
     if (most < bytes)
-      return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
-                    "--input %" PRId64 "=%s: more than the %s progrun reads of a file", index, p,
-                    CLI_MAX_READ_TEXT);
-    return failed(err, CLI_EXIT_USAGE, RIG_EINVAL,
-                  "--input %" PRId64 "=%s: more bytes than the input's %" PRIu64, index, p, bytes);
+      return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "%s: more than the %s progrun reads of a file",
+                    label, CLI_MAX_READ_TEXT);
+    return failed(err, CLI_EXIT_USAGE, RIG_EINVAL, "%s: more bytes than the input's %" PRIu64,
+                  label, bytes);
   }
+  *got_bytes = n;
   if (!bytes) {
     free(b);
     b = NULL;

@@ -170,6 +170,19 @@ static void out_clear(cli_out *o) {
   o->fd = -1;
 }
 
+/* "its folder DIR does not exist" when path's folder is missing, the
+ * likely slip (out/ not made, {rank} in a folder's name). */
+static bool missing_folder(const char *path, char *why, size_t size) {
+  /* Half the room a path has: the message names the file too. */
+  char *copy = strdup(path), shown[CLI_PATH_SHOWN / 2];
+  struct stat st;
+  bool missing = copy && stat(dirname(copy), &st) != 0 && errno == ENOENT;
+  if (missing)
+    snprintf(why, size, "its folder %s does not exist", cli_short_path(copy, shown, sizeof shown));
+  free(copy);
+  return missing;
+}
+
 int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *index,
                    rig_error *err) {
   if (s->n == s->room) {
@@ -190,6 +203,9 @@ int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *i
     bool unread = e == ENXIO && o->fifo;
     out_clear(o);
     if (e == ENOMEM) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+    char why[CLI_PATH_SHOWN / 2 + 64];
+    if (e == ENOENT && missing_folder(path, why, sizeof why))
+      return cli_cannot(err, "write", path, why);
     return cli_cannot(err, "write", path, unread ? "a FIFO no process reads" : strerror(e));
   }
   for (size_t k = 0; k < s->n; k++)

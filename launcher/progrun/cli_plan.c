@@ -76,16 +76,33 @@ static int plan_outputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
   return CLI_EXIT_OK;
 }
 
-static int plan_inputs(cli_plan *p, const part *t) {
+/* Machine m's inputs, {rank} in their paths replaced by m; a file that
+ * gives fewer bytes than its input is warned of (the rest is zeros). */
+static int plan_inputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
   rig_error err = {0};
   for (size_t k = 0; k < t->ninputs; k++) {
     const cli_io *io = &t->inputs[k];
     if ((uint64_t)io->index >= p->ninputs)
       return cli_fail(CLI_EXIT_USAGE, "%s: input %" PRId64 ": no such input", t->file, io->index);
-    p->in_paths[io->index] = io->path;
-    int rc = cli_read_input(io->path, io->index, (uint64_t)p->desc->inputs[io->index].bytes,
-                            &p->bytes[io->index], &err);
+    /* The label's path in half the room: the message names the file too. */
+    char *path = with_rank(io->path, m), label[4200], shown[CLI_PATH_SHOWN / 2];
+    if (!path) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+    free(p->in_paths[io->index]);
+    p->in_paths[io->index] = path;
+    const char *short_path = cli_short_path(path, shown, sizeof shown);
+    if (t->where)
+      snprintf(label, sizeof label, "%s: %s.inputs %" PRId64 " (%s)", s->opts->file, t->where,
+               io->index, short_path);
+    else
+      snprintf(label, sizeof label, "--input %" PRId64 "=%s", io->index, short_path);
+    uint64_t bytes = (uint64_t)p->desc->inputs[io->index].bytes, got = 0;
+    int rc = cli_read_input(label, path, io->index, bytes, &p->bytes[io->index], &got, &err);
     if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
+    /* Once per file: a path without {rank} is every machine's of its part. */
+    size_t first = t->where && strcmp(t->where, "every") == 0 ? s->jf.n : t->where ? m : 0;
+    if (got < bytes && (m == first || strstr(io->path, "{rank}")))
+      cli_warn("%s: %" PRIu64 " bytes for an input of %" PRIu64 "; the rest is zeros", label, got,
+               bytes);
   }
   return CLI_EXIT_OK;
 }
@@ -131,7 +148,7 @@ static int plan_machine(cli_session *s, size_t m, rig_desc *shared, const part *
   for (size_t i = 0; i <= d->ninputs; i++) p->outputs[i] = SIZE_MAX;
   p->ninputs = d->ninputs;
   int rc = plan_outputs(s, p, m, t);
-  return rc == CLI_EXIT_OK ? plan_inputs(p, t) : rc;
+  return rc == CLI_EXIT_OK ? plan_inputs(s, p, m, t) : rc;
 }
 
 /* A job file's part as the plan takes it (its paths resolved already). */

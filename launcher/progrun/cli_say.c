@@ -109,6 +109,15 @@ int cli_fail(int code, const char *fmt, ...) {
   return code;
 }
 
+void cli_warn(const char *fmt, ...) {
+  char text[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (n >= 0) cli_fail(0, "warning: %s", text);
+}
+
 int cli_flushed(FILE *f, const char *what, int code) {
   errno = 0;
   if (fflush(f) == 0 && !ferror(f)) return code;

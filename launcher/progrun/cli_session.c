@@ -187,6 +187,7 @@ void cli_session_free(cli_session *s) {
     cli_plan *p = &s->plans[m];
     for (size_t i = 0; p->bytes && i < p->ninputs; i++) free(p->bytes[i]);
     free(p->bytes);
+    for (size_t i = 0; p->in_paths && i < p->ninputs; i++) free(p->in_paths[i]);
     free(p->in_paths);
     free(p->outputs);
     free(p->used);

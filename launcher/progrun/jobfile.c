@@ -141,7 +141,8 @@ bool cli_is_jobfile(const char *path) {
   json_error_t je;
   json_t *root = json_loadb(text, len, JSON_DISABLE_EOF_CHECK, &je);
   free(text);
-  bool is = root && json_is_object(root) && json_object_get(root, "machines");
+  bool is = root && json_is_object(root) &&
+            (json_object_get(root, "machines") || json_object_get(root, "every"));
   json_decref(root);
   return is;
 }
@@ -172,7 +173,8 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   json_t *machines = json_object_get(root, "machines");
   json_t *every = json_object_get(root, "every");
   json_t *runs = json_object_get(root, "runs");
-  if (rc == CLI_EXIT_OK && !json_is_array(machines))
+  /* "every" alone serves every machine alike. */
+  if (rc == CLI_EXIT_OK && !(machines ? json_is_array(machines) : every != NULL))
     rc = cli_jobfile_bad(err, NULL, "\"machines\" is not an array");
   if (rc == CLI_EXIT_OK && runs &&
       (!json_is_integer(runs) || json_integer_value(runs) < 1 ||
