@@ -414,6 +414,60 @@ static void test_check_gives_the_decoder_message(void) {
 }
 
 /* A description that decodes but breaks a rule: the rule's message. */
+/* saxpy.so's bytes, a real host image; *len its length. */
+static void *saxpy_image(size_t *len) {
+  char so[4096];
+  return rig_test_read_file(rig_test_binary_path("examples/kernels/saxpy.so", so, sizeof so), len);
+}
+
+/* check finds what a load would refuse without a device: a launch of a
+ * function its image lacks (naming what it has), an image that is not an
+ * ELF shared object (the C source given by mistake), an arch that names a
+ * device; a job file's program alike, after its part's path. */
+static void test_check_finds_what_a_load_would_refuse_without_a_device(void) {
+  char path[4096], job[4096], text[8400], want[12800];
+  size_t len = 0;
+  void *image = saxpy_image(&len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(image);
+  static const char source[] = "void saxpy(void) {}\n";
+  for (int k = 0; k < 3; k++) {
+    rig_desc *d = rig_desc_create();
+    rig_desc_add_device(d, k == 2 ? "host" : "x86_64");
+    if (k == 1)
+      rig_desc_add_image(d, 0, source, sizeof source - 1);
+    else
+      rig_desc_add_image(d, 0, image, len);
+    rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+    rig_desc_submit_add_launch(d, s, 0, k == 0 ? "saxpi" : "saxpy", NULL, 0, rig_desc_fixed(1),
+                               rig_desc_fixed(1));
+    write_desc(d, "code.bin", path, sizeof path);
+    rig_desc_free(d);
+    proc p = RUN("check", path);
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    static const char *const said[] = {
+        "step 0: image 0 has no function \"saxpi\" (it exports: saxpy, scale)",
+        "image 0 (device 0, x86_64): not an ELF shared object (20 bytes: no ELF magic)",
+        "devices[0]: \"host\" names a device, not an arch: a description names the arch of each "
+        "device (this machine's host is "};
+    snprintf(want, sizeof want, "progrun: %s: %s", path, said[k]);
+    CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+    if (strncmp(p.err.p, want, strlen(want)) != 0) show("check code", &p);
+    proc_free(&p);
+  }
+  /* The last, in a job file. */
+  snprintf(text, sizeof text, "{\"machines\": [{\"program\": \"%s\"}]}", path);
+  write_text(tmp_path("code-job.json", job, sizeof job), text);
+  proc p = RUN("check", job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want, "progrun: %s: machines[0].program: %s: devices[0]: \"host\" names",
+           job, path);
+  CU_ASSERT(strncmp(p.err.p, want, strlen(want)) == 0);
+  if (strncmp(p.err.p, want, strlen(want)) != 0) show("check code job", &p);
+  proc_free(&p);
+  free(image);
+}
+
 static void test_check_gives_the_rule_message(void) {
   char path[4096], want[12800];
   rig_desc *d = rig_desc_create();
@@ -647,9 +701,11 @@ static void test_json_file_paths_are_relative_to_the_json_file(void) {
                                          "    bytes: 7f454c46\n"));
   if (p.code != 0) show("dump rel/d.json", &p);
   proc_free(&p);
+  /* check reads k.bin beside d.json: its 4 bytes are no ELF object. */
   p = RUN("check", path);
-  CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(p.err.p, "image 0 (device 0, x86_64): not an ELF shared object (4 bytes: "));
   proc_free(&p);
 }
 
@@ -1958,18 +2014,18 @@ static void test_a_job_file_rail_past_the_hosts_room_is_refused_by_check_and_run
 static void test_a_file_neither_bytes_nor_json_is_not_a_program_description(void) {
   char path[4096], want[12800];
   static const struct {
-    const char *text, *found;
+    const char *text, *at, *found;
   } cases[] = {
-      {"", "line 1 column 0: unexpected token near end of file"},
-      {"rig.programX{}", "line 1 column 3: invalid token near 'rig'"},
+      {"", "1:0", "unexpected token near end of file"},
+      {"rig.programX{}", "1:3", "invalid token near 'rig'"},
   };
   for (size_t i = 0; i < 2; i++) {
     write_text(tmp_path("neither.bin", path, sizeof path), cases[i].text);
     proc p = RUN("check", path);
     CU_ASSERT_EQUAL(p.code, 2);
     snprintf(want, sizeof want,
-             "progrun: %s: not a program description: neither the bytes' magic nor JSON: %s\n",
-             path, cases[i].found);
+             "progrun: %s:%s: not a program description: neither the bytes' magic nor JSON: %s\n",
+             path, cases[i].at, cases[i].found);
     CU_ASSERT_STRING_EQUAL(p.err.p, want);
     proc_free(&p);
   }
@@ -2702,12 +2758,18 @@ static void test_check_of_a_job_file_names_the_file_and_the_json_path(void) {
 /* check of a job file finds a Ready leaf of a rail the machine is no end
  * of, naming the step, as the load would refuse it. */
 static void test_check_of_a_job_file_finds_a_ready_of_a_rail_the_machine_lacks(void) {
-  char prog[4096], text[8400], job[4096], want[16800];
+  char prog[4096], text[8400], job[4096], want[16800], so[4096];
   rig_desc *d = rig_desc_create();
   rig_desc_add_device(d, rig_host_isa());
-  rig_desc_add_image(d, 0, "\177ELF", 4);
+  /* A real image: check reads its functions too. */
+  size_t len = 0;
+  void *image =
+      rig_test_read_file(rig_test_binary_path("examples/kernels/saxpy.so", so, sizeof so), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(image);
+  rig_desc_add_image(d, 0, image, len);
+  free(image);
   rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
-  rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", "\0\0\0\0\0\0\0\0", 8,
+  rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "saxpy", "\0\0\0\0\0\0\0\0", 8,
                                                 rig_desc_fixed(1), rig_desc_fixed(1));
   rig_desc_hole *h = rig_desc_data_add_hole(d, rig_desc_part_params(p), 0, RIG_W64, 0, 0);
   rig_desc_terms_add(d, &h->terms, rig_desc_leaf_value(rig_desc_ready(5)), 1);
@@ -3342,6 +3404,8 @@ void rig_test_register(void) {
       {"check passes every example", test_check_passes_every_example},
       {"check gives the decoder message", test_check_gives_the_decoder_message},
       {"check gives the rule message", test_check_gives_the_rule_message},
+      {"check finds what a load would refuse without a device",
+       test_check_finds_what_a_load_would_refuse_without_a_device},
       {"a file neither bytes nor JSON is not a program description",
        test_a_file_neither_bytes_nor_json_is_not_a_program_description},
       {"info and the summary say why they cannot be written",

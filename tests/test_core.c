@@ -1018,6 +1018,61 @@ static void test_host_images_load_and_name_their_functions(void) {
   rig_image_release(img);
 }
 
+static void count_name(void *ctx, const char *name) {
+  size_t *n = ctx;
+  (*n)++;
+  CU_ASSERT(strlen(name) > 0);
+}
+
+/* A host image's functions are read without loading it (progrun check):
+ * what kernels.so exports is found, an image for another ISA or of no
+ * ELF is refused saying why, and the bytes cut anywhere or with their
+ * tables' offsets broken are refused or read within them, never past
+ * (ASan would see a read past the copy, which is exactly as long). */
+static void test_an_images_functions_are_read_within_its_bytes(void) {
+  rig_image_release(load_kernels(rig_host())); /* kernels_bytes read */
+  size_t n = 0;
+  bool known = false;
+  rig_error err;
+  CU_ASSERT_EQUAL(
+      rig_image_functions(rig_host_isa(), kernels_bytes, kernels_len, count_name, &n, &known, &err),
+      RIG_OK);
+  CU_ASSERT_TRUE(known);
+  CU_ASSERT(n >= 10); /* add_u64, copy_u64, noop, pause_s, ... */
+  CU_ASSERT_EQUAL(
+      rig_image_functions("aarch64", kernels_bytes, kernels_len, count_name, &n, &known, &err),
+      RIG_EREFUSED);
+  CU_ASSERT_STRING_EQUAL(err.message, "an ELF shared object for x86_64, not aarch64");
+  CU_ASSERT_EQUAL(rig_image_functions("x86_64", "int x;", 6, count_name, &n, &known, &err),
+                  RIG_EREFUSED);
+  CU_ASSERT_STRING_EQUAL(err.message, "not an ELF shared object (6 bytes: no ELF magic)");
+  for (size_t cut = 0; cut < kernels_len; cut += cut < 4096 ? 1 : 97) {
+    uint8_t *copy = malloc(cut ? cut : 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+    memcpy(copy, kernels_bytes, cut);
+    rig_status st = rig_image_functions(rig_host_isa(), copy, cut, count_name, &n, &known, &err);
+    CU_ASSERT(st == RIG_OK || st == RIG_EREFUSED);
+    free(copy);
+  }
+  /* Every byte of the header and of the section table set to 0xff in
+   * turn: offsets, sizes, counts and links that point anywhere. */
+  uint8_t *bad = malloc(kernels_len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+  uint64_t shoff = 0;
+  uint16_t shnum = 0;
+  memcpy(&shoff, (const uint8_t *)kernels_bytes + 0x28, sizeof shoff); /* Elf64_Ehdr.e_shoff */
+  memcpy(&shnum, (const uint8_t *)kernels_bytes + 0x3c, sizeof shnum); /* e_shnum */
+  CU_ASSERT_FATAL(shoff + (uint64_t)shnum * 64 <= kernels_len);
+  for (size_t at = 0; at < shoff + (size_t)shnum * 64; at = at == 63 ? shoff : at + 1) {
+    memcpy(bad, kernels_bytes, kernels_len);
+    bad[at] = 0xff;
+    rig_status st =
+        rig_image_functions(rig_host_isa(), bad, kernels_len, count_name, &n, &known, &err);
+    CU_ASSERT(st == RIG_OK || st == RIG_EREFUSED);
+  }
+  free(bad);
+}
+
 static void test_garbage_is_refused_with_the_loaders_reason(void) {
   rig_image *img = NULL;
   rig_error err;
@@ -1364,6 +1419,8 @@ void rig_test_register(void) {
       {"a submit that does not wait allocates nothing",
        test_a_submit_that_does_not_wait_allocates_nothing},
       {"host images load and name their functions", test_host_images_load_and_name_their_functions},
+      {"an image's functions are read within its bytes",
+       test_an_images_functions_are_read_within_its_bytes},
       {"garbage is refused with the loader's reason",
        test_garbage_is_refused_with_the_loaders_reason},
       {"a full cpu queue blocks then drains", test_a_full_cpu_queue_blocks_then_drains},

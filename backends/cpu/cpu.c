@@ -217,10 +217,18 @@ static rig_status cpu_open(unsigned n, rig_device **out, rig_error *err) {
 
 static const char *const cpu_arch[] = {"cpu-", NULL};
 
+/* A cpu:N runs its machine's host code: "cpu-<ISA>" images are the ISA's. */
+static rig_status cpu_image_functions(const char *arch, const void *bytes, size_t len,
+                                      void (*each)(void *ctx, const char *name), void *ctx,
+                                      rig_error *err) {
+  return rig_hostcode_image_functions(arch + strlen(cpu_arch[0]), bytes, len, each, ctx, err);
+}
+
 const rig_provider rig_provider_cpu = {
     .abi = RIG_PROVIDER_ABI,
     .family = "cpu",
     .arch_prefixes = cpu_arch,
     .count = cpu_count,
     .open = cpu_open,
+    .image_functions = cpu_image_functions,
 };

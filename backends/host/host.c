@@ -113,4 +113,5 @@ const rig_provider rig_provider_host = {
     .other_archs = true,
     .count = host_count,
     .open = host_open,
+    .image_functions = rig_hostcode_image_functions,
 };

@@ -104,7 +104,7 @@ typedef struct host_image {
 /* Why bytes are no ELF shared object, or NULL when their header says they
  * are one: the loader's own words for it ("file too short", "invalid ELF
  * header") name the memfd, not what the bytes are. */
-static const char *not_a_shared_object(const void *bytes, size_t len) {
+const char *rig_hostcode_not_a_shared_object(const void *bytes, size_t len) {
   if (len < SELFMAG || memcmp(bytes, ELFMAG, SELFMAG) != 0) return "no ELF magic";
   ElfW(Ehdr) h;
   if (len < sizeof h) return "shorter than an ELF header";
@@ -115,7 +115,7 @@ static const char *not_a_shared_object(const void *bytes, size_t len) {
 
 rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t len, void **image,
                                    rig_error *err) {
-  const char *not_so = not_a_shared_object(bytes, len);
+  const char *not_so = rig_hostcode_not_a_shared_object(bytes, len);
   if (not_so)
     return rig_error_set(err, RIG_EREFUSED, "%s: not an ELF shared object (%zu bytes: %s)", device,
                          len, not_so);

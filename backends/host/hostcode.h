@@ -39,6 +39,16 @@ rig_status rig_hostcode_image_load(const char *device, const void *bytes, size_t
 rig_status rig_hostcode_image_entry(const char *device, void *image, const char *name, size_t len,
                                     rig_entry *out, rig_error *err);
 void rig_hostcode_image_unload(void *image);
+/* Why bytes are no ELF shared object, or NULL when their header says they
+ * are one. */
+const char *rig_hostcode_not_a_shared_object(const void *bytes, size_t len);
+/* The functions an ELF shared object for `isa` exports (its dynamic
+ * symbols of default visibility), each handed to `each`, read from the
+ * bytes without loading them (elf.c): RIG_EREFUSED with why when they are
+ * no such object. */
+rig_status rig_hostcode_image_functions(const char *isa, const void *bytes, size_t len,
+                                        void (*each)(void *ctx, const char *name), void *ctx,
+                                        rig_error *err);
 
 /* Page-aligned host memory for host and cpu devices. */
 rig_status rig_hostcode_alloc(uint64_t bytes, rig_mem_info *out, rig_error *err);

@@ -106,6 +106,15 @@ const char *rig_family_name(size_t family);
  * ("cpu-", "sm_"), else the one of every other arch (the host: a
  * machine's ISA, this one's or another's), or -1. */
 int rig_family_of_arch(const char *arch);
+/* The functions an image for `arch` exports, each handed to `each`, found
+ * without a device and without running the image (its family's provider
+ * reads them): RIG_OK; RIG_EREFUSED with why the bytes are no image of
+ * arch; RIG_EINVAL when no family of this build has that arch. A family
+ * that cannot tell without a device (cuda) answers RIG_OK and *known
+ * false, calling each for none. */
+rig_status rig_image_functions(const char *arch, const void *bytes, size_t len,
+                               void (*each)(void *ctx, const char *name), void *ctx, bool *known,
+                               rig_error *err);
 /* The family whose device `name` names ("host", "cpu:1", "cuda:0": the
  * number in plain decimal, one spelling per device), or -1; whether this
  * machine has that device is rig_device_open's to say. */

@@ -126,7 +126,7 @@ void rig_device_lose_status(rig_device *dev, rig_status code, const char *fmt, .
 /* The ABI of rig_provider and of the driver interface it opens devices
  * with: raised whenever either changes. The core refuses a provider of
  * another (its family then has no device, and says why). */
-#define RIG_PROVIDER_ABI 1
+#define RIG_PROVIDER_ABI 2
 
 typedef struct rig_provider {
   /* abi and family come first in every ABI, so that the core can read
@@ -150,6 +150,14 @@ typedef struct rig_provider {
    * rig_device_register. Called at most once per index, under the core's
    * open lock. */
   rig_status (*open)(unsigned index, rig_device **out, rig_error *err);
+  /* Optional (NULL: the family cannot tell without a device). The
+   * functions an image for `arch` exports, each handed to `each`, found
+   * without a device and without running any of the image's code (what
+   * `progrun check` looks launches up in): RIG_EREFUSED with why the bytes
+   * are no image of arch (message without a device's name). */
+  rig_status (*image_functions)(const char *arch, const void *bytes, size_t len,
+                                void (*each)(void *ctx, const char *name), void *ctx,
+                                rig_error *err);
 } rig_provider;
 
 /* The timeline word of point p's device and the value p waits for: what a

@@ -24,6 +24,19 @@ extern "C" {
 
 typedef struct rig_program rig_program;
 
+/* What a load would refuse that is found without a device or a rail
+ * (`progrun check`), for a description rig_desc_check passed: RIG_EINVAL
+ * for an arch that names a device (`devices[0]: "host" names a device,
+ * not an arch: ...`); RIG_EREFUSED for an image that is no image of its
+ * device's arch (`image 0 (device 0, x86_64): not an ELF shared object
+ * (..)`), or a launch or fill of a function its image does not export
+ * (`step 4: image 1 has no function "scale_by_in" (it exports:
+ * scale_by_int)`). Images are read by their family (host and cpu: ELF
+ * dynamic symbols), never run; an arch no family of this build has, or
+ * a family that cannot tell without a device (cuda), is left to the
+ * load. */
+rig_status rig_desc_check_code(const rig_desc *desc, rig_error *err);
+
 /* Loads desc on devices (device i of the description is devices[i]); rails
  * may be NULL (no rail). RIG_EINVAL, before anything is made, for a rule
  * the description breaks (docs/rules.md; also: `<n> devices for a program

@@ -84,7 +84,9 @@ int cli_check(int argc, char **argv) {
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
   rig_error err = {0};
+  /* The rules, then what a load would refuse that needs no device. */
   rig_status st = rig_desc_check(d, &err);
+  if (st == RIG_OK) st = rig_desc_check_code(d, &err);
   rig_desc_free(d);
   if (st != RIG_OK) return cli_fail(cli_exit_of(st), "%s: %s", a.file, err.message);
   puts("ok");

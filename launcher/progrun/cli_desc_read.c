@@ -77,18 +77,20 @@ int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err) {
    * said first, then what each reading found. */
   json_error_t je;
   json_t *any = NULL;
-  if (st != RIG_OK && st != RIG_ENOMEM && !rig_desc_is_bytes(text, len) &&
-      !(any = json_loadb(text, len, JSON_DECODE_ANY, &je)))
+  bool no_json = st != RIG_OK && st != RIG_ENOMEM && !rig_desc_is_bytes(text, len) &&
+                 !(any = json_loadb(text, len, JSON_DECODE_ANY, &je));
+  /* Where the JSON reader stopped, as compilers say it (FILE:LINE:COLUMN),
+   * so that an editor can go there. */
+  if (no_json)
     rig_error_set(err, RIG_EMALFORMED,
-                  "not a program description: neither the bytes' magic nor JSON: line %d column "
-                  "%d: %s",
-                  je.line, je.column, je.text);
+                  "%s:%d:%d: not a program description: neither the bytes' magic nor JSON: %s",
+                  path, je.line, je.column, je.text);
   json_decref(any);
   free(text);
   if (st != RIG_OK) {
     *d = NULL;
     if (st == RIG_EMALFORMED && strcmp(path, "-") != 0) point_to_the_build(path, err);
-    rig_error_prefix(err, "%s", path);
+    if (!no_json) rig_error_prefix(err, "%s", path);
     return cli_exit_of(st);
   }
   return CLI_EXIT_OK;

@@ -253,6 +253,12 @@ static int check_part(const cli_jobfile *j, size_t i, rig_error *err) {
   int64_t machine = i < j->n ? (int64_t)i : -1;
   rc = fit_part(jm, d, where, err);
   if (rc == CLI_EXIT_OK) rc = cli_jobfile_fit_rails(j, machine, d, jm->program, where, err);
+  /* What the load would refuse of its images, found here. */
+  rig_status st = rc == CLI_EXIT_OK ? rig_desc_check_code(d, err) : RIG_OK;
+  if (st != RIG_OK) {
+    rig_error_prefix(err, "%s.program: %s", where, jm->program);
+    rc = cli_exit_of(st);
+  }
   rig_desc_free(d);
   return rc;
 }

@@ -157,8 +157,8 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
   free(text);
   if (!root)
-    return cli_jobfile_bad(err, cli_short_path(path, shown, sizeof shown),
-                           "JSON line %d column %d: %s", je.line, je.column, je.text);
+    return cli_jobfile_bad(err, NULL, "%s:%d:%d: %s", cli_short_path(path, shown, sizeof shown),
+                           je.line, je.column, je.text);
   char *copy = strdup(path);
   const char *dir = copy ? dirname(copy) : ".";
   const char *key;

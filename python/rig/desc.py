@@ -4,6 +4,7 @@ checked by the library's own checker."""
 import ctypes
 import json
 import os
+import re
 
 from . import _lib
 from ._lib import lib
@@ -69,9 +70,12 @@ class Description:
             message = e.message
             # Text that is no JSON is no description at all: said first,
             # as progrun says it, then where the JSON reader stopped.
-            if e.status == "RIG_EMALFORMED" and message.startswith("JSON line "):
-                message = "not a program description: neither the bytes' magic nor JSON: " + \
-                    message[len("JSON "):]
+            # FILE:LINE:COLUMN, as compilers (and progrun) say it.
+            where = re.match(r"JSON line (\d+) column (\d+): ", message)
+            if e.status == "RIG_EMALFORMED" and where:
+                raise _lib.RigError(
+                    e.status, f"{path}:{where[1]}:{where[2]}: not a program description: "
+                    "neither the bytes' magic nor JSON: " + message[where.end():]) from None
             raise _lib.RigError(e.status, f"{path}: {message}") from None
 
     # ---- writing -----------------------------------------------------------

@@ -75,5 +75,5 @@ def test_a_file_read_names_itself_in_its_message(tmp_path):
     path.write_text("rig")
     with pytest.raises(rig.RigError) as e:
         rig.Description.read(str(path))
-    assert str(e.value) == (f"{path}: not a program description: neither the bytes' magic "
-                            "nor JSON: line 1 column 3: invalid token near 'rig'")
+    assert str(e.value) == (f"{path}:1:3: not a program description: neither the bytes' "
+                            "magic nor JSON: invalid token near 'rig'")

@@ -91,6 +91,20 @@ int rig_family_of_arch(const char *arch) {
   return rig_families_of_arch(&the, arch);
 }
 
+rig_status rig_image_functions(const char *arch, const void *bytes, size_t len,
+                               void (*each)(void *ctx, const char *name), void *ctx, bool *known,
+                               rig_error *err) {
+  rig_core_init();
+  *known = false;
+  int f = rig_families_of_arch(&the, arch);
+  if (f < 0)
+    return rig_error_set(err, RIG_EINVAL, "no device family of this build has arch %s", arch);
+  const rig_provider *p = the.table[f];
+  if (!p->image_functions) return RIG_OK;
+  *known = true;
+  return p->image_functions(arch, bytes, len, each, ctx, err);
+}
+
 rig_status rig_families_devices(const rig_families *fs, size_t f, unsigned *n, rig_error *err) {
   *n = 0;
   if (f >= fs->n) return rig_error_set(err, RIG_EINVAL, "no device family %zu", f);
