@@ -1218,7 +1218,8 @@ static void test_a_host_cut_during_the_start_is_told_and_every_rank_leaves(void)
   CU_ASSERT(c.mpirun_back_for < 60);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
-  bool told = strstr(p.err, "not done after 10 s: a machine did not join") ||
+  bool told = strstr(p.err, "not done after 10 s: a machine did not answer") ||
+              strstr(p.err, "did not answer within 10 s") ||
               strstr(p.err, ": machine 1 (node2): silent for 10 s\n") ||
               strstr(p.err, "ORTE has lost communication with a remote daemon");
   CU_ASSERT(told);
@@ -1227,6 +1228,37 @@ static void test_a_host_cut_during_the_start_is_told_and_every_rank_leaves(void)
             c.mpirun_back_for);
     show(&p);
   }
+  rig_proc_free(&p);
+}
+
+/* A cluster set up as one machine (MPI's TCP and UCX pinned to lo, the
+ * loopback settings of scripts/env.sh): the first exchange cannot reach
+ * machine 1, and rather than hang, rank 0 names it with the settings MPI
+ * went by, every rank leaving within the bound (RIG_JOB_SILENCE). */
+static void test_a_cluster_pinned_to_loopback_is_told_naming_machine_and_setting(void) {
+  if (!across_hosts("a cluster pinned to loopback is told naming machine and setting")) return;
+  if (mpich()) {
+    rig_test_skip("a cluster pinned to loopback is told naming machine and setting",
+                  "the settings are Open MPI's (btl_tcp_if_include)");
+    return;
+  }
+  char saxpy[512];
+  char *argv[40];
+  size_t k = rig_proc_mpiexec(argv, 2, false);
+  const char *const more[] = {"--mca", "btl_tcp_if_include", "lo", "-x", "UCX_NET_DEVICES=lo",
+                              "-x",    "RIG_JOB_SILENCE=5"};
+  for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) argv[k++] = (char *)more[i];
+  argv[k++] = (char *)progrun();
+  argv[k++] = (char *)example("saxpy.json", saxpy, sizeof saxpy);
+  argv[k] = NULL;
+  rig_proc p = rig_proc_run(argv, NULL, 90);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  const char *said = "progrun: at the start, machine 1 (of 2) did not answer within 5 s (";
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, said));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "OMPI_MCA_btl_tcp_if_include=lo"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "(lo reaches no other host)"));
+  if (!strstr(p.err, said)) show(&p);
   rig_proc_free(&p);
 }
 
@@ -1963,6 +1995,8 @@ void rig_test_register(void) {
        test_a_job_with_rails_on_too_few_ranks_says_how_to_start_it},
       {"a cut host fails the job naming its machine and every rank leaves",
        test_a_cut_host_fails_the_job_naming_its_machine_and_every_rank_leaves},
+      {"a cluster pinned to loopback is told naming machine and setting",
+       test_a_cluster_pinned_to_loopback_is_told_naming_machine_and_setting},
       {"a host cut during the start is told and every rank leaves",
        test_a_host_cut_during_the_start_is_told_and_every_rank_leaves},
       CU_TEST_INFO_NULL};

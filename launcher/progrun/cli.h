@@ -84,6 +84,24 @@ bool cli_rank_is_not_0(void);
  * to give instead, or NULL. */
 const char *cli_singletons(void);
 
+/* ---- waits MPI does not bound (cli_bound.c) --------------------------------------- */
+
+/* Begins a wait MPI does not bound (`what`: "the launcher's start
+ * (MPI_Init)"): past the job's silence bound (RIG_JOB_SILENCE) the process
+ * says what waited, and the network settings MPI went by, and exits with
+ * `code`. One at a time; cli_bound_end ends it. */
+void cli_bound_begin(const char *what, int code);
+void cli_bound_end(void);
+/* The first exchange of a job: rank 0 hears from every rank, then tells
+ * each *rc (rank 0's); past the bound each rank says who did not answer
+ * (rank 0 names the machines) and exits. */
+void cli_bound_hello(int rank, int size, int *rc);
+/* "<what> not done after <bound> s: a machine did not answer (...)". */
+void cli_bound_said(const char *what, double bound, char *out, size_t size);
+/* The network variables of MPI and UCX this process has, "A=a, B=b";
+ * how many bytes. */
+size_t cli_network_settings(char *out, size_t size);
+
 /* ---- the words of a subcommand (cli_args.c) ------------------------------------- */
 
 /* What cli_args_parse found: an option of the table (with its value, or

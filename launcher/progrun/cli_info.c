@@ -387,7 +387,9 @@ int cli_info(int argc, char **argv) {
   int rank = 0, size = 1;
   if (mpi) {
     int provided;
+    cli_bound_begin("the launcher's start (MPI_Init)", CLI_EXIT_FAIL);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    cli_bound_end();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
   }
@@ -396,7 +398,12 @@ int cli_info(int argc, char **argv) {
   json_t *mine = describe(rank, &err, &ok);
   json_t *machines = NULL;
   if (mpi) {
+    /* The first words between the machines, bounded. */
+    int go = CLI_EXIT_OK;
+    cli_bound_hello(rank, size, &go);
+    cli_bound_begin("the gather of every machine's description", CLI_EXIT_FAIL);
     machines = gather(mine, rank, size);
+    cli_bound_end();
     json_decref(mine);
   } else {
     machines = json_array();
@@ -428,8 +435,12 @@ int cli_info(int argc, char **argv) {
   json_decref(machines);
   if (mpi) {
     /* Every rank leaves with rank 0's status. */
+    cli_bound_begin("the close (every machine told rank 0's status)", CLI_EXIT_FAIL);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    cli_bound_end();
+    cli_bound_begin("the launcher's close (MPI_Finalize)", rc);
     MPI_Finalize();
+    cli_bound_end();
   }
   return rc;
 }

@@ -116,51 +116,17 @@ static void agent(int rank) {
 
 /* ---- the launcher's start ------------------------------------------------------ */
 
-/* MPI_Init waits for every rank of the job, without a bound: a host cut
- * off while it runs would leave this rank waiting for ever, saying
- * nothing. A watchdog bounds it by the job's silence bound. */
-typedef struct init_watch {
-  pthread_mutex_t lock;
-  pthread_cond_t done_cond;
-  bool done;
-  double bound;
-} init_watch;
-
-static void *watch_init(void *arg) {
-  init_watch *w = arg;
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += (time_t)w->bound;
-  pthread_mutex_lock(&w->lock);
-  while (!w->done && pthread_cond_timedwait(&w->done_cond, &w->lock, &until) == 0) {
-  }
-  bool done = w->done;
-  pthread_mutex_unlock(&w->lock);
-  if (!done) {
-    cli_fail(CLI_EXIT_FAIL,
-             "the launcher's start (MPI_Init) not done after %g s: a machine did not join "
-             "(its host cut off, stopped, or gone)",
-             w->bound);
-    leave(CLI_EXIT_FAIL);
-  }
-  return NULL;
-}
-
+/* MPI_Init, bounded: a machine cut off while it runs would leave this rank
+ * waiting for ever, saying nothing. */
 static void init_bounded(int *argc, char ***argv) {
-  init_watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, rig_job_silence()};
-  pthread_t t;
-  bool watching = pthread_create(&t, NULL, watch_init, &w) == 0;
   /* A machine that is gone (killed, cut off) leaves sockets closed: a
    * write to one is EPIPE, which UCX and Open MPI report, not a SIGPIPE
    * that would end this rank before the job's cause is told. */
   signal(SIGPIPE, SIG_IGN);
+  cli_bound_begin("the launcher's start (MPI_Init)", CLI_EXIT_FAIL);
   int provided;
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-  pthread_mutex_lock(&w.lock);
-  w.done = true;
-  pthread_cond_signal(&w.done_cond);
-  pthread_mutex_unlock(&w.lock);
-  if (watching) pthread_join(t, NULL);
+  cli_bound_end();
 }
 
 /* ---- the failure, told when it happens --------------------------------------- */
@@ -300,11 +266,15 @@ int cli_run_job(int argc, char **argv) {
   memset(&s, 0, sizeof s);
   /* Only the controller reads FILE and the options' files. */
   int rc = rank == 0 ? plan_here(argc, argv, &o, &s, (size_t)size) : CLI_EXIT_OK;
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  /* The first words between the machines: where a network MPI cannot
+   * use shows, each machine that did not answer named. */
+  cli_bound_hello(rank, size, &rc);
   if (rc == CLI_EXIT_OK) {
     /* Where agents tell the controller of an interrupt: a dead peer must
      * not end the one who asks. */
+    cli_bound_begin("the start (MPI_Comm_dup)", CLI_EXIT_FAIL);
     MPI_Comm_dup(MPI_COMM_WORLD, &cli_interrupt_comm);
+    cli_bound_end();
     MPI_Comm_set_errhandler(cli_interrupt_comm, MPI_ERRORS_RETURN);
     if (rank == 0)
       cli_interrupt_arm(cli_session_interrupted, cli_session_continued, &s);
@@ -319,6 +289,9 @@ int cli_run_job(int argc, char **argv) {
   }
   cli_session_free(&s);
   cli_run_opts_free(&o);
+  /* The job's files are whole by now: a close that hangs is still told. */
+  cli_bound_begin("the launcher's close (MPI_Finalize)", rc < 0 ? CLI_EXIT_OK : rc);
   MPI_Finalize();
+  cli_bound_end();
   return rc < 0 ? CLI_EXIT_OK : rc;
 }

@@ -44,7 +44,7 @@ declare -A ORDER=(
               > cli_report cli_table cli_trace dump dot_job > dot cli_trace_clock cli_times > dot_graph
               > jobfile > jobfile_rails cli_desc_read cli_outset > cli_file
               > cli_opts > cli_args
-              > cli_say cli_launcher cli_units cli_wire cli_signal > cli_help"
+              > cli_bound > cli_say cli_launcher cli_units cli_wire cli_signal > cli_help"
 )
 
 objects() { find "$bin" -path "*/CMakeFiles/$1.dir/*" -name '*.o' | sort; }
