@@ -315,7 +315,9 @@ static unsigned char *offer_route(rig_job *job, express *ex, bool want, size_t *
   rig_error e;
   bool mapped = ex->my_timelines != NULL;
   if (!mapped && rig_express_msg_listen(ex, &address, &len, &e) != RIG_OK) {
-    rig_log(RIG_LOG_INFO, "runs go by frames: %s", e.message);
+    /* Said, not kept silent: frames are several times slower. */
+    rig_log(RIG_LOG_WARN, "machine %d: runs go by frames, not by UCX messages: %s", job->rank,
+            e.message);
     len = 0;
   }
   unsigned char *offer = malloc(1 + len);
@@ -329,15 +331,21 @@ static unsigned char *offer_route(rig_job *job, express *ex, bool want, size_t *
 /* The controller's choice for machine m from its offer (express_messages.h): by
  * memory where each maps the other's, by messages where neither does and
  * both listen (connected here), else by frames. */
-static unsigned char choose_route(express *ex, int m, const unsigned char *offer, size_t n,
-                                  bool listening) {
+static unsigned char choose_route(rig_job *job, express *ex, int m, const unsigned char *offer,
+                                  size_t n, bool listening) {
   unsigned char route = ROUTE_FRAMES;
   rig_error e;
-  if (n >= 1 && offer[0] && ex->rings && ex->rings[m])
+  if (n >= 1 && offer[0] && ex->rings && ex->rings[m]) {
     route = ROUTE_MEMORY;
-  else if (n > 1 && listening && ex->timelines &&
-           rig_express_msg_connect(ex, m, offer + 1, n - 1, &e) == RIG_OK)
-    route = ROUTE_MESSAGES;
+  } else if (n > 1 && listening && ex->timelines) {
+    if (rig_express_msg_connect(ex, m, offer + 1, n - 1, &e) == RIG_OK)
+      route = ROUTE_MESSAGES;
+    else /* the route the machine offered, lost: said once, with why */
+      rig_log(RIG_LOG_WARN,
+              "%s: runs go by frames, not by UCX messages: %s (UCX_NET_DEVICES, RIG_UCX_TLS: "
+              "docs/jobs.md, \"On a cluster\")",
+              rig_job_label(job, m), e.message);
+  }
   if (route != ROUTE_MEMORY && ex->rings && ex->rings[m]) {
     rig_area_release(ex->rings[m]);
     ex->rings[m] = NULL;
@@ -354,12 +362,16 @@ static unsigned char *plan_routes(rig_job *job, express *ex, const gathered *g, 
   bool listening = false;
   for (int m = 1; m < job->size && !listening; m++)
     listening = g->lens[m] > 1 && !g->all[g->offs[m]];
-  if (listening && rig_express_msg_listen(ex, &address, &len, &e) != RIG_OK) listening = false;
+  if (listening && rig_express_msg_listen(ex, &address, &len, &e) != RIG_OK) {
+    rig_log(RIG_LOG_WARN, "runs of the other hosts go by frames, not by UCX messages: %s",
+            e.message);
+    listening = false;
+  }
   unsigned char *plan = calloc(1, (size_t)job->size + len);
   if (!plan) return NULL;
   bool messages = false;
   for (int m = 1; m < job->size; m++) {
-    plan[m] = choose_route(ex, m, g->all + g->offs[m], (size_t)g->lens[m], listening);
+    plan[m] = choose_route(job, ex, m, g->all + g->offs[m], (size_t)g->lens[m], listening);
     messages |= plan[m] == ROUTE_MESSAGES;
   }
   if (messages && len) memcpy(plan + job->size, address, len);
@@ -382,10 +394,13 @@ static unsigned char *plan_routes(rig_job *job, express *ex, const gathered *g, 
 static void follow_route(rig_job *job, express *ex, const unsigned char *plan, uint64_t n) {
   unsigned char route = n > (uint64_t)job->rank ? plan[job->rank] : ROUTE_FRAMES;
   rig_error e;
-  if (route == ROUTE_MESSAGES && n > (uint64_t)job->size &&
-      rig_express_msg_connect(ex, 0, plan + job->size, n - (uint64_t)job->size, &e) == RIG_OK) {
-    ex->route = ROUTE_MESSAGES;
-    return;
+  if (route == ROUTE_MESSAGES && n > (uint64_t)job->size) {
+    if (rig_express_msg_connect(ex, 0, plan + job->size, n - (uint64_t)job->size, &e) == RIG_OK) {
+      ex->route = ROUTE_MESSAGES;
+      return;
+    }
+    rig_log(RIG_LOG_WARN, "machine %d: its reports go by frames, not by UCX messages: %s",
+            job->rank, e.message);
   }
   ex->route = route == ROUTE_MEMORY ? ROUTE_MEMORY : ROUTE_FRAMES;
   if (route != ROUTE_MEMORY) {

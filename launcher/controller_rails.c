@@ -125,6 +125,7 @@ static rig_status attach_ends(job_rail *jr, int here, const void **address, cons
     rig_status st;
     if (e == here) {
       st = rig_rail_attach(jr->rail, address[1 - e], len[1 - e], err);
+      if (st != RIG_OK) rig_job_unreached(jr->job, jr->ends[e], jr->ends[1 - e], err);
       if (st != RIG_OK) return st;
       continue;
     }
@@ -132,6 +133,7 @@ static rig_status attach_ends(job_rail *jr, int here, const void **address, cons
     request *reply = NULL;
     st = rig_request(jr->job, jr->ends[e], &f, address[1 - e], len[1 - e], &reply, err);
     if (st != RIG_OK) {
+      rig_job_unreached(jr->job, jr->ends[e], jr->ends[1 - e], err);
       rig_error_prefix(err, "%s", rig_job_label(jr->job, jr->ends[e]));
       return st;
     }

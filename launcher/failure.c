@@ -3,8 +3,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "job.h"
 
 /* The kinds a cause may stand for; anything else (a frame from the wire)
@@ -64,6 +66,20 @@ rig_status rig_job_fail_hook(rig_job *job, bool tell, const char *cause, rig_err
 
 const char *rig_job_label(const rig_job *job, int m) {
   return job->labels && m >= 0 && m < job->size ? job->labels[m] : "a machine";
+}
+
+void rig_job_unreached(const rig_job *job, int m_from, int m, rig_error *err) {
+  if (!strstr(err->message, "UCX: ")) return;
+  char from[RIG_JOB_LABEL], msg[RIG_ERROR_MESSAGE_MAX + 3 * RIG_JOB_LABEL];
+  snprintf(from, sizeof from, "%s", rig_job_label(job, m_from));
+  const char *dev = getenv("UCX_NET_DEVICES"), *tls = rig_env_get()->ucx_tls;
+  snprintf(msg, sizeof msg,
+           "%s (%s to %s; UCX_NET_DEVICES%s%.64s names the network device UCX takes between "
+           "hosts%s%.64s%s)",
+           err->message, from, rig_job_label(job, m), dev ? "=" : " (unset)", dev ? dev : "",
+           tls[0] ? ", RIG_UCX_TLS=" : "", tls,
+           dev && strcmp(dev, "lo") == 0 ? ": lo reaches no other host" : "");
+  rig_error_set(err, err->code, "%s", msg);
 }
 
 void rig_job_fail_here(rig_job *job, const rig_error *why) {

@@ -22,6 +22,11 @@ void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
 rig_status rig_job_fail_hook(rig_job *job, bool tell, const char *cause, rig_error *err);
 /* The job fails with this machine's reason: "<its label>: <why>". */
 void rig_job_fail_here(rig_job *job, const rig_error *why);
+/* err, UCX's failure to reach machine `to` from machine `from` (an
+ * endpoint's), with the two machines named and the setting that chooses
+ * UCX's network between hosts: "<err> (machine 0 (node1) to machine 1
+ * (node2); UCX_NET_DEVICES=lo names ...)". Only a message of UCX's. */
+void rig_job_unreached(const rig_job *job, int from, int to, rig_error *err);
 /* The job's root cause as RIG_EJOB. */
 rig_status rig_job_error(rig_job *job, rig_error *err);
 /* An agent: the controller closed the job. */

@@ -212,6 +212,7 @@ rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
     int m = i < t->nchildren ? t->first + i : t->parent;
     lost[i] = (lost_ctx){job, m};
     st = rig_peer_connect(theirs[i], lens[i], &job->failed, on_lost, &lost[i], &t->peers[i], err);
+    if (st != RIG_OK) rig_job_unreached(job, job->rank, m, err);
   }
   for (int i = 0; theirs && i < k; i++) free(theirs[i]);
   free(theirs);

@@ -1262,6 +1262,36 @@ static void test_a_cluster_pinned_to_loopback_is_told_naming_machine_and_setting
   rig_proc_free(&p);
 }
 
+/* UCX alone pinned to lo across hosts (MPI on the hosts' network): UCX
+ * cannot reach the other host, and the job's failure names both machines
+ * and UCX_NET_DEVICES; the express route's fall-back to frames is said
+ * too, once. */
+static void test_ucx_pinned_to_loopback_names_both_machines_and_the_setting(void) {
+  if (!across_hosts("ucx pinned to loopback names both machines and the setting")) return;
+  char saxpy[512];
+  char *argv[40];
+  size_t k = rig_proc_mpiexec(argv, 2, false);
+  const char *const more[] = {"-x", "UCX_NET_DEVICES=lo", "-x", "RIG_JOB_SILENCE=10"};
+  for (size_t i = 0; i < sizeof more / sizeof more[0] && !mpich(); i++) argv[k++] = (char *)more[i];
+  argv[k++] = (char *)progrun();
+  argv[k++] = (char *)example("saxpy.json", saxpy, sizeof saxpy);
+  argv[k] = NULL;
+  static char lo[] = "UCX_NET_DEVICES=lo";
+  char *env[] = {lo, NULL};
+  rig_proc p = rig_proc_run(argv, mpich() ? env : NULL, 90);
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  const char *said = "Destination is unreachable (machine 0 (node1) to machine 1 (node2); "
+                     "UCX_NET_DEVICES=lo names the network device UCX takes between hosts: lo "
+                     "reaches no other host)";
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, said));
+  const char *fell = "machine 1 (node2): runs go by frames, not by UCX messages: ";
+  const char *first = strstr(p.err, fell);
+  CU_ASSERT(first && !strstr(first + 1, fell));
+  if (!strstr(p.err, said)) show(&p);
+  rig_proc_free(&p);
+}
+
 /* Machine 1's host cut off mid-run (no packet in or out, no process
  * killed), with the default silence bound and the launcher's keepalive
  * that scripts/lib/ompi.sh sets: mpirun ends the job for the daemon it
@@ -1995,6 +2025,8 @@ void rig_test_register(void) {
        test_a_job_with_rails_on_too_few_ranks_says_how_to_start_it},
       {"a cut host fails the job naming its machine and every rank leaves",
        test_a_cut_host_fails_the_job_naming_its_machine_and_every_rank_leaves},
+      {"ucx pinned to loopback names both machines and the setting",
+       test_ucx_pinned_to_loopback_names_both_machines_and_the_setting},
       {"a cluster pinned to loopback is told naming machine and setting",
        test_a_cluster_pinned_to_loopback_is_told_naming_machine_and_setting},
       {"a host cut during the start is told and every rank leaves",
