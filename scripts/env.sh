@@ -1,5 +1,7 @@
 # shellcheck shell=bash
-# Source it from a shell (bash): `source scripts/env.sh`. Puts the build
+# Source it from a shell (bash): `source scripts/env.sh`, or on a
+# cluster `source scripts/env.sh --cluster` (the site's network; no
+# loopback, no mpirun as root). Puts the build
 # tree's progrun (build/default, or $RIG_BUILD_DIR) first on PATH, so that
 # `progrun`, `mpirun -n 4 progrun ...` and `sbatch examples/slurm/job.sh
 # ...` find it, and keeps the network traffic of MPI and UCX on loopback
@@ -17,6 +19,16 @@ case ":${PYTHONPATH:-}:" in
   *":$rig_build/python:"*) ;;
   *) export PYTHONPATH="$rig_build/python${PYTHONPATH:+:$PYTHONPATH}" ;;
 esac
-# shellcheck source=scripts/lib/env.sh
-source "$rig_root/scripts/lib/env.sh"
+if [[ "${1:-}" == "--cluster" ]]; then
+  # On a cluster MPI and UCX take the site's network: the loopback
+  # settings this file sets for one machine would cut the hosts apart
+  # (docs/jobs.md, "On a cluster"). Those it set before are dropped.
+  for rig_var in UCX_NET_DEVICES OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include; do
+    [[ "${!rig_var:-}" == "lo" ]] && unset "$rig_var"
+  done
+  unset rig_var
+else
+  # shellcheck source=scripts/lib/env.sh
+  source "$rig_root/scripts/lib/env.sh"
+fi
 unset rig_root rig_build
