@@ -19,6 +19,12 @@ case ":${PYTHONPATH:-}:" in
   *":$rig_build/python:"*) ;;
   *) export PYTHONPATH="$rig_build/python${PYTHONPATH:+:$PYTHONPATH}" ;;
 esac
+# progrun's man page, from the build tree (`man progrun`); the trailing
+# colon keeps the system's pages.
+case ":${MANPATH:-}:" in
+  *":$rig_build/share/man:"*) ;;
+  *) export MANPATH="$rig_build/share/man:${MANPATH:-}" ;;
+esac
 if [[ "${1:-}" == "--cluster" ]]; then
   # On a cluster MPI and UCX take the site's network: the loopback
   # settings this file sets for one machine would cut the hosts apart

@@ -3253,14 +3253,18 @@ static void test_help_fits_80_columns(void) {
 }
 
 static void test_version_is_the_library_version(void) {
-  static const char *const forms[] = {"--version", "-V"};
-  for (size_t i = 0; i < 2; i++) {
+  static const char *const forms[] = {"--version", "-V", "version"};
+  for (size_t i = 0; i < 3; i++) {
     proc p = RUN(forms[i]);
     CU_ASSERT_EQUAL(p.code, 0);
     CU_ASSERT_STRING_EQUAL(p.out.p, "progrun " RIG_VERSION_STRING "\n");
     CU_ASSERT_STRING_EQUAL(p.err.p, "");
     proc_free(&p);
   }
+  proc p = RUN("version", "extra");
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT(strncmp(p.err.p, "progrun: version: takes nothing, not 'extra'\n", 45) == 0);
+  proc_free(&p);
 }
 
 /* A usage error is one line of what is wrong and one pointing to the
@@ -3304,7 +3308,7 @@ static void test_bad_usage_is_one_line_and_where_the_help_is(void) {
  * warning and holds every command's synopsis and every option. */
 static void test_the_man_page_holds_every_command_and_option(void) {
   char man[4096], script[8400];
-  rig_test_binary_path("progrun.1", man, sizeof man);
+  rig_test_binary_path("share/man/man1/progrun.1", man, sizeof man);
   snprintf(script, sizeof script, "groff -man -Tascii -ww -P-cbou '%s' 2>&1", man);
   char *text = bash_out(script);
   CU_ASSERT_PTR_NOT_NULL_FATAL(text);

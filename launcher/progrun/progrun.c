@@ -25,11 +25,12 @@ static int run_command(int argc, char **argv) {
 }
 
 static int help_command(int argc, char **argv);
+static int version_command(int argc, char **argv);
 
 /* Each command's help is cli_helps' entry of its name (cli_help.c). */
 static const cli_command commands[] = {
-    {"run", run_command}, {"info", cli_info}, {"check", cli_check},   {"dump", cli_dump},
-    {"dot", cli_dot},     {"pack", cli_pack}, {"help", help_command},
+    {"run", run_command}, {"info", cli_info}, {"check", cli_check},         {"dump", cli_dump},
+    {"dot", cli_dot},     {"pack", cli_pack}, {"version", version_command}, {"help", help_command},
 };
 
 /* The command that a first argument naming no command runs with that
@@ -42,6 +43,30 @@ static const cli_command *find_command(const char *name) {
   for (size_t i = 0; i < ncommands; i++)
     if (strcmp(commands[i].name, name) == 0) return &commands[i];
   return NULL;
+}
+
+static int take_version_arg(void *ctx, cli_arg_kind kind, const cli_help_option *opt,
+                            const char *value) {
+  bool *help = ctx;
+  if (kind == CLI_ARG_OPTION) {
+    *help = true;
+    return CLI_ARGS_STOP;
+  }
+  return cli_usage_error("version: takes nothing, not '%s'", value ? value : opt->name);
+}
+
+/* `progrun version`: as `progrun --version`. */
+static int version_command(int argc, char **argv) {
+  bool help = false;
+  int rc = cli_args_parse("version", cli_help_of("version")->options, argc, argv, take_version_arg,
+                          &help);
+  if (rc != CLI_EXIT_OK) return rc;
+  if (help) {
+    cli_print_usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  printf("progrun %s\n", RIG_VERSION_STRING);
+  return cli_flushed(stdout, "the version", CLI_EXIT_OK);
 }
 
 typedef struct help_args {
