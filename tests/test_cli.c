@@ -1581,6 +1581,33 @@ static void test_a_trace_shows_every_step_per_device_in_order_with_a_run_counter
   CU_ASSERT_EQUAL(f.handovers, 0);
 }
 
+/* --warmup's runs are marked in the trace: each slice of run 0 says
+ * "warmup": true, no slice of a measured run does. */
+static void test_warmup_runs_are_marked_in_the_trace(void) {
+  char ex[4096], path[4096];
+  tmp_path("warmup-trace.json", path, sizeof path);
+  proc p = RUN("run", example_path(0, ex, sizeof ex), "--runs", "3", "--warmup", "1", "--ints", "2",
+               "--trace", path, "-q");
+  CU_ASSERT_EQUAL(p.code, 0);
+  proc_free(&p);
+  json_error_t je;
+  json_t *root = json_load_file(path, 0, &je);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  size_t i, warm = 0, measured = 0, wrong = 0;
+  json_t *e;
+  json_array_foreach(json_object_get(root, "traceEvents"), i, e) {
+    json_t *args = json_object_get(e, "args");
+    if (strcmp(json_string_value(json_object_get(e, "ph")), "X") != 0 || !args) continue;
+    bool run0 = json_integer_value(json_object_get(args, "run")) == 0;
+    bool marked = json_is_true(json_object_get(args, "warmup"));
+    *(run0 ? &warm : &measured) += 1;
+    wrong += run0 != marked;
+  }
+  CU_ASSERT(warm > 0 && measured > 0);
+  CU_ASSERT_EQUAL(wrong, 0);
+  json_decref(root);
+}
+
 /* A trace as another process sends it (rig_trace_encode's form: a head,
  * the tracks' names, the events), decoded. */
 static rig_trace *trace_of(const char *track, const rig_trace_event *ev, size_t n) {
@@ -1657,7 +1684,7 @@ static void test_a_drifted_machine_s_slices_are_clamped_into_their_hand_overs_an
   char *text = NULL;
   size_t len = 0;
   rig_error err;
-  CU_ASSERT_EQUAL_FATAL(cli_trace_text(ms, 2, &text, &len, &err), CLI_EXIT_OK);
+  CU_ASSERT_EQUAL_FATAL(cli_trace_text(ms, 2, 0, &text, &len, &err), CLI_EXIT_OK);
   json_t *root = json_loads(text, 0, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(root);
   json_t *other = json_object_get(root, "otherData");
@@ -1703,7 +1730,7 @@ static void test_a_trace_opens_a_track_s_rows_only_for_slices_that_overlap(void)
   char *text = NULL;
   size_t len = 0;
   rig_error err;
-  CU_ASSERT_EQUAL_FATAL(cli_trace_text(ms, 1, &text, &len, &err), CLI_EXIT_OK);
+  CU_ASSERT_EQUAL_FATAL(cli_trace_text(ms, 1, 0, &text, &len, &err), CLI_EXIT_OK);
   json_t *root = json_loads(text, 0, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(root);
   char names[256] = "";
@@ -3477,6 +3504,7 @@ void rig_test_register(void) {
        test_a_source_example_points_to_the_builds_copy},
       {"a long path keeps the reason", test_a_long_path_keeps_the_reason},
       {"units fit the time", test_units_fit_the_time},
+      {"warmup runs are marked in the trace", test_warmup_runs_are_marked_in_the_trace},
       {"warmup runs are left out of the figures", test_warmup_runs_are_left_out_of_the_figures},
       {"warmup of every run is bad usage", test_warmup_of_every_run_is_bad_usage},
       {"json writes the figures of the job and each machine",

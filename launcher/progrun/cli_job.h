@@ -232,8 +232,10 @@ typedef struct cli_trace_machine {
   const struct cli_handover *runs;
   size_t nruns;
 } cli_trace_machine;
-int cli_trace_text(const cli_trace_machine *machines, size_t n, char **text, size_t *len,
-                   rig_error *err);
+/* The Chrome trace of n machines (cli_trace.c): runs below `warmup` are
+ * marked warmup. */
+int cli_trace_text(const cli_trace_machine *machines, size_t n, uint64_t warmup, char **text,
+                   size_t *len, rig_error *err);
 
 /* ---- faults of the process's own (cli_fault.c) --------------------------------- */
 

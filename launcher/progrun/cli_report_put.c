@@ -13,7 +13,7 @@ static int trace_text(cli_session *s, char **text, size_t *len, rig_error *err) 
     tm[m] =
         (cli_trace_machine){s->hosts[m],           s->traces[m],          s->clocks[m].offset_ns,
                             s->clocks[m].error_ns, m ? NULL : s->windows, m ? 0 : s->nwindows};
-  int rc = cli_trace_text(tm, s->n, text, len, err);
+  int rc = cli_trace_text(tm, s->n, s->opts->warmup, text, len, err);
   free(tm);
   return rc;
 }

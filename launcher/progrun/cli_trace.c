@@ -54,7 +54,8 @@ typedef struct item {
 typedef struct writer {
   json_t *events;
   bool ok;
-  uint64_t base; /* the first event's time, the controller's clock */
+  uint64_t warmup; /* runs below it are warmup runs, marked so */
+  uint64_t base;   /* the first event's time, the controller's clock */
   const cli_trace_machine *m;
   mclock *clock;
   size_t machine;
@@ -205,11 +206,13 @@ static bool collect(writer *w) {
  * every machine. */
 static void window(writer *w, const item *it) {
   char name[64];
-  snprintf(name, sizeof name, "run %" PRIu64, it->run);
+  bool warm = it->run < w->warmup;
+  snprintf(name, sizeof name, "run %" PRIu64 "%s", it->run, warm ? " (warmup)" : "");
   double ts = us(w, it->begin), te = us(w, it->end);
-  add(w, json_pack("{s:s, s:s, s:s, s:I, s:I, s:f, s:f, s:{s:I, s:s}}", "ph", "X", "name", name,
-                   "cat", "run", "pid", (json_int_t)w->machine, "tid", it->tid, "ts", ts, "dur",
-                   te > ts ? te - ts : 0.0, "args", "run", (json_int_t)it->run, "device", "job"));
+  add(w, json_pack("{s:s, s:s, s:s, s:I, s:I, s:f, s:f, s:{s:I, s:s, s:b}}", "ph", "X", "name",
+                   name, "cat", "run", "pid", (json_int_t)w->machine, "tid", it->tid, "ts", ts,
+                   "dur", te > ts ? te - ts : 0.0, "args", "run", (json_int_t)it->run, "device",
+                   "job", "warmup", warm));
 }
 
 static void slice(writer *w, const item *it) {
@@ -230,6 +233,8 @@ static void slice(writer *w, const item *it) {
   double ts = us(w, it->begin), te = us(w, it->end);
   json_t *args = json_pack("{s:I, s:s}", "run", (json_int_t)e->run, "device", dev);
   if (args && e->step >= 0) json_object_set_new(args, "step", json_integer(e->step));
+  /* Warmup runs are left out of the figures: marked, so a reader can too. */
+  if (args && e->run < w->warmup) json_object_set_new(args, "warmup", json_true());
   add(w, json_pack("{s:s, s:s, s:s, s:I, s:I, s:f, s:f, s:o}", "ph", "X", "name", name, "cat",
                    handover ? "hand-over" : "step", "pid", (json_int_t)w->machine, "tid", it->tid,
                    "ts", ts, "dur", te > ts ? te - ts : 0.0, "args", args));
@@ -312,7 +317,7 @@ static json_t *metadata(const cli_trace_machine *ms, const mclock *c, size_t n, 
       json_array_append_new(notes, json_string(note));
     }
   }
-  return json_pack("{s:s, s:s, s:I, s:o, s:o}", "producer", "progrun 0.1.0", "clock",
+  return json_pack("{s:s, s:s, s:I, s:o, s:o}", "producer", "progrun " RIG_VERSION_STRING, "clock",
                    "CLOCK_MONOTONIC of machine 0, the controller; other machines' aligned by "
                    "their offset_ns (their clock less the controller's, within error_ns), "
                    "measured by pings and narrowed by the runs",
@@ -347,8 +352,9 @@ static bool clocks(const cli_trace_machine *ms, size_t n, mclock *c, uint64_t *b
   return true;
 }
 
-int cli_trace_text(const cli_trace_machine *ms, size_t n, char **out, size_t *len, rig_error *err) {
-  writer w = {.events = json_array(), .ok = true};
+int cli_trace_text(const cli_trace_machine *ms, size_t n, uint64_t warmup, char **out, size_t *len,
+                   rig_error *err) {
+  writer w = {.events = json_array(), .ok = true, .warmup = warmup};
   mclock *c = calloc(n ? n : 1, sizeof *c);
   w.clock = c;
   w.ok = w.events && c && clocks(ms, n, c, &w.base);
