@@ -1085,7 +1085,7 @@ static void test_faults_of_every_rank_are_said_once_and_where(void) {
   rig_proc p = mpirun(3, args, 60);
   CU_ASSERT_EQUAL(p.code, 2);
   const char *said = strstr(p.err, "malformed-job.json: machines[2].program: ");
-  CU_ASSERT(said && strstr(said, "malformed.json: not a program description"));
+  CU_ASSERT(said && strstr(said, "malformed.json:2:0: not a program description"));
   if (!said) show(&p);
   rig_proc_free(&p);
   static char workers[] = "RIG_WORKERS=abc";

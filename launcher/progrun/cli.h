@@ -92,9 +92,10 @@ const char *cli_singletons(void);
  * `code`. One at a time; cli_bound_end ends it. */
 void cli_bound_begin(const char *what, int code);
 void cli_bound_end(void);
-/* The first exchange of a job: rank 0 hears from every rank, then tells
- * each *rc (rank 0's); past the bound each rank says who did not answer
- * (rank 0 names the machines) and exits. */
+/* The first exchange of a job, right after MPI_Init: rank 0 hears from
+ * every rank, then tells each *rc (rank 0's); past the bound each rank
+ * says who did not answer (rank 0 names the machines) and exits. What
+ * follows may then wait unbounded on rank 0 (its planning). */
 void cli_bound_hello(int rank, int size, int *rc);
 /* "<what> not done after <bound> s: a machine did not answer (...)". */
 void cli_bound_said(const char *what, double bound, char *out, size_t size);

@@ -264,11 +264,14 @@ int cli_run_job(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   cli_session s;
   memset(&s, 0, sizeof s);
+  /* The first words between the machines, before the controller plans
+   * (which may take long, reading inputs): where a network MPI cannot use
+   * shows, each machine that did not answer named. */
+  int go = CLI_EXIT_OK;
+  cli_bound_hello(rank, size, &go);
   /* Only the controller reads FILE and the options' files. */
   int rc = rank == 0 ? plan_here(argc, argv, &o, &s, (size_t)size) : CLI_EXIT_OK;
-  /* The first words between the machines: where a network MPI cannot
-   * use shows, each machine that did not answer named. */
-  cli_bound_hello(rank, size, &rc);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rc == CLI_EXIT_OK) {
     /* Where agents tell the controller of an interrupt: a dead peer must
      * not end the one who asks. */
