@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/log.h"
@@ -105,20 +106,21 @@ static rig_status mpi_check(ctl *c, int rc, const char *call) {
   return RIG_EJOB;
 }
 
+/* A frame MPI is sending, and its buffer, which MPI reads until it is done. */
+typedef struct ctl_send {
+  MPI_Request req;
+  unsigned char *buf;
+} ctl_send;
+
+static ctl_send *send_at(ctl *c, size_t i) {
+  return rig_array_at(&c->sends, i);
+}
+
 /* Room for one more send in flight. */
 static bool make_room(ctl *c) {
-  if (c->ninflight < c->room) return true;
-  size_t room = c->room ? 2 * c->room : 64;
-  MPI_Request *r = realloc(c->reqs, room * sizeof *r);
-  if (r) c->reqs = r;
-  unsigned char **b = realloc(c->bufs, room * sizeof *b);
-  if (b) c->bufs = b;
-  if (!r || !b) {
-    fail(c, false, "out of memory sending a frame", NULL);
-    return false;
-  }
-  c->room = room;
-  return true;
+  if (rig_array_reserve(&c->sends, 1)) return true;
+  fail(c, false, "out of memory sending a frame", NULL);
+  return false;
 }
 
 static uint32_t kind_of(const unsigned char *buf) {
@@ -162,8 +164,7 @@ static bool send_queued(ctl *c) {
     }
     if (mpi_check(c, MPI_Isend(m->buf, (int)m->len, MPI_BYTE, m->dest, RIG_JOB_TAG, c->comm, &req),
                   "MPI_Isend") == RIG_OK) {
-      c->reqs[c->ninflight] = req;
-      c->bufs[c->ninflight++] = m->buf;
+      rig_array_push(&c->sends, &(ctl_send){req, m->buf}); /* make_room's room */
       c->sent[m->dest] = rig_now_s();
       /* Beats need no knock: the silence bound is seconds, and a knock
        * would keep a quiet peer polling. */
@@ -178,16 +179,14 @@ static bool send_queued(ctl *c) {
 
 static bool complete_sends(ctl *c) {
   bool any = false;
-  for (size_t i = 0; i < c->ninflight;) {
+  for (size_t i = 0; i < c->sends.n;) {
+    ctl_send *s = send_at(c, i);
     int flag = 0;
-    if (mpi_check(c, MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK)
-      flag = 1;
+    if (mpi_check(c, MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK) flag = 1;
     if (flag) {
-      any |= kind_of(c->bufs[i]) != F_BEAT;
-      free(c->bufs[i]);
-      c->reqs[i] = c->reqs[c->ninflight - 1];
-      c->bufs[i] = c->bufs[c->ninflight - 1];
-      c->ninflight--;
+      any |= kind_of(s->buf) != F_BEAT;
+      free(s->buf);
+      rig_array_remove(&c->sends, i);
     } else {
       i++;
     }
@@ -316,7 +315,7 @@ static bool all_said(ctl *c) {
   bool empty = rig_queue_idle(&c->out);
   /* The controller talks with every agent, an agent with the controller. */
   int peers = c->rank == 0 ? c->size - 1 : 1;
-  return empty && c->ninflight == 0 && c->byes >= peers;
+  return empty && c->sends.n == 0 && c->byes >= peers;
 }
 
 /* Asleep until a frame is queued, or a nap passes to probe: longer the
@@ -390,6 +389,7 @@ static void *control_main(void *arg) {
 rig_status rig_ctl_start(ctl *c, rig_error *err) {
   trace = rig_log_enabled(RIG_LOG_DEBUG);
   rig_queue_init(&c->out);
+  rig_array_init(&c->sends, sizeof(ctl_send), 0);
   c->heard = calloc((size_t)c->size, sizeof *c->heard);
   c->sent = calloc((size_t)c->size, sizeof *c->sent);
   c->bye_sent = calloc((size_t)c->size, sizeof *c->bye_sent);
@@ -420,8 +420,7 @@ rig_status rig_ctl_start(ctl *c, rig_error *err) {
  * (one entry per job that closed with a peer gone, so few). */
 typedef struct abandoned {
   struct abandoned *next;
-  MPI_Request *reqs;
-  unsigned char **bufs;
+  ctl_send *sends;
   size_t n;
 } abandoned;
 static abandoned *abandoned_sends;
@@ -430,7 +429,8 @@ static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
 static void abandon(ctl *c) {
   abandoned *a = malloc(sizeof *a);
   if (!a) return; /* then they are lost, as MPI's own would be */
-  *a = (abandoned){NULL, c->reqs, c->bufs, c->ninflight};
+  size_t n = c->sends.n;
+  *a = (abandoned){NULL, rig_array_take(&c->sends), n};
   pthread_mutex_lock(&abandoned_lock);
   a->next = abandoned_sends;
   abandoned_sends = a;
@@ -451,8 +451,7 @@ bool rig_ctl_stop(ctl *c) {
    * read them. They are kept on purpose, on a list of their own, not
    * leaked. */
   if (c->quiet) {
-    free(c->reqs);
-    free(c->bufs);
+    rig_array_free(&c->sends);
   } else {
     abandon(c);
   }

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "base/array.h"
 #include "protocol.h"
 #include "queue.h"
 #include "rig/rig_base.h"
@@ -52,12 +53,10 @@ typedef struct ctl {
   _Atomic bool stop;     /* leave once every queued frame is sent */
   int byes;              /* BYE frames received (they may come before we leave) */
   bool quiet;            /* every peer's BYE came: the communicator is idle */
-  MPI_Request *reqs;
-  unsigned char **bufs;
-  size_t ninflight, room;
-  double *heard;  /* per rank: when a frame last came from it */
-  double *sent;   /* per rank: when a frame last went to it */
-  bool *bye_sent; /* per rank: its BYE went; nothing of this job follows it */
+  rig_array sends;       /* ctl_send (control.c): frames MPI is sending */
+  double *heard;         /* per rank: when a frame last came from it */
+  double *sent;          /* per rank: when a frame last went to it */
+  bool *bye_sent;        /* per rank: its BYE went; nothing of this job follows it */
   /* Every peer knocks before its frames come (set before the start): a
    * quiet thread may then nap long. */
   bool knocked_by_all;

@@ -87,20 +87,9 @@ void rig_express_mem_add(express *ex, int m, uint64_t id, const void *address, s
   rig_area *a = map(address, len, m);
   if (!a) return;
   pthread_mutex_lock(&ex->lock);
-  struct ex_mems *t = &ex->mems[m];
-  if (id >= t->n) {
-    size_t n = t->n ? t->n : 64;
-    while (n <= id) n *= 2;
-    rig_area **bigger = realloc(t->by_id, n * sizeof *bigger);
-    if (bigger) {
-      memset(bigger + t->n, 0, (n - t->n) * sizeof *bigger);
-      t->by_id = bigger;
-      t->n = n;
-    }
-  }
-  if (id < t->n) {
-    rig_area_release(t->by_id[id]);
-    t->by_id[id] = a;
+  rig_area *old = rig_idtab_get(&ex->mems[m], id);
+  if (rig_idtab_put(&ex->mems[m], id, a)) {
+    rig_area_release(old);
     a = NULL;
   }
   pthread_mutex_unlock(&ex->lock);
@@ -110,8 +99,7 @@ void rig_express_mem_add(express *ex, int m, uint64_t id, const void *address, s
 unsigned char *rig_express_mem(express *ex, int m, uint64_t id, uint64_t *length) {
   if (!ex || !ex->mems || m <= 0 || m >= ex->machines) return NULL;
   pthread_mutex_lock(&ex->lock);
-  struct ex_mems *t = &ex->mems[m];
-  rig_area *a = id < t->n ? t->by_id[id] : NULL;
+  rig_area *a = rig_idtab_get(&ex->mems[m], id);
   pthread_mutex_unlock(&ex->lock);
   if (a) *length = rig_area_length(a);
   return a ? rig_area_base(a) : NULL;
@@ -120,9 +108,7 @@ unsigned char *rig_express_mem(express *ex, int m, uint64_t id, uint64_t *length
 void rig_express_mem_drop(express *ex, int m, uint64_t id) {
   if (!ex || !ex->mems || m <= 0 || m >= ex->machines) return;
   pthread_mutex_lock(&ex->lock);
-  struct ex_mems *t = &ex->mems[m];
-  rig_area *a = id < t->n ? t->by_id[id] : NULL;
-  if (a) t->by_id[id] = NULL;
+  rig_area *a = rig_idtab_take(&ex->mems[m], id);
   pthread_mutex_unlock(&ex->lock);
   rig_area_release(a);
 }
@@ -180,8 +166,9 @@ void rig_express_free(express *ex) {
   rig_area_release(ex->my_rings);
   for (int m = 0; ex->rings && m < ex->machines; m++) rig_area_release(ex->rings[m]);
   for (int m = 0; ex->mems && m < ex->machines; m++) {
-    for (size_t i = 0; i < ex->mems[m].n; i++) rig_area_release(ex->mems[m].by_id[i]);
-    free(ex->mems[m].by_id);
+    for (uint64_t id = 1; id < rig_idtab_end(&ex->mems[m]); id++)
+      rig_area_release(rig_idtab_get(&ex->mems[m], id));
+    rig_idtab_free(&ex->mems[m]);
   }
   free(ex->mems);
   pthread_mutex_destroy(&ex->lock);
@@ -223,6 +210,7 @@ express *rig_express_new(int machines, uint32_t stride) {
   if (!ex) return NULL;
   pthread_mutex_init(&ex->lock, NULL);
   pthread_mutex_init(&ex->windows.lock, NULL);
+  rig_array_init(&ex->windows.at, sizeof(ex_window), 0);
   ex->machines = machines;
   ex->stride = stride;
   return ex;
@@ -233,6 +221,7 @@ bool rig_express_make_timelines(express *ex, const void **addr, size_t *len) {
   *len = 0;
   ex->rings = calloc((size_t)ex->machines, sizeof *ex->rings);
   ex->mems = calloc((size_t)ex->machines, sizeof *ex->mems);
+  for (int m = 0; ex->mems && m < ex->machines; m++) rig_idtab_init(&ex->mems[m], 0);
   if (!ex->rings || !ex->mems) return false;
   ex->timelines = make((size_t)ex->machines * ex->stride * sizeof(ex_timeline), addr, len);
   return ex->timelines != NULL;

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/array.h"
+#include "base/idtab.h"
 #include "rig/rig_driver.h"
 #include "rig/rig_rail.h"
 #include "route.h"
@@ -73,6 +75,13 @@ _Static_assert(sizeof(ex_slot) == EX_SLOT && sizeof(ex_timeline) == 64 &&
                    sizeof(ex_ring) == 64 + EX_RING * EX_SLOT,
                "the shared layouts are what both sides compute");
 
+/* A window of the controller's memory an agent's far copies may reach
+ * (far_copy.h). */
+typedef struct ex_window {
+  uint64_t address, length;
+  rig_peer_key *key; /* across hosts: the controller's registration, unpacked */
+} ex_window;
+
 typedef struct express {
   int machines;
   uint32_t stride; /* timeline (m, i) is at m * stride + i */
@@ -84,18 +93,14 @@ typedef struct express {
   rig_area *timelines; /* made here: every proxy's timeline */
   rig_area **rings;    /* per machine: its rings, mapped (NULL: by frames) */
   pthread_mutex_t lock;
-  struct ex_mems {
-    rig_area **by_id; /* memory of the agent's host, mapped here, by id */
-    size_t n;
-  } * mems; /* per machine */
+  rig_idtab *mems; /* per machine: rig_area *, memory of the agent's host mapped here, by id */
   /* An agent. */
   rig_area *my_rings;     /* made here, one ring per device */
   rig_area *my_timelines; /* the controller's, mapped (NULL: DONE by frame) */
   int controller;         /* the controller's process id (far copies by CMA) */
   struct ex_windows {
     pthread_mutex_t lock;
-    struct ex_window *at; /* what far copies may reach (far_copy.h) */
-    size_t n, room;
+    rig_array at; /* ex_window: what far copies may reach (far_copy.h) */
   } windows;
   /* By messages (express_messages.h), where the other side's memory is not mapped. */
   uint64_t job_id;                          /* in every message of this job */

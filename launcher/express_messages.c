@@ -44,8 +44,8 @@ typedef struct lost_ctx {
 } lost_ctx;
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static express **table; /* the expresses reached by messages, under table_lock */
-static size_t ntable, room;
+/* express *: the expresses reached by messages, under table_lock. */
+static rig_array table = RIG_ARRAY_INIT(express *, 0);
 /* Expresses listening: the handlers are set while any is. The calls that
  * set them wait for the engine's thread, whose handlers take table_lock:
  * they are made under a lock of their own, never under table_lock. */
@@ -55,10 +55,23 @@ static int listeners;
  * UCX may yet call their loss, which finds no express of theirs. */
 static lost_ctx *kept;
 
+static express *table_at(size_t i) {
+  return ((express **)table.items)[i];
+}
+
 static express *find(uint64_t job) {
-  for (size_t i = 0; i < ntable; i++)
-    if (table[i]->job_id == job) return table[i];
+  for (size_t i = 0; i < table.n; i++)
+    if (table_at(i)->job_id == job) return table_at(i);
   return NULL;
+}
+
+/* ex out of the table (under table_lock). */
+static void unlist(express *ex) {
+  for (size_t i = 0; i < table.n; i++)
+    if (table_at(i) == ex) {
+      rig_array_remove(&table, i);
+      return;
+    }
 }
 
 /* The job of ex fails with "machine m: why" (m: where it was found). */
@@ -136,8 +149,8 @@ static void on_knock(void *ctx, const void *bytes, size_t len) {
 static void on_lost(void *ctx, const char *why) {
   lost_ctx *l = ctx;
   pthread_mutex_lock(&table_lock);
-  for (size_t i = 0; i < ntable; i++)
-    if (table[i] == l->ex && !atomic_load(&l->ex->job->closing)) fail(l->ex, l->machine, why);
+  for (size_t i = 0; i < table.n; i++)
+    if (table_at(i) == l->ex && !atomic_load(&l->ex->job->closing)) fail(l->ex, l->machine, why);
   pthread_mutex_unlock(&table_lock);
 }
 
@@ -159,17 +172,8 @@ rig_status rig_express_msg_listen(express *ex, const void **address, size_t *len
   if (!ex->listening) {
     pthread_mutex_lock(&table_lock);
     rig_status st = RIG_OK;
-    if (ntable == room) {
-      size_t bigger = room ? 2 * room : 8;
-      express **t = realloc(table, bigger * sizeof *t);
-      if (t) {
-        table = t;
-        room = bigger;
-      } else {
-        st = rig_error_set(err, RIG_ENOMEM, "out of memory for a job's messages");
-      }
-    }
-    if (st == RIG_OK) table[ntable++] = ex;
+    if (!rig_array_push(&table, &ex))
+      st = rig_error_set(err, RIG_ENOMEM, "out of memory for a job's messages");
     pthread_mutex_unlock(&table_lock);
     if (st != RIG_OK) return st;
     pthread_mutex_lock(&listen_lock);
@@ -178,8 +182,7 @@ rig_status rig_express_msg_listen(express *ex, const void **address, size_t *len
     pthread_mutex_unlock(&listen_lock);
     if (st != RIG_OK) {
       pthread_mutex_lock(&table_lock);
-      for (size_t i = 0; i < ntable; i++)
-        if (table[i] == ex) table[i] = table[--ntable];
+      unlist(ex);
       pthread_mutex_unlock(&table_lock);
       return st;
     }
@@ -236,11 +239,7 @@ static void release_peer(rig_peer *p, lost_ctx *l) {
 void rig_express_msg_forget(express *ex) {
   if (!ex) return;
   pthread_mutex_lock(&table_lock);
-  for (size_t i = 0; i < ntable; i++)
-    if (table[i] == ex) {
-      table[i] = table[--ntable];
-      break;
-    }
+  unlist(ex);
   pthread_mutex_unlock(&table_lock);
   /* No handler uses ex now; a late loss finds it gone. A peer whose close
    * is still under way (it stopped) keeps its loss's context. */

@@ -36,42 +36,34 @@ rig_status rig_far_open(express *ex, uint64_t address, uint64_t length, const vo
   }
   struct ex_windows *t = &ex->windows;
   pthread_mutex_lock(&t->lock);
-  if (t->n == t->room) {
-    size_t room = t->room ? 2 * t->room : 16;
-    ex_window *bigger = realloc(t->at, room * sizeof *bigger);
-    if (!bigger) {
-      pthread_mutex_unlock(&t->lock);
-      rig_peer_key_release(w.key);
-      return rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
-    }
-    t->at = bigger;
-    t->room = room;
-  }
-  t->at[t->n++] = w;
+  bool kept = rig_array_push(&t->at, &w);
   pthread_mutex_unlock(&t->lock);
-  return RIG_OK;
+  if (kept) return RIG_OK;
+  rig_peer_key_release(w.key);
+  return rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
 }
 
 void rig_far_close(express *ex, uint64_t address, uint64_t length) {
   struct ex_windows *t = &ex->windows;
   rig_peer_key *key = NULL;
   pthread_mutex_lock(&t->lock);
-  for (size_t i = 0; i < t->n; i++)
-    if (t->at[i].address == address && t->at[i].length == length) {
-      key = t->at[i].key;
-      t->at[i] = t->at[--t->n];
+  for (size_t i = 0; i < t->at.n; i++) {
+    const ex_window *w = rig_array_at(&t->at, i);
+    if (w->address == address && w->length == length) {
+      key = w->key;
+      rig_array_remove(&t->at, i);
       break;
     }
+  }
   pthread_mutex_unlock(&t->lock);
   rig_peer_key_release(key);
 }
 
 void rig_far_free(express *ex) {
   struct ex_windows *t = &ex->windows;
-  for (size_t i = 0; i < t->n; i++) rig_peer_key_release(t->at[i].key);
-  free(t->at);
-  t->at = NULL;
-  t->n = t->room = 0;
+  for (size_t i = 0; i < t->at.n; i++)
+    rig_peer_key_release(((ex_window *)rig_array_at(&t->at, i))->key);
+  rig_array_free(&t->at);
 }
 
 /* The window [address, address + length) lies inside (its key), or false. */
@@ -79,8 +71,8 @@ static bool in_window(express *ex, uint64_t address, uint64_t length, rig_peer_k
   struct ex_windows *t = &ex->windows;
   bool inside = false;
   pthread_mutex_lock(&t->lock);
-  for (size_t i = 0; i < t->n && !inside; i++) {
-    const ex_window *w = &t->at[i];
+  for (size_t i = 0; i < t->at.n && !inside; i++) {
+    const ex_window *w = rig_array_at(&t->at, i);
     inside =
         address >= w->address && length <= w->length && address - w->address <= w->length - length;
     if (inside) *key = w->key;

@@ -13,11 +13,6 @@
 
 #include "express.h"
 
-typedef struct ex_window {
-  uint64_t address, length;
-  rig_peer_key *key; /* across hosts: the controller's registration, unpacked */
-} ex_window;
-
 /* The agent: the controller's memory at [address, address + length) may
  * be reached by far copies from now on (key, keylen: its registration's
  * key, across hosts) / no longer. */

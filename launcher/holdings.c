@@ -2,45 +2,41 @@
 #include "holdings.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 void rig_holdings_init(holdings *t) {
-  *t = (holdings){0};
   pthread_mutex_init(&t->lock, NULL);
+  rig_idtab_init(&t->ids, 0);
 }
 
 void rig_holdings_free(holdings *t) {
-  for (size_t i = 0; i < t->n; i++) {
-    rig_program_release(t->items[i].program);
-    rig_image_release(t->items[i].image);
-    rig_buffer_release(t->items[i].buffer);
+  for (uint64_t id = 1; id < rig_idtab_end(&t->ids); id++) {
+    held *h = rig_idtab_get(&t->ids, id);
+    if (!h) continue;
+    rig_program_release(h->program);
+    rig_image_release(h->image);
+    rig_buffer_release(h->buffer);
+    free(h);
   }
-  free(t->items);
+  rig_idtab_free(&t->ids);
   pthread_mutex_destroy(&t->lock);
 }
 
 rig_status rig_holdings_add(holdings *t, held h, int rank, uint64_t *id, rig_error *err) {
+  held *kept = malloc(sizeof *kept);
+  if (kept) *kept = h;
   pthread_mutex_lock(&t->lock);
-  if (t->n == t->room) {
-    size_t room = t->room ? 2 * t->room : 64;
-    held *bigger = realloc(t->items, room * sizeof *bigger);
-    if (!bigger) {
-      pthread_mutex_unlock(&t->lock);
-      return rig_error_set(err, RIG_ENOMEM, "out of memory on machine %d", rank);
-    }
-    t->items = bigger;
-    t->room = room;
-  }
-  t->items[t->n++] = h;
-  *id = t->n;
+  bool added = kept && rig_idtab_add(&t->ids, kept, id);
   pthread_mutex_unlock(&t->lock);
-  return RIG_OK;
+  if (added) return RIG_OK;
+  free(kept);
+  return rig_error_set(err, RIG_ENOMEM, "out of memory on machine %d", rank);
 }
 
 held rig_holdings_get(holdings *t, uint64_t id) {
   held h = {0};
   pthread_mutex_lock(&t->lock);
-  if (id >= 1 && id <= t->n) h = t->items[id - 1];
+  const held *kept = rig_idtab_get(&t->ids, id);
+  if (kept) h = *kept;
   pthread_mutex_unlock(&t->lock);
   return h;
 }
@@ -48,11 +44,10 @@ held rig_holdings_get(holdings *t, uint64_t id) {
 held rig_holdings_take(holdings *t, uint64_t id) {
   held h = {0};
   pthread_mutex_lock(&t->lock);
-  if (id >= 1 && id <= t->n) {
-    h = t->items[id - 1];
-    memset(&t->items[id - 1], 0, sizeof h);
-  }
+  held *kept = rig_idtab_take(&t->ids, id);
   pthread_mutex_unlock(&t->lock);
+  if (kept) h = *kept;
+  free(kept);
   return h;
 }
 

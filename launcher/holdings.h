@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "base/idtab.h"
 #include "rig/rig_program.h"
 
 typedef struct held {
@@ -17,8 +18,7 @@ typedef struct held {
 
 typedef struct holdings {
   pthread_mutex_t lock;
-  held *items; /* by id - 1 */
-  size_t n, room;
+  rig_idtab ids; /* held *, each its own allocation */
 } holdings;
 
 void rig_holdings_init(holdings *t);

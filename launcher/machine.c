@@ -1,35 +1,51 @@
 /* This machine as the job sees it: its host name, its devices (the host,
- * every cpu:N, every cuda:N that opens) and a summary of its topology. */
-#include <hwloc.h>
+ * every cpu:N, every cuda:N that opens) and its topology, read from the
+ * process's one (base/topology.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/topology.h"
 #include "machine.h"
 
-static void topology_summary(char *out, size_t size) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
-    snprintf(out, size, "unknown topology");
-    return;
+void rig_machine_topology(rig_topology_facts *t) {
+  snprintf(t->cpus, sizeof t->cpus, "unknown");
+  snprintf(t->numa, sizeof t->numa, "unknown");
+  snprintf(t->summary, sizeof t->summary, "unknown");
+  t->numa_bytes = 0;
+  hwloc_topology_t topo = rig_topology();
+  if (!topo) return;
+  int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < nnuma; i++) {
+    hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    if (node && node->attr) t->numa_bytes += node->attr->numanode.local_memory;
   }
   int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
   int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-  int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-  hwloc_obj_t root = hwloc_get_root_obj(topo);
-  double gib = (double)root->total_memory / (1024.0 * 1024.0 * 1024.0);
-  hwloc_cpuset_t set = hwloc_bitmap_alloc();
   int bound = -1;
-  if (set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+  hwloc_cpuset_t set = hwloc_bitmap_alloc();
+  hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
+  if (set && nodes && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
+    hwloc_bitmap_list_snprintf(t->cpus, sizeof t->cpus, set);
+    hwloc_cpuset_to_nodeset(topo, set, nodes);
+    hwloc_bitmap_list_snprintf(t->numa, sizeof t->numa, nodes);
     bound = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE);
-  hwloc_bitmap_free(set);
+  }
   /* hwloc's memory is its NUMA nodes', not always the system's. */
-  snprintf(out, size,
+  snprintf(t->summary, sizeof t->summary,
            "%d package%s, %d NUMA node%s holding %.1f GiB, %d cores, %d PUs; bound to %d cores",
-           packages, packages == 1 ? "" : "s", numa, numa == 1 ? "" : "s", gib, cores, pus, bound);
-  hwloc_topology_destroy(topo);
+           packages, packages == 1 ? "" : "s", nnuma, nnuma == 1 ? "" : "s",
+           (double)t->numa_bytes / (1024.0 * 1024.0 * 1024.0), cores, pus, bound);
+  hwloc_bitmap_free(set);
+  hwloc_bitmap_free(nodes);
+}
+
+static void topology_summary(char *out, size_t size) {
+  rig_topology_facts t;
+  rig_machine_topology(&t);
+  snprintf(out, size, "%s", rig_topology() ? t.summary : "unknown topology");
 }
 
 /* Opens every device of this machine, family by family (the host first),

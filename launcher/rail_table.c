@@ -7,11 +7,15 @@
 #include "failure.h"
 #include "job.h"
 
+static job_rail *rail_at(const job_rails *t, size_t i) {
+  return ((job_rail **)t->items.items)[i];
+}
+
 static job_rail *find(job_rails *t, int64_t id, size_t *at) {
-  for (size_t i = 0; i < t->n; i++)
-    if (rig_rail_id(t->items[i]->rail) == id) {
+  for (size_t i = 0; i < t->items.n; i++)
+    if (rig_rail_id(rail_at(t, i)->rail) == id) {
       if (at) *at = i;
-      return t->items[i];
+      return rail_at(t, i);
     }
   return NULL;
 }
@@ -27,31 +31,22 @@ static const rig_rail_end *lookup(void *ctx, int64_t id) {
 
 void rig_job_rails_init(rig_job *job) {
   pthread_mutex_init(&job->rails.lock, NULL);
+  rig_array_init(&job->rails.items, sizeof(job_rail *), 0);
   job->rails.lookup = (rig_rails){lookup, &job->rails};
 }
 
 rig_status rig_rail_table_add(job_rails *t, job_rail *jr, rig_error *err) {
   pthread_mutex_lock(&t->lock);
-  if (t->n == t->room) {
-    size_t room = t->room ? 2 * t->room : 8;
-    job_rail **bigger = realloc(t->items, room * sizeof *bigger);
-    if (!bigger) {
-      pthread_mutex_unlock(&t->lock);
-      return rig_error_set(err, RIG_ENOMEM, "out of memory for a rail");
-    }
-    t->items = bigger;
-    t->room = room;
-  }
-  t->items[t->n++] = jr;
+  bool added = rig_array_push(&t->items, &jr);
   pthread_mutex_unlock(&t->lock);
-  return RIG_OK;
+  return added ? RIG_OK : rig_error_set(err, RIG_ENOMEM, "out of memory for a rail");
 }
 
 job_rail *rig_rail_table_take(job_rails *t, int64_t id) {
   pthread_mutex_lock(&t->lock);
   size_t at;
   job_rail *jr = find(t, id, &at);
-  if (jr) t->items[at] = t->items[--t->n];
+  if (jr) rig_array_remove(&t->items, at);
   pthread_mutex_unlock(&t->lock);
   return jr;
 }
@@ -70,8 +65,8 @@ job_rail *rig_rail_table_find(job_rails *t, int64_t id) {
 int64_t rig_rail_table_next_id(job_rails *t) {
   int64_t id = 1;
   pthread_mutex_lock(&t->lock);
-  for (size_t i = 0; i < t->n; i++) {
-    int64_t used = rig_rail_id(t->items[i]->rail);
+  for (size_t i = 0; i < t->items.n; i++) {
+    int64_t used = rig_rail_id(rail_at(t, i)->rail);
     if (used >= id) id = used + 1;
   }
   pthread_mutex_unlock(&t->lock);
@@ -93,7 +88,8 @@ void rig_rail_table_failed(void *ctx, rig_rail *r, const char *why) {
 void rig_job_rails_close(rig_job *job) {
   for (;;) {
     pthread_mutex_lock(&job->rails.lock);
-    job_rail *jr = job->rails.n ? job->rails.items[job->rails.n - 1] : NULL;
+    size_t n = job->rails.items.n;
+    job_rail *jr = n ? rail_at(&job->rails, n - 1) : NULL;
     pthread_mutex_unlock(&job->rails.lock);
     if (!jr) break;
     if (job->rank == 0) {
@@ -105,8 +101,6 @@ void rig_job_rails_close(rig_job *job) {
       free(jr);
     }
   }
-  free(job->rails.items);
-  job->rails.items = NULL;
-  job->rails.n = job->rails.room = 0;
+  rig_array_free(&job->rails.items);
   pthread_mutex_destroy(&job->rails.lock);
 }

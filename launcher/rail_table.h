@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "base/array.h"
 #include "request.h"
 #include "rig/rig_rail.h"
 
@@ -22,8 +23,7 @@ typedef struct job_rail {
 
 typedef struct job_rails {
   pthread_mutex_t lock;
-  job_rail **items;
-  size_t n, room;
+  rig_array items;  /* job_rail * */
   rig_rails lookup; /* this machine's ends by id, for its loads */
 } job_rails;
 

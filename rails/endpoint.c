@@ -7,23 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "rails_internal.h"
 
 struct rig_endpoint {
   struct rig_endpoint *next;
   ucp_ep_h ep;
   int refs;
-  bool one_lane; /* every operation on one transport lane (lanes()) */
-  bool emulated; /* its RMA and atomics are messages the target's progress serves (TCP) */
-  bool handled;  /* with peer-failure handling */
-  bool failed;   /* UCX reported it: closed by force */
-  rig_rail **rails;
-  size_t nrails, room;
+  bool one_lane;   /* every operation on one transport lane (lanes()) */
+  bool emulated;   /* its RMA and atomics are messages the target's progress serves (TCP) */
+  bool handled;    /* with peer-failure handling */
+  bool failed;     /* UCX reported it: closed by force */
+  rig_array rails; /* rig_rail *, over it */
   size_t len;
   unsigned char worker[];
 };
 
 static rig_endpoint *peers;
+
+static rig_rail *rail_at(const rig_endpoint *p, size_t i) {
+  return ((rig_rail **)p->rails.items)[i];
+}
 
 /* How many lanes UCX made for the endpoint, as ucp_ep_print_info lists
  * them (UCX 1.13 has no query of them); 0 when it cannot tell. *emulated:
@@ -50,7 +54,7 @@ static void peer_failed(void *arg, ucp_ep_h ep, ucs_status_t st) {
   (void)ep;
   rig_endpoint *p = arg;
   p->failed = true;
-  for (size_t i = 0; i < p->nrails; i++) rig_rail_peer_lost(p->rails[i], st);
+  for (size_t i = 0; i < p->rails.n; i++) rig_rail_peer_lost(rail_at(p, i), st);
 }
 
 rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_endpoint **out,
@@ -74,6 +78,7 @@ rig_status rig_endpoint_take(const void *worker, size_t len, bool handled, rig_e
       free(p);
       return rig_ucx_error(err, "ucp_ep_create", st);
     }
+    rig_array_init(&p->rails, sizeof(rig_rail *), 0);
     p->handled = handled;
     p->one_lane = lanes(p->ep, &p->emulated) == 1;
     p->len = len;
@@ -99,14 +104,8 @@ ucp_ep_h rig_endpoint_ep(const rig_endpoint *p) {
 }
 
 rig_status rig_endpoint_watch(rig_endpoint *p, rig_rail *r, rig_error *err) {
-  if (p->nrails == p->room) {
-    size_t room = p->room ? 2 * p->room : 4;
-    rig_rail **bigger = realloc(p->rails, room * sizeof *bigger);
-    if (!bigger) return rig_error_set(err, RIG_ENOMEM, "out of memory for an endpoint");
-    p->rails = bigger;
-    p->room = room;
-  }
-  p->rails[p->nrails++] = r;
+  if (!rig_array_push(&p->rails, &r))
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for an endpoint");
   return RIG_OK;
 }
 
@@ -128,9 +127,9 @@ static void peer_close(rig_endpoint *p, bool force) {
 }
 
 void rig_endpoint_leave(rig_endpoint *p, rig_rail *r, bool force) {
-  for (size_t i = 0; r && i < p->nrails; i++)
-    if (p->rails[i] == r) {
-      p->rails[i] = p->rails[--p->nrails];
+  for (size_t i = 0; r && i < p->rails.n; i++)
+    if (rail_at(p, i) == r) {
+      rig_array_remove(&p->rails, i);
       break;
     }
   if (--p->refs > 0) return;
@@ -140,6 +139,6 @@ void rig_endpoint_leave(rig_endpoint *p, rig_rail *r, bool force) {
       break;
     }
   peer_close(p, force);
-  free(p->rails);
+  rig_array_free(&p->rails);
   free(p);
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/clock.h"
 #include "base/sync.h"
 #include "rails_internal.h"
@@ -59,15 +60,22 @@ typedef struct engine {
   _Atomic bool sleeping;
   call *head, *tail; /* under lock */
   pthread_cond_t called;
-  rig_rail **live; /* the rail thread's */
-  size_t nlive, room;
+  rig_array live; /* rig_rail *, the rail thread's */
 } engine;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Who uses the worker: the rail thread between its sleeps, or a thread
  * that calls ready and finds the worker free (rig_engine_try). */
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
-static engine eng = {.efd = -1, .wakefd = -1, .epfd = -1};
+#define ENGINE_INIT                                                                                \
+  { .efd = -1, .wakefd = -1, .epfd = -1, .live = RIG_ARRAY_INIT(rig_rail *, 0) }
+static engine eng = ENGINE_INIT;
+
+/* Live rail i. */
+static rig_rail *live(size_t i) {
+  return ((rig_rail **)eng.live.items)[i];
+}
+
 /* Operations of peers (peer.c) that wait for progress to complete. */
 static _Atomic long inflight;
 /* Threads waiting in rig_engine_lock: the rail thread lets them have the
@@ -116,8 +124,8 @@ static bool calls_queued(void) {
  * more turn). */
 static bool work_pending(void) {
   if (calls_queued() || atomic_load_explicit(&inflight, memory_order_relaxed) > 0) return true;
-  for (size_t i = 0; i < eng.nlive; i++) {
-    rig_rail *r = eng.live[i];
+  for (size_t i = 0; i < eng.live.n; i++) {
+    rig_rail *r = live(i);
     uint64_t ready = atomic_load((_Atomic uint64_t *)(r->counts + RIG_RAIL_READY_AT));
     uint64_t posted = atomic_load_explicit(&r->posted_seen, memory_order_relaxed);
     if (ready > posted && ready != RIG_RAIL_RAISED) return true;
@@ -301,8 +309,8 @@ static void sleep_on_worker(void) {
 
 /* Whether a live rail's peer reaches this side by emulated RMA. */
 static bool serving(void) {
-  for (size_t i = 0; i < eng.nlive; i++)
-    if (eng.live[i]->peer.link && rig_endpoint_emulated(eng.live[i]->peer.link)) return true;
+  for (size_t i = 0; i < eng.live.n; i++)
+    if (live(i)->peer.link && rig_endpoint_emulated(live(i)->peer.link)) return true;
   return false;
 }
 
@@ -316,7 +324,7 @@ static void *rail_main(void *arg) {
     bool busy = run_calls();
     while (ucp_worker_progress(eng.worker)) busy = true;
     bool waiting = atomic_load_explicit(&inflight, memory_order_relaxed) > 0;
-    for (size_t i = 0; i < eng.nlive; i++) busy |= rig_rail_pump(eng.live[i], &waiting);
+    for (size_t i = 0; i < eng.live.n; i++) busy |= rig_rail_pump(live(i), &waiting);
     atomic_store_explicit(&rails_served, serving(), memory_order_relaxed);
     pthread_mutex_unlock(&worker_lock);
     for (int turns = 0; turns < 1000 && atomic_load_explicit(&lock_wanted, memory_order_relaxed);
@@ -379,9 +387,9 @@ static void engine_destroy(void) {
   if (eng.context) ucp_cleanup(eng.context);
   if (eng.wakefd >= 0) close(eng.wakefd);
   if (eng.epfd >= 0) close(eng.epfd);
-  free(eng.live);
+  rig_array_free(&eng.live);
   pthread_cond_destroy(&eng.called);
-  eng = (engine){.efd = -1, .wakefd = -1, .epfd = -1};
+  eng = (engine)ENGINE_INIT;
 }
 
 /* At exit the rail thread stops: an engine still held then (abandoned
@@ -521,21 +529,15 @@ rig_status rig_engine_call(rig_status (*fn)(void *arg, rig_error *err), void *ar
 }
 
 rig_status rig_engine_add(rig_rail *r, rig_error *err) {
-  if (eng.nlive == eng.room) {
-    size_t room = eng.room ? 2 * eng.room : 16;
-    rig_rail **bigger = realloc(eng.live, room * sizeof *bigger);
-    if (!bigger) return rig_error_set(err, RIG_ENOMEM, "out of memory for a rail");
-    eng.live = bigger;
-    eng.room = room;
-  }
-  eng.live[eng.nlive++] = r;
+  if (!rig_array_push(&eng.live, &r))
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for a rail");
   return RIG_OK;
 }
 
 void rig_engine_remove(rig_rail *r) {
-  for (size_t i = 0; i < eng.nlive; i++)
-    if (eng.live[i] == r) {
-      eng.live[i] = eng.live[--eng.nlive];
+  for (size_t i = 0; i < eng.live.n; i++)
+    if (live(i) == r) {
+      rig_array_remove(&eng.live, i);
       return;
     }
 }

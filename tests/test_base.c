@@ -1,16 +1,22 @@
 /* What every layer shares (src/base): the environment's table, read
  * through a lookup of the test's own (the process's environment is read
- * once per process), and its page, docs/environment.md. */
+ * once per process), and its page, docs/environment.md; the log; the base
+ * kit: arrays, id tables, PCI bus ids and the process's topology. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/env.h"
+#include "base/idtab.h"
 #include "base/log.h"
+#include "base/pci.h"
+#include "base/topology.h"
 #include "rig_test.h"
 
 /* The environment a test reads: NAME=value pairs. */
@@ -260,6 +266,271 @@ static void test_the_doc_shows_the_environment_table_as_it_is(void) {
   free(text);
 }
 
+/* ---- the growable array ----------------------------------------------------------------- */
+
+static void test_an_array_keeps_what_was_pushed_in_order(void) {
+  rig_array a = RIG_ARRAY_INIT(uint64_t, 0);
+  for (uint64_t i = 0; i < 1000; i++) CU_ASSERT_TRUE_FATAL(rig_array_push(&a, &i));
+  CU_ASSERT_EQUAL(a.n, 1000);
+  bool in_order = true;
+  for (size_t i = 0; i < a.n; i++) in_order &= *(uint64_t *)rig_array_at(&a, i) == i;
+  CU_ASSERT_TRUE(in_order);
+  rig_array_free(&a);
+}
+
+static void test_an_array_with_room_left_allocates_nothing(void) {
+  rig_array a;
+  rig_array_init(&a, sizeof(int), 0);
+  CU_ASSERT_TRUE_FATAL(rig_array_reserve(&a, 100));
+  void *items = a.items;
+  size_t room = a.room;
+  for (int i = 0; i < 100; i++) CU_ASSERT_TRUE(rig_array_push(&a, &i));
+  CU_ASSERT_TRUE(rig_array_reserve(&a, 0));
+  CU_ASSERT_PTR_EQUAL(a.items, items);
+  CU_ASSERT_EQUAL(a.room, room);
+  rig_array_free(&a);
+}
+
+static void test_a_full_array_at_least_doubles_its_room(void) {
+  rig_array a = RIG_ARRAY_INIT(char, 0);
+  char c = 'x';
+  for (int i = 0; i < 5000; i++) {
+    size_t room = a.room;
+    CU_ASSERT_TRUE_FATAL(rig_array_push(&a, &c));
+    if (a.room != room && room) CU_ASSERT(a.room >= 2 * room);
+  }
+  rig_array_free(&a);
+}
+
+static void test_an_array_past_its_bound_refuses_and_keeps_its_items(void) {
+  rig_array a = RIG_ARRAY_INIT(int, 4);
+  for (int i = 0; i < 4; i++) CU_ASSERT_TRUE(rig_array_push(&a, &i));
+  int five = 5, more[2] = {6, 7};
+  CU_ASSERT_FALSE(rig_array_push(&a, &five));
+  CU_ASSERT_FALSE(rig_array_append(&a, more, 2));
+  CU_ASSERT_FALSE(rig_array_resize(&a, 5));
+  CU_ASSERT_EQUAL(a.n, 4);
+  CU_ASSERT(a.room <= 4);
+  for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(*(int *)rig_array_at(&a, (size_t)i), i);
+  rig_array_free(&a);
+}
+
+static void test_an_array_refuses_a_count_whose_bytes_overflow(void) {
+  rig_array a = RIG_ARRAY_INIT(uint64_t, 0);
+  uint64_t one = 1;
+  CU_ASSERT_TRUE_FATAL(rig_array_push(&a, &one));
+  CU_ASSERT_FALSE(rig_array_reserve(&a, SIZE_MAX / 8));
+  CU_ASSERT_FALSE(rig_array_reserve(&a, SIZE_MAX));
+  CU_ASSERT_FALSE(rig_array_resize(&a, SIZE_MAX));
+  CU_ASSERT_EQUAL(a.n, 1);
+  CU_ASSERT_EQUAL(*(uint64_t *)rig_array_at(&a, 0), 1);
+  rig_array_free(&a);
+}
+
+static void test_an_array_resized_larger_holds_zeroes_past_its_items(void) {
+  rig_array a = RIG_ARRAY_INIT(uint32_t, 0);
+  uint32_t v = 0xffffffffu;
+  CU_ASSERT_TRUE_FATAL(rig_array_push(&a, &v));
+  CU_ASSERT_TRUE_FATAL(rig_array_resize(&a, 0));
+  CU_ASSERT_TRUE_FATAL(rig_array_resize(&a, 300));
+  uint32_t any = 0;
+  for (size_t i = 0; i < a.n; i++) any |= *(uint32_t *)rig_array_at(&a, i);
+  CU_ASSERT_EQUAL(a.n, 300);
+  CU_ASSERT_EQUAL(any, 0);
+  rig_array_free(&a);
+}
+
+static void test_an_item_removed_gives_its_place_to_the_last(void) {
+  rig_array a = RIG_ARRAY_INIT(int, 0);
+  int items[] = {10, 11, 12, 13};
+  CU_ASSERT_TRUE_FATAL(rig_array_append(&a, items, 4));
+  rig_array_remove(&a, 1);
+  CU_ASSERT_EQUAL(a.n, 3);
+  CU_ASSERT_EQUAL(*(int *)rig_array_at(&a, 1), 13);
+  rig_array_remove(&a, 2);
+  CU_ASSERT_EQUAL(a.n, 2);
+  CU_ASSERT_EQUAL(*(int *)rig_array_at(&a, 0), 10);
+  CU_ASSERT_EQUAL(*(int *)rig_array_at(&a, 1), 13);
+  rig_array_free(&a);
+}
+
+static void test_an_arrays_items_taken_are_the_callers_and_leave_it_empty(void) {
+  rig_array a = RIG_ARRAY_INIT(char, 0);
+  CU_ASSERT_TRUE_FATAL(rig_array_append(&a, "abc", 4));
+  char *text = rig_array_take(&a);
+  CU_ASSERT_STRING_EQUAL(text, "abc");
+  CU_ASSERT_PTR_NULL(a.items);
+  CU_ASSERT_EQUAL(a.n, 0);
+  CU_ASSERT_EQUAL(a.room, 0);
+  free(text);
+  CU_ASSERT_TRUE(rig_array_push(&a, "d")); /* usable again */
+  rig_array_free(&a);
+}
+
+/* ---- the id table ----------------------------------------------------------------------- */
+
+static void test_an_id_table_gives_back_what_it_was_given(void) {
+  rig_idtab t;
+  rig_idtab_init(&t, 0);
+  int things[200];
+  uint64_t ids[200];
+  for (int i = 0; i < 200; i++) CU_ASSERT_TRUE_FATAL(rig_idtab_add(&t, &things[i], &ids[i]));
+  bool all = true;
+  for (int i = 0; i < 200; i++) all &= rig_idtab_get(&t, ids[i]) == &things[i];
+  CU_ASSERT_TRUE(all);
+  rig_idtab_free(&t);
+}
+
+static void test_an_id_table_counts_ids_from_one_and_never_gives_one_twice(void) {
+  rig_idtab t;
+  rig_idtab_init(&t, 0);
+  int a, b, c;
+  uint64_t ia, ib, ic;
+  CU_ASSERT_TRUE_FATAL(rig_idtab_add(&t, &a, &ia));
+  CU_ASSERT_TRUE_FATAL(rig_idtab_add(&t, &b, &ib));
+  CU_ASSERT_PTR_EQUAL(rig_idtab_take(&t, ib), &b);
+  CU_ASSERT_TRUE_FATAL(rig_idtab_add(&t, &c, &ic));
+  CU_ASSERT_EQUAL(ia, 1);
+  CU_ASSERT_EQUAL(ib, 2);
+  CU_ASSERT_EQUAL(ic, 3);
+  CU_ASSERT_EQUAL(rig_idtab_end(&t), 4);
+  rig_idtab_free(&t);
+}
+
+static void test_an_id_taken_holds_nothing(void) {
+  rig_idtab t;
+  rig_idtab_init(&t, 0);
+  int a;
+  uint64_t id;
+  CU_ASSERT_TRUE_FATAL(rig_idtab_add(&t, &a, &id));
+  CU_ASSERT_PTR_EQUAL(rig_idtab_take(&t, id), &a);
+  CU_ASSERT_PTR_NULL(rig_idtab_get(&t, id));
+  CU_ASSERT_PTR_NULL(rig_idtab_take(&t, id));
+  rig_idtab_free(&t);
+}
+
+static void test_an_id_put_past_the_end_leaves_the_ids_below_it_empty(void) {
+  rig_idtab t;
+  rig_idtab_init(&t, 0);
+  int a, b;
+  CU_ASSERT_TRUE_FATAL(rig_idtab_put(&t, 70, &a));
+  CU_ASSERT_PTR_EQUAL(rig_idtab_get(&t, 70), &a);
+  bool empty = true;
+  for (uint64_t id = 1; id < 70; id++) empty &= rig_idtab_get(&t, id) == NULL;
+  CU_ASSERT_TRUE(empty);
+  CU_ASSERT_TRUE(rig_idtab_put(&t, 3, &b));
+  CU_ASSERT_PTR_EQUAL(rig_idtab_get(&t, 3), &b);
+  CU_ASSERT_PTR_EQUAL(rig_idtab_get(&t, 70), &a);
+  rig_idtab_free(&t);
+}
+
+static void test_an_id_table_refuses_id_0_and_ids_past_its_bound(void) {
+  rig_idtab t;
+  rig_idtab_init(&t, 8);
+  int a;
+  uint64_t id;
+  CU_ASSERT_FALSE(rig_idtab_put(&t, 0, &a));
+  CU_ASSERT_FALSE(rig_idtab_put(&t, 9, &a));
+  CU_ASSERT_FALSE(rig_idtab_put(&t, UINT64_MAX, &a));
+  CU_ASSERT_TRUE(rig_idtab_put(&t, 8, &a));
+  CU_ASSERT_FALSE(rig_idtab_add(&t, &a, &id));
+  CU_ASSERT_PTR_EQUAL(rig_idtab_get(&t, 8), &a);
+  rig_idtab_free(&t);
+}
+
+static void test_an_id_never_given_holds_nothing(void) {
+  rig_idtab t;
+  rig_idtab_init(&t, 0);
+  int a;
+  uint64_t id;
+  CU_ASSERT_PTR_NULL(rig_idtab_get(&t, 1));
+  CU_ASSERT_TRUE_FATAL(rig_idtab_add(&t, &a, &id));
+  CU_ASSERT_PTR_NULL(rig_idtab_get(&t, 0));
+  CU_ASSERT_PTR_NULL(rig_idtab_get(&t, 2));
+  CU_ASSERT_PTR_NULL(rig_idtab_get(&t, UINT64_MAX));
+  rig_idtab_free(&t);
+}
+
+/* ---- PCI bus ids ------------------------------------------------------------------------ */
+
+static void test_a_pci_bus_id_with_a_domain_and_one_without_parse_alike(void) {
+  rig_pci_id with, without;
+  CU_ASSERT_TRUE_FATAL(rig_pci_parse("0000:3b:1f.7", &with));
+  CU_ASSERT_TRUE_FATAL(rig_pci_parse("3b:1f.7", &without));
+  CU_ASSERT_EQUAL(with.domain, 0);
+  CU_ASSERT_EQUAL(with.bus, 0x3b);
+  CU_ASSERT_EQUAL(with.device, 0x1f);
+  CU_ASSERT_EQUAL(with.function, 7);
+  CU_ASSERT_EQUAL(memcmp(&with, &without, sizeof with), 0);
+}
+
+static void test_a_pci_bus_id_reads_its_domain_and_either_case(void) {
+  rig_pci_id id;
+  CU_ASSERT_TRUE_FATAL(rig_pci_parse("0001C000:AB:0A.1", &id)); /* NVML's eight digits */
+  CU_ASSERT_EQUAL(id.domain, 0x1c000);
+  CU_ASSERT_EQUAL(id.bus, 0xab);
+  CU_ASSERT_EQUAL(id.device, 0xa);
+  CU_ASSERT_EQUAL(id.function, 1);
+}
+
+static void test_malformed_pci_bus_ids_are_refused(void) {
+  static const char *const bad[] = {"",
+                                    "0000:3b:00",
+                                    "0000:3b:00.",
+                                    "0000:3b.00.0",
+                                    "3b.00.0",
+                                    "00.0",
+                                    " 0000:3b:00.0",
+                                    "0000:3b:00.0 ",
+                                    "0000:3b:00.0\n",
+                                    "0000:3b:00.8",
+                                    "0000:3b:20.0",
+                                    "000000000:3b:00.0",
+                                    "0000:13b:00.0",
+                                    "0000:3g:00.0",
+                                    "0:0:3b:00.0",
+                                    "0000::00.0",
+                                    "0x3b:00.0",
+                                    "-1:00.0",
+                                    "0000:3b:00.00",
+                                    "+3b:00.0"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    rig_pci_id id = {9, 9, 9, 9};
+    bool parsed = rig_pci_parse(bad[i], &id);
+    CU_ASSERT_FALSE(parsed);
+    if (parsed) fprintf(stderr, "\"%s\" parsed\n", bad[i]);
+    CU_ASSERT_EQUAL(id.domain + id.bus + id.device + id.function, 36); /* left as it was */
+  }
+  rig_pci_id id;
+  CU_ASSERT_FALSE(rig_pci_parse(NULL, &id));
+}
+
+/* ---- the topology ----------------------------------------------------------------------- */
+
+static void *ask_topology(void *out) {
+  *(hwloc_topology_t *)out = rig_topology();
+  return NULL;
+}
+
+static void test_the_topology_is_loaded_once_per_process(void) {
+  enum { THREADS = 8 };
+  pthread_t t[THREADS];
+  hwloc_topology_t got[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, ask_topology, &got[i]), 0);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  bool same = true;
+  for (int i = 0; i < THREADS; i++) same &= got[i] == rig_topology();
+  CU_ASSERT_TRUE(same);
+  CU_ASSERT_EQUAL(rig_topology_loads(), 1);
+}
+
+static void test_a_pci_device_the_machine_lacks_sits_nowhere(void) {
+  rig_pci_id id;
+  CU_ASSERT_TRUE_FATAL(rig_pci_parse("ffff:ff:1f.7", &id));
+  CU_ASSERT_PTR_NULL(rig_topology_near(&id));
+}
+
 void rig_test_register(void) {
   static CU_TestInfo env[] = {
       {"unset variables take their defaults", test_unset_variables_take_their_defaults},
@@ -279,4 +550,38 @@ void rig_test_register(void) {
       CU_TEST_INFO_NULL,
   };
   rig_test_add_suite("environment", env);
+  static CU_TestInfo kit[] = {
+      {"an array keeps what was pushed, in order", test_an_array_keeps_what_was_pushed_in_order},
+      {"an array with room left allocates nothing", test_an_array_with_room_left_allocates_nothing},
+      {"a full array at least doubles its room", test_a_full_array_at_least_doubles_its_room},
+      {"an array past its bound refuses and keeps its items",
+       test_an_array_past_its_bound_refuses_and_keeps_its_items},
+      {"an array refuses a count whose bytes overflow",
+       test_an_array_refuses_a_count_whose_bytes_overflow},
+      {"an array resized larger holds zeroes past its items",
+       test_an_array_resized_larger_holds_zeroes_past_its_items},
+      {"an item removed gives its place to the last",
+       test_an_item_removed_gives_its_place_to_the_last},
+      {"an array's items taken are the caller's and leave it empty",
+       test_an_arrays_items_taken_are_the_callers_and_leave_it_empty},
+      {"an id table gives back what it was given", test_an_id_table_gives_back_what_it_was_given},
+      {"an id table counts ids from one and never gives one twice",
+       test_an_id_table_counts_ids_from_one_and_never_gives_one_twice},
+      {"an id taken holds nothing", test_an_id_taken_holds_nothing},
+      {"an id put past the end leaves the ids below it empty",
+       test_an_id_put_past_the_end_leaves_the_ids_below_it_empty},
+      {"an id table refuses id 0 and ids past its bound",
+       test_an_id_table_refuses_id_0_and_ids_past_its_bound},
+      {"an id never given holds nothing", test_an_id_never_given_holds_nothing},
+      {"a PCI bus id with a domain and one without parse alike",
+       test_a_pci_bus_id_with_a_domain_and_one_without_parse_alike},
+      {"a PCI bus id reads its domain and either case",
+       test_a_pci_bus_id_reads_its_domain_and_either_case},
+      {"malformed PCI bus ids are refused", test_malformed_pci_bus_ids_are_refused},
+      {"the topology is loaded once per process", test_the_topology_is_loaded_once_per_process},
+      {"a PCI device the machine lacks sits nowhere",
+       test_a_pci_device_the_machine_lacks_sits_nowhere},
+      CU_TEST_INFO_NULL,
+  };
+  rig_test_add_suite("base kit", kit);
 }

@@ -263,6 +263,7 @@ static rig_status cuda_open(unsigned index, rig_device **out, rig_error *err) {
   snprintf(g->name, sizeof g->name, "cuda:%u", index);
   pthread_mutex_init(&g->waits_lock, NULL);
   pthread_mutex_init(&g->words_lock, NULL);
+  cuda_words_init(g);
   CUresult r = rig_cu.DeviceGet(&g->cu, gpus.order[index]);
   rig_status st = r == CUDA_SUCCESS ? start(g, err) : cuda_refuse(g, "cuDeviceGet", r, err);
   if (st != RIG_OK) {

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "base/array.h"
 #include "cuda_api.h"
 #include "rig/rig_driver.h"
 
@@ -61,8 +62,7 @@ typedef struct cuda_gpu {
   pthread_mutex_t waits_lock; /* waits: submitters write, sleepers read */
   /* Other devices' words its stream waits on (words.c). */
   pthread_mutex_t words_lock;
-  struct cuda_word *words;
-  size_t nwords, words_room;
+  rig_array words; /* struct cuda_word (words.c) */
 } cuda_gpu;
 
 /* Every GPU this process opened, by index (below rig_cuda_count), for
@@ -75,6 +75,8 @@ unsigned rig_cuda_opened(void);
  * it: a GPU's own, or host memory registered for g until the device is
  * gone (words.c); 0 if it cannot be. */
 CUdeviceptr cuda_word_address(cuda_gpu *g, uint32_t device, const void *word);
+/* g's list of words, empty (g opens). */
+void cuda_words_init(cuda_gpu *g);
 /* Gives back every registration of g's words (g stops). */
 void cuda_words_drop(cuda_gpu *g);
 

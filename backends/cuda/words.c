@@ -6,7 +6,6 @@
  * devices that are gone are given back, on every GPU, before any new word
  * is registered (a new word may sit where a freed one was), and the list
  * grows as it must: it never runs out. */
-#include <stdlib.h>
 
 #include "cuda_internal.h"
 
@@ -16,11 +15,19 @@ typedef struct cuda_word {
   void *reg; /* cuda_host_register's */
 } cuda_word;
 
+static cuda_word *word_at(cuda_gpu *g, size_t i) {
+  return rig_array_at(&g->words, i);
+}
+
+void cuda_words_init(cuda_gpu *g) {
+  rig_array_init(&g->words, sizeof(cuda_word), 0);
+}
+
 static CUdeviceptr cached(cuda_gpu *g, uint32_t device) {
   CUdeviceptr d = 0;
   pthread_mutex_lock(&g->words_lock);
-  for (size_t i = 0; i < g->nwords && !d; i++)
-    if (g->words[i].device == device) d = g->words[i].dptr;
+  for (size_t i = 0; i < g->words.n && !d; i++)
+    if (word_at(g, i)->device == device) d = word_at(g, i)->dptr;
   pthread_mutex_unlock(&g->words_lock);
   return d;
 }
@@ -28,13 +35,13 @@ static CUdeviceptr cached(cuda_gpu *g, uint32_t device) {
 /* Gives back g's entries of devices that are gone. */
 static void drop_gone(cuda_gpu *g) {
   pthread_mutex_lock(&g->words_lock);
-  for (size_t i = 0; i < g->nwords;) {
-    if (rig_device_at(g->words[i].device)) {
+  for (size_t i = 0; i < g->words.n;) {
+    if (rig_device_at(word_at(g, i)->device)) {
       i++;
       continue;
     }
-    cuda_host_unregister(g->words[i].reg);
-    g->words[i] = g->words[--g->nwords];
+    cuda_host_unregister(word_at(g, i)->reg);
+    rig_array_remove(&g->words, i);
   }
   pthread_mutex_unlock(&g->words_lock);
 }
@@ -42,19 +49,12 @@ static void drop_gone(cuda_gpu *g) {
 static bool add(cuda_gpu *g, uint32_t device, const void *word, CUdeviceptr *d) {
   bool ok = false;
   pthread_mutex_lock(&g->words_lock);
-  if (g->nwords == g->words_room) {
-    size_t room = g->words_room ? 2 * g->words_room : 16;
-    cuda_word *more = realloc(g->words, room * sizeof *more);
-    if (more) {
-      g->words = more;
-      g->words_room = room;
-    }
-  }
   void *reg;
   rig_error ignored;
-  if (g->nwords < g->words_room &&
+  /* Room first: a registration is never made that the list cannot keep. */
+  if (rig_array_reserve(&g->words, 1) &&
       cuda_host_register(g, word, sizeof(uint64_t), d, &reg, &ignored) == RIG_OK) {
-    g->words[g->nwords++] = (cuda_word){device, *d, reg};
+    rig_array_push(&g->words, &(cuda_word){device, *d, reg});
     ok = true;
   }
   pthread_mutex_unlock(&g->words_lock);
@@ -77,9 +77,7 @@ CUdeviceptr cuda_word_address(cuda_gpu *g, uint32_t device, const void *word) {
 
 void cuda_words_drop(cuda_gpu *g) {
   pthread_mutex_lock(&g->words_lock);
-  for (size_t i = 0; i < g->nwords; i++) cuda_host_unregister(g->words[i].reg);
-  free(g->words);
-  g->words = NULL;
-  g->nwords = g->words_room = 0;
+  for (size_t i = 0; i < g->words.n; i++) cuda_host_unregister(word_at(g, i)->reg);
+  rig_array_free(&g->words);
   pthread_mutex_unlock(&g->words_lock);
 }

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "base/pci.h"
 #include "base/sync.h"
+#include "base/topology.h"
 #include "hostcode.h"
 
 typedef struct job {
@@ -39,7 +41,7 @@ static struct {
   job *_Atomic current;
   _Atomic uint32_t epoch;  /* futex: bumped for each job */
   _Atomic uint32_t active; /* workers that may be reading the current job */
-  hwloc_topology_t topo;
+  hwloc_topology_t topo;   /* the process's (base/topology.h) */
   hwloc_cpuset_t *cores;
   unsigned ncores;
 } pool = {.once = PTHREAD_ONCE_INIT, .busy = PTHREAD_MUTEX_INITIALIZER};
@@ -153,10 +155,9 @@ static unsigned cgroup_cpus(void) {
 /* A rank with a GPU keeps its workers on the cores near it (the GPU's
  * NUMA node, from its PCI locality) where its cpuset has any there. */
 static void near_gpu(hwloc_cpuset_t set, const char *bus_id) {
-  unsigned domain, bus, dev, fn;
-  if (sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4) return;
-  hwloc_obj_t pci = hwloc_get_pcidev_by_busid(pool.topo, domain, bus, dev, fn);
-  hwloc_obj_t at = pci ? hwloc_get_non_io_ancestor_obj(pool.topo, pci) : NULL;
+  rig_pci_id id;
+  if (!rig_pci_parse(bus_id, &id)) return;
+  hwloc_obj_t at = rig_topology_near(&id);
   if (!at || !at->cpuset || !hwloc_bitmap_intersects(set, at->cpuset)) return;
   hwloc_bitmap_and(set, set, at->cpuset);
 }
@@ -165,10 +166,7 @@ static void pool_init(void) {
   pthread_key_create(&scratch_key, free);
   unsigned n = 1;
   const char *near = rig_host_near_bus();
-  if (hwloc_topology_init(&pool.topo) == 0 &&
-      (!near ||
-       hwloc_topology_set_io_types_filter(pool.topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) == 0) &&
-      hwloc_topology_load(pool.topo) == 0) {
+  if ((pool.topo = rig_topology())) {
     hwloc_cpuset_t set = hwloc_bitmap_alloc();
     if (set && hwloc_get_cpubind(pool.topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
       if (near) near_gpu(set, near);

@@ -51,6 +51,24 @@ typedef struct rig_machine {
 rig_status rig_machine_describe_local(rig_machine *m, rig_error *err);
 void rig_machine_clear(rig_machine *m);
 
+/* What hwloc sees of this machine from this process (progrun info). */
+typedef struct rig_topology_facts {
+  /* The PUs this process (so its workers, which inherit it) is bound to,
+   * and the NUMA nodes they lie in, as hwloc lists them ("0-15", "0");
+   * "unknown" where the binding is not known. */
+  char cpus[512], numa[128];
+  /* rig_machine's topology: packages, NUMA nodes and their memory, cores,
+   * PUs, the cores bound to; "unknown" where hwloc has no topology. */
+  char summary[256];
+  /* The NUMA nodes' memory, which may be less than the system's (memory no
+   * node holds is not counted); 0 where unknown. */
+  uint64_t numa_bytes;
+} rig_topology_facts;
+
+/* This machine's topology as the process's one copy of it holds it (loaded
+ * once per process, shared with the worker pool and the devices). */
+void rig_machine_topology(rig_topology_facts *t);
+
 /* Starts the job: collective over comm. Requires MPI_THREAD_MULTIPLE
  * (RIG_EJOB otherwise, saying what was granted). Every rank describes its
  * machine and the controller gathers them. */

@@ -5,7 +5,6 @@
  * run on and its NUMA nodes), rank 0 gathers them and prints a block per
  * machine within 100 columns, or JSON. */
 #include <ctype.h>
-#include <hwloc.h>
 #include <jansson.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -63,53 +62,6 @@ static void ucx_transports(char *out, size_t size) {
   ucp_cleanup(ctx);
 }
 
-/* What hwloc sees of this machine: the PUs this process (so its workers,
- * which inherit it) is bound to and the NUMA nodes they lie in, as hwloc
- * lists them ("0-15", "0"), and a summary of the topology whose memory is
- * the NUMA nodes' own (which may be less than the system's: memory no node
- * holds is not counted). */
-typedef struct info_topology {
-  char cpus[512], numa[128], summary[256];
-  uint64_t numa_bytes;
-} info_topology;
-
-static void topology(info_topology *t) {
-  snprintf(t->cpus, sizeof t->cpus, "unknown");
-  snprintf(t->numa, sizeof t->numa, "unknown");
-  snprintf(t->summary, sizeof t->summary, "unknown");
-  t->numa_bytes = 0;
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return;
-  if (hwloc_topology_load(topo) != 0) {
-    hwloc_topology_destroy(topo);
-    return;
-  }
-  int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-  for (int i = 0; i < nnuma; i++) {
-    hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
-    if (node && node->attr) t->numa_bytes += node->attr->numanode.local_memory;
-  }
-  int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
-  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-  int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-  int bound = -1;
-  hwloc_cpuset_t set = hwloc_bitmap_alloc();
-  hwloc_nodeset_t nodes = hwloc_bitmap_alloc();
-  if (set && nodes && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
-    hwloc_bitmap_list_snprintf(t->cpus, sizeof t->cpus, set);
-    hwloc_cpuset_to_nodeset(topo, set, nodes);
-    hwloc_bitmap_list_snprintf(t->numa, sizeof t->numa, nodes);
-    bound = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_CORE);
-  }
-  snprintf(t->summary, sizeof t->summary,
-           "%d package%s, %d NUMA node%s holding %.1f GiB, %d cores, %d PUs; bound to %d cores",
-           packages, packages == 1 ? "" : "s", nnuma, nnuma == 1 ? "" : "s",
-           (double)t->numa_bytes / (1024.0 * 1024.0 * 1024.0), cores, pus, bound);
-  hwloc_bitmap_free(set);
-  hwloc_bitmap_free(nodes);
-  hwloc_topology_destroy(topo);
-}
-
 /* This machine's facts as a JSON object (NULL out of memory). */
 static json_t *describe(int rank, rig_error *err, bool *ok) {
   rig_machine m;
@@ -121,9 +73,9 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
     json_object_set_new(o, "error", json_string(err->message));
     return o;
   }
-  info_topology t;
+  rig_topology_facts t; /* hwloc's, as librig loaded it once for the process */
   char tls[2048];
-  topology(&t);
+  rig_machine_topology(&t);
   ucx_transports(tls, sizeof tls);
   json_object_set_new(o, "host", json_string(m.host));
   json_object_set_new(o, "topology", json_string(t.summary));

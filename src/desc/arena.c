@@ -73,23 +73,23 @@ void *rig_arena_alloc(rig_desc_arena *a, size_t n, bool zero) {
   return p;
 }
 
-size_t rig_array_room(size_t n) {
+size_t rig_arena_room(size_t n) {
   if (n <= 1) return n;
   size_t r = 1;
   while (r < n) r <<= 1;
   return r;
 }
 
-void *rig_array_alloc(rig_desc_arena *a, size_t n, size_t elem) {
-  size_t room = rig_array_room(n);
+void *rig_arena_array(rig_desc_arena *a, size_t n, size_t elem) {
+  size_t room = rig_arena_room(n);
   if (room == 0) return NULL;
   if (room > SIZE_MAX / elem) return NULL;
   return rig_arena_alloc(a, room * elem, false);
 }
 
-void *rig_array_push(rig_desc_arena *a, void *items_ptr, size_t *n, size_t elem) {
+void *rig_arena_push(rig_desc_arena *a, void *items_ptr, size_t *n, size_t elem) {
   unsigned char **items = items_ptr;
-  size_t room = rig_array_room(*n);
+  size_t room = rig_arena_room(*n);
   if (*n == room) {
     size_t grown = room ? room * 2 : 1;
     if (grown > SIZE_MAX / elem) return NULL;

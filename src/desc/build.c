@@ -27,7 +27,7 @@ rig_desc_string rig_desc_str(const char *s) {
   return r;
 }
 
-#define PUSH(d, items, n) rig_array_push((d)->arena, &(items), &(n), sizeof *(items))
+#define PUSH(d, items, n) rig_arena_push((d)->arena, &(items), &(n), sizeof *(items))
 
 int64_t rig_desc_add_device(rig_desc *d, const char *arch) {
   rig_desc_string *s = PUSH(d, d->devices, d->ndevices);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "desc_internal.h"
 
 /* The bytes of a rail's Counts area, fixed by the format (rig_rail.h's
@@ -24,9 +25,8 @@ typedef struct checker {
   uint64_t *whole;
   uint64_t *fixed;
   uint64_t serial;
-  unsigned char *slot_use; /* scratch per submit: how its slots are named */
-  size_t slot_room;
-  int64_t step; /* the next step's number, in pre-order */
+  rig_array slot_use; /* unsigned char, scratch per submit: how its slots are named */
+  int64_t step;       /* the next step's number, in pre-order */
 } checker;
 
 enum { USE_RW = 1, USE_UNORDERED = 2 };
@@ -417,13 +417,9 @@ static rig_status check_part(checker *c, int64_t s, const rig_desc_part *p) {
 /* Every slot is named by a ref or a copy, and not both by an Unordered ref
  * and by anything else. */
 static rig_status check_slot_uses(checker *c, const rig_desc_submit *sub) {
-  if (sub->nslots > c->slot_room) {
-    unsigned char *room = realloc(c->slot_use, sub->nslots);
-    if (!room) return fail_nomem(c);
-    c->slot_use = room;
-    c->slot_room = sub->nslots;
-  }
-  if (sub->nslots) memset(c->slot_use, 0, sub->nslots);
+  if (!rig_array_resize(&c->slot_use, sub->nslots)) return fail_nomem(c);
+  unsigned char *use = c->slot_use.items;
+  if (sub->nslots) memset(use, 0, sub->nslots);
   for (size_t i = 0; i < sub->nparts; i++) {
     const rig_desc_part *p = &sub->parts[i];
     const rig_desc_ref *refs;
@@ -432,19 +428,19 @@ static rig_status check_slot_uses(checker *c, const rig_desc_submit *sub) {
     if (part_refs(p, &refs, &n, &params)) {
       for (size_t r = 0; r < n; r++) {
         TRY(check_slot_index(c, refs[r].slot, sub->nslots));
-        c->slot_use[refs[r].slot] |= refs[r].use == RIG_USE_UNORDERED ? USE_UNORDERED : USE_RW;
+        use[refs[r].slot] |= refs[r].use == RIG_USE_UNORDERED ? USE_UNORDERED : USE_RW;
       }
     } else if (p->tag == RIG_PART_COPY) {
       TRY(check_slot_index(c, p->u.copy.src, sub->nslots));
       TRY(check_slot_index(c, p->u.copy.dst, sub->nslots));
-      c->slot_use[p->u.copy.src] |= USE_RW;
-      c->slot_use[p->u.copy.dst] |= USE_RW;
+      use[p->u.copy.src] |= USE_RW;
+      use[p->u.copy.dst] |= USE_RW;
     }
   }
   for (size_t k = 0; k < sub->nslots; k++)
-    if (!c->slot_use[k]) return fail(c, "slot %zu is named by no ref or copy", k);
+    if (!use[k]) return fail(c, "slot %zu is named by no ref or copy", k);
   for (size_t k = 0; k < sub->nslots; k++)
-    if (c->slot_use[k] == (USE_RW | USE_UNORDERED))
+    if (use[k] == (USE_RW | USE_UNORDERED))
       return fail(c, "slot %zu is named by an Unordered ref and by a Read or Write ref or a copy",
                   k);
   return RIG_OK;
@@ -553,8 +549,7 @@ typedef struct order {
   size_t *ref_start; /* nmemory + 1 */
   int64_t *refs;
   bool *needs_fix;    /* an init Address on some device names it */
-  uint64_t *fixed_on; /* sorted pairs memory * ndevices + device */
-  size_t nfixed_on, fixed_room;
+  rig_array fixed_on; /* uint64_t, sorted pairs memory * ndevices + device */
 } order;
 
 static void mark(checker *c, const rig_desc_view *v, bool is_fixed) {
@@ -606,14 +601,8 @@ static rig_status check_init_refs(checker *c, const order *o, int64_t m) {
 
 static rig_status add_fixed_on(checker *c, order *o, int64_t m, int64_t device) {
   if (!o->needs_fix[m]) return RIG_OK;
-  if (o->nfixed_on == o->fixed_room) {
-    size_t room = o->fixed_room ? 2 * o->fixed_room : 16;
-    uint64_t *p = realloc(o->fixed_on, room * sizeof *p);
-    if (!p) return fail_nomem(c);
-    o->fixed_on = p;
-    o->fixed_room = room;
-  }
-  o->fixed_on[o->nfixed_on++] = (uint64_t)m * c->d->ndevices + (uint64_t)device;
+  uint64_t pair = (uint64_t)m * c->d->ndevices + (uint64_t)device;
+  if (!rig_array_push(&o->fixed_on, &pair)) return fail_nomem(c);
   return RIG_OK;
 }
 
@@ -709,11 +698,13 @@ static rig_status build_init_refs(checker *c, order *o) {
 
 static rig_status check_order(checker *c) {
   const rig_desc *d = c->d;
-  order o = {0};
+  order o = {.fixed_on = RIG_ARRAY_INIT(uint64_t, 0)};
   rig_status st = build_init_refs(c, &o);
   c->step = 0;
   if (st == RIG_OK) st = order_steps(c, &o, &d->steps);
-  if (st == RIG_OK && o.nfixed_on) qsort(o.fixed_on, o.nfixed_on, sizeof *o.fixed_on, u64_cmp);
+  const uint64_t *fixed_on = o.fixed_on.items;
+  size_t nfixed_on = o.fixed_on.n;
+  if (st == RIG_OK && nfixed_on) qsort(o.fixed_on.items, nfixed_on, sizeof *fixed_on, u64_cmp);
   for (size_t i = 0; st == RIG_OK && i < d->nmemory; i++) {
     const rig_desc_memory *mem = &d->memory[i];
     if (mem->tag != RIG_MEMORY_ALLOC) continue;
@@ -725,7 +716,7 @@ static rig_status check_order(checker *c) {
         if (l->tag != RIG_LEAF_ADDRESS) continue;
         int64_t n = l->u.address.memory, dev = l->u.address.on;
         uint64_t key = (uint64_t)n * d->ndevices + (uint64_t)dev;
-        if (!o.nfixed_on || !bsearch(&key, o.fixed_on, o.nfixed_on, sizeof key, u64_cmp))
+        if (!nfixed_on || !bsearch(&key, fixed_on, nfixed_on, sizeof key, u64_cmp))
           st = fail(c,
                     "an Address of memory %" PRId64 " on device %" PRId64
                     ", which no step on device %" PRId64 " fixes whole",
@@ -735,7 +726,7 @@ static rig_status check_order(checker *c) {
   free(o.ref_start);
   free(o.refs);
   free(o.needs_fix);
-  free(o.fixed_on);
+  rig_array_free(&o.fixed_on);
   return st;
 }
 
@@ -760,7 +751,7 @@ static int64_t area_size(const rig_desc_rail_sizes *rails, const rig_desc_memory
 
 rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *rails,
                                 rig_error *err) {
-  checker c = {.d = d, .err = err};
+  checker c = {.d = d, .err = err, .slot_use = RIG_ARRAY_INIT(unsigned char, 0)};
   size_t n = d->nmemory ? d->nmemory : 1;
   c.size = malloc(n * sizeof *c.size);
   c.named = calloc(n, sizeof *c.named);
@@ -780,7 +771,7 @@ rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *ra
   free(c.named);
   free(c.whole);
   free(c.fixed);
-  free(c.slot_use);
+  rig_array_free(&c.slot_use);
   return st;
 }
 

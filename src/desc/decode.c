@@ -68,7 +68,7 @@ static bool get_option(reader *r) {
 static void *get_array(reader *r, size_t *n, size_t elem) {
   *n = get_count(r);
   if (*n == 0) return NULL;
-  void *items = rig_array_alloc(r->arena, *n, elem);
+  void *items = rig_arena_array(r->arena, *n, elem);
   if (!items) fail_nomem(r);
   return items;
 }

@@ -17,13 +17,13 @@ void *rig_arena_alloc(rig_desc_arena *a, size_t n, bool zero);
 
 /* Arrays hold room for n rounded up to a power of two, so that appending
  * to any array (built or decoded) knows its room from n alone. */
-size_t rig_array_room(size_t n);
+size_t rig_arena_room(size_t n);
 /* Room for an array of n elements of size elem: NULL when out of memory or
  * when n * elem overflows. */
-void *rig_array_alloc(rig_desc_arena *a, size_t n, size_t elem);
+void *rig_arena_array(rig_desc_arena *a, size_t n, size_t elem);
 /* Makes room for one more element in *items (of *n elements of size elem)
  * and returns it zeroed, with *n increased; NULL when out of memory. */
-void *rig_array_push(rig_desc_arena *a, void *items_ptr, size_t *n, size_t elem);
+void *rig_arena_push(rig_desc_arena *a, void *items_ptr, size_t *n, size_t elem);
 
 /* A copy of len bytes in the arena (len 0 gives a non-NULL empty string). */
 rig_desc_string rig_arena_string(rig_desc_arena *a, const void *bytes, size_t len, bool *ok);

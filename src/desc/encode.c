@@ -1,42 +1,17 @@
 /* A description as bytes of format version 4 (docs/format.md): INTs of 8
  * little-endian bytes, TAGs of one byte, counted strings and arrays. */
-#include <stdlib.h>
-#include <string.h>
-
+#include "base/array.h"
 #include "codec_internal.h"
 #include "desc_internal.h"
 
 typedef struct writer {
-  uint8_t *buf;
-  size_t len, room;
+  rig_array buf;   /* uint8_t */
   bool failed;     /* out of memory */
   const char *bad; /* a description that cannot be written: why */
 } writer;
 
-static void reserve(writer *w, size_t n) {
-  if (w->failed || w->room - w->len >= n) return;
-  size_t room = w->room ? w->room : 256;
-  while (room - w->len < n) {
-    if (room > SIZE_MAX / 2) {
-      w->failed = true;
-      return;
-    }
-    room *= 2;
-  }
-  uint8_t *b = realloc(w->buf, room);
-  if (!b) {
-    w->failed = true;
-    return;
-  }
-  w->buf = b;
-  w->room = room;
-}
-
 static void put_raw(writer *w, const void *p, size_t n) {
-  reserve(w, n);
-  if (w->failed) return;
-  if (n) memcpy(w->buf + w->len, p, n);
-  w->len += n;
+  if (!w->failed && !rig_array_append(&w->buf, p, n)) w->failed = true;
 }
 
 static void put_int(writer *w, int64_t v) {
@@ -236,7 +211,7 @@ static void put_steps(writer *w, const rig_desc_steps *steps, int depth) {
 }
 
 rig_status rig_desc_to_bytes(const rig_desc *d, uint8_t **bytes, size_t *len, rig_error *err) {
-  writer w = {0};
+  writer w = {RIG_ARRAY_INIT(uint8_t, 0), false, NULL};
   put_raw(&w, RIG_DESC_MAGIC, RIG_DESC_MAGIC_LEN);
   put_int(&w, RIG_DESC_FORMAT_VERSION);
   put_count(&w, d->ndevices);
@@ -269,11 +244,11 @@ rig_status rig_desc_to_bytes(const rig_desc *d, uint8_t **bytes, size_t *len, ri
   put_int(&w, d->ints);
   put_steps(&w, &d->steps, 0);
   if (w.bad || w.failed) {
-    free(w.buf);
+    rig_array_free(&w.buf);
     if (w.bad) return rig_error_set(err, RIG_EINVAL, "%s", w.bad);
     return rig_error_set(err, RIG_ENOMEM, "out of memory writing a program description");
   }
-  *bytes = w.buf;
-  *len = w.len;
+  *len = w.buf.n;
+  *bytes = rig_array_take(&w.buf);
   return RIG_OK;
 }

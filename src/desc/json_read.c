@@ -194,7 +194,7 @@ static void *array(reader *r, json_t *j, size_t *n, size_t elem, read_fn *fn) {
   if (!json_is_array(j)) fail(r, "not an array");
   *n = json_array_size(j);
   if (*n == 0) return NULL;
-  unsigned char *items = rig_array_alloc(r->arena, *n, elem);
+  unsigned char *items = rig_arena_array(r->arena, *n, elem);
   if (!items) fail_nomem(r);
   memset(items, 0, *n * elem);
   for (size_t i = 0; i < *n; i++) element(r, j, i, fn, items + i * elem);

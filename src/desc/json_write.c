@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "desc_internal.h"
 
 /* Bytes up to this many are written as hex, which people can read and
@@ -356,28 +357,13 @@ static json_t *desc_json(jw *w, const rig_desc *d) {
   return root;
 }
 
-/* The text grows in a buffer of our own, so the caller frees it with free()
- * whatever allocator jansson was given. */
-typedef struct text_buf {
-  char *p;
-  size_t len, room;
-} text_buf;
-
+/* The text grows in a buffer of our own (a char array), so the caller frees
+ * it with free() whatever allocator jansson was given; each piece leaves
+ * room for the end's newline and NUL. */
 static int text_put(const char *s, size_t n, void *data) {
-  text_buf *t = data;
-  if (t->room - t->len < n + 2) {
-    size_t room = t->room ? t->room : 4096;
-    while (room - t->len < n + 2) {
-      if (room > SIZE_MAX / 2) return -1;
-      room *= 2;
-    }
-    char *p = realloc(t->p, room);
-    if (!p) return -1;
-    t->p = p;
-    t->room = room;
-  }
-  memcpy(t->p + t->len, s, n);
-  t->len += n;
+  rig_array *t = data;
+  if (n > SIZE_MAX - 2 || !rig_array_reserve(t, n + 2)) return -1;
+  rig_array_append(t, s, n);
   return 0;
 }
 
@@ -393,17 +379,19 @@ rig_status rig_desc_to_json(const rig_desc *d, char **text, rig_error *err) {
 
   jw w = {false};
   json_t *root = desc_json(&w, d);
-  text_buf t = {NULL, 0, 0};
+  rig_array t = RIG_ARRAY_INIT(char, 0);
   if (!root || w.failed ||
       json_dump_callback(root, text_put, &t, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
     json_decref(root);
-    free(t.p);
+    rig_array_free(&t);
     return rig_error_set(err, RIG_ENOMEM, "out of memory writing a program description as JSON");
   }
   json_decref(root);
-  /* text_put always leaves room for these two. */
-  t.p[t.len++] = '\n';
-  t.p[t.len] = '\0';
-  *text = t.p;
+  /* text_put left room for these two: no allocation fails here. */
+  if (!rig_array_append(&t, "\n", 2)) {
+    rig_array_free(&t);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory writing a program description as JSON");
+  }
+  *text = rig_array_take(&t);
   return RIG_OK;
 }

@@ -247,8 +247,10 @@ static rig_status make_head(rig_program *p, rig_device *const *devices, rig_erro
 
 /* ---- a program of this machine ---------------------------------------------- */
 
-/* Numbers the steps in pre-order and notes what runs pass to devices. */
-static void number_steps(rig_program *p, const rig_desc_steps *steps, size_t *i, size_t *submits) {
+/* Numbers the steps in pre-order and notes what runs pass to devices;
+ * *terms: the most terms a move's offsets need, and one. */
+static void number_steps(rig_program *p, const rig_desc_steps *steps, size_t *i, size_t *submits,
+                         size_t *terms) {
   plocal *l = p->local;
   for (size_t j = 0; j < steps->n; j++) {
     const rig_desc_step *s = &steps->items[j];
@@ -270,9 +272,9 @@ static void number_steps(rig_program *p, const rig_desc_steps *steps, size_t *i,
         l->ints_named = true;
       size_t n = s->u.move.src_offset.n > s->u.move.dst_offset.n ? s->u.move.src_offset.n
                                                                  : s->u.move.dst_offset.n;
-      if (n + 1 > l->scratch_n) l->scratch_n = n + 1; /* made in make_local() */
+      if (n + 1 > *terms) *terms = n + 1;
     } else {
-      number_steps(p, &s->u.loop.body, i, submits);
+      number_steps(p, &s->u.loop.body, i, submits, terms);
     }
     ps->end = *i;
   }
@@ -283,6 +285,7 @@ static rig_status make_local(rig_program *p, rig_error *err) {
   const rig_desc *d = p->desc;
   plocal *l = calloc(1, sizeof *l);
   if (!l) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  rig_array_init(&l->scratch, sizeof(uint64_t), 0);
   p->local = l;
   size_t nd = p->ndevices ? p->ndevices : 1, ni = d->ninputs ? d->ninputs : 1;
   l->nmem = d->nmemory;
@@ -300,11 +303,11 @@ static rig_status make_local(rig_program *p, rig_error *err) {
   if (!l->mem || !l->images || !l->borrows || !l->last || !l->ran || !l->snap || !l->in_borrow ||
       !l->in_borrow_of || !l->input_named || !l->steps)
     return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  size_t i = 0, submits = 0;
-  number_steps(p, &d->steps, &i, &submits);
+  size_t i = 0, submits = 0, terms = 1;
+  number_steps(p, &d->steps, &i, &submits, &terms);
   /* Room for the terms of the moves' offsets; steps grow it as prepared. */
-  l->scratch = calloc(l->scratch_n ? l->scratch_n : 1, sizeof *l->scratch);
-  if (!l->scratch) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
+  if (!rig_array_resize(&l->scratch, terms))
+    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
   return RIG_OK;
 }
 
@@ -502,7 +505,7 @@ static void free_local(plocal *l, const rig_desc *d, size_t ndevices, const rig_
   for (int k = 0; k < 2; k++) rig_buffer_release(l->ints[k]);
   rig_buffer_release(l->stage);
   free(l->steps);
-  free(l->scratch);
+  rig_array_free(&l->scratch);
   free(l->mem);
   free(l->images);
   free(l->borrows);

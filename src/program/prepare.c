@@ -51,11 +51,8 @@ static bool needs_two(const plocal *l, const rig_desc_submit *sub) {
 }
 
 static rig_status grow_scratch(plocal *l, size_t n, rig_error *err) {
-  if (n <= l->scratch_n) return RIG_OK;
-  uint64_t *s = realloc(l->scratch, n * sizeof *s);
-  if (!s) return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
-  l->scratch = s;
-  l->scratch_n = n;
+  if (n > l->scratch.n && !rig_array_resize(&l->scratch, n))
+    return rig_error_set(err, RIG_ENOMEM, "out of memory loading a program");
   return RIG_OK;
 }
 
@@ -95,10 +92,11 @@ static rig_status load_params(rig_program *p, pstep *s, size_t part, const rig_d
       continue;
     }
     for (size_t t = 0; t < hole->terms.n; t++) {
-      if ((st = load_value(p, &hole->terms.items[t].value, k, &l->scratch[t], err)) != RIG_OK)
+      if ((st = load_value(p, &hole->terms.items[t].value, k, &plocal_scratch(l)[t], err)) !=
+          RIG_OK)
         return st;
     }
-    st = rig_program_fill_hole(bytes, params->bytes.bytes, hole, l->scratch, what, err);
+    st = rig_program_fill_hole(bytes, params->bytes.bytes, hole, plocal_scratch(l), what, err);
     if (st != RIG_OK) return st;
   }
   return RIG_OK;

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/array.h"
 #include "rig/rig_program.h"
 
 /* A program's memory: one or two copies, of its device; a Rail memory
@@ -76,8 +77,10 @@ typedef struct plocal {
   bool ints_named;   /* a step passes the ints to a device (a slot, a move) */
   bool *input_named; /* [input * ndevices + d]: a step on d names it */
   rig_buffer *stage; /* host bytes for flags in memory the host cannot read */
-  uint64_t *scratch; /* values of a run's hole or offset terms */
-  size_t scratch_n;
+  /* uint64_t: the values of a run's hole or offset terms, as many as any
+   * step has (made at load and as steps are prepared: a run allocates
+   * nothing), read through plocal_scratch. */
+  rig_array scratch;
   /* Run state, under the head's run_lock. */
   uint64_t runs;
   rig_point *last;           /* per device: its last point in this run */
@@ -86,6 +89,10 @@ typedef struct plocal {
   rig_buffer **in_borrow;    /* [input * ndevices + d] */
   rig_buffer **in_borrow_of; /* the input each was made of (retained) */
 } plocal;
+
+static inline uint64_t *plocal_scratch(const plocal *l) {
+  return l->scratch.items;
+}
 
 typedef struct premote premote;
 typedef struct preceived preceived;

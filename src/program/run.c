@@ -98,7 +98,7 @@ static rig_status run_value(run *r, const rig_desc_value *v, uint64_t *out, rig_
 
 static rig_status terms_values(run *r, const rig_desc_terms *t, rig_error *err) {
   for (size_t i = 0; i < t->n; i++) {
-    rig_status st = run_value(r, &t->items[i].value, &r->l->scratch[i], err);
+    rig_status st = run_value(r, &t->items[i].value, &plocal_scratch(r->l)[i], err);
     if (st != RIG_OK) return st;
   }
   return RIG_OK;
@@ -111,7 +111,7 @@ static rig_status run_offset(run *r, const pstep *s, const rig_desc_terms *t, in
   rig_status st = terms_values(r, t, err);
   if (st != RIG_OK) return st;
   int64_t o;
-  if (!rig_program_offset(t, (const int64_t *)r->l->scratch, &o))
+  if (!rig_program_offset(t, (const int64_t *)plocal_scratch(r->l), &o))
     return rig_error_set(err, RIG_EINVAL, "step %lld: %s's %s offset past an int",
                          (long long)s->number, kind, end);
   if (o < 0 || (uint64_t)o > len || (uint64_t)length > len - (uint64_t)o)
@@ -145,11 +145,11 @@ static rig_status run_submit(run *r, pstep *s, rig_error *err) {
     size_t n = hole->width == RIG_W32 ? 4 : 8;
     memcpy(bytes + hole->at, base + hole->at, n); /* last run's value out */
     for (size_t t = 0; t < hole->terms.n; t++)
-      if ((st = run_value(r, &hole->terms.items[t].value, &l->scratch[t], err)) != RIG_OK)
+      if ((st = run_value(r, &hole->terms.items[t].value, &plocal_scratch(l)[t], err)) != RIG_OK)
         return st;
-    if (rig_program_fill_hole(bytes, base, hole, l->scratch, what, NULL) != RIG_OK) {
+    if (rig_program_fill_hole(bytes, base, hole, plocal_scratch(l), what, NULL) != RIG_OK) {
       snprintf(what, sizeof what, "step %lld's parameters", (long long)s->number);
-      return rig_program_fill_hole(bytes, base, hole, l->scratch, what, err);
+      return rig_program_fill_hole(bytes, base, hole, plocal_scratch(l), what, err);
     }
   }
   for (size_t g = 0; g < s->ngeoms; g++) {
