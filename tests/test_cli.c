@@ -1022,7 +1022,7 @@ static void test_rig_ucx_tls_takes_the_place_of_ucx_tls_for_librig(void) {
   setenv("RIG_UCX_TLS", "tcp,self", 1);
   proc p = RUN("info", "--json");
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"transports\": \"self/memory0, tcp/"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"transports\": [\n     \"self/memory0\",\n     \"tcp/"));
   CU_ASSERT_PTR_NULL(strstr(p.out.p, "posix/"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"UCX_TLS\": \"^tcp\""));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\"RIG_UCX_TLS\": \"tcp,self\""));

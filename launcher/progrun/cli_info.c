@@ -63,6 +63,67 @@ static void ucx_transports(char *out, size_t size) {
 }
 
 /* This machine's facts as a JSON object (NULL out of memory). */
+/* hwloc's list of indices ("0-3,8") as JSON numbers: what a program
+ * reading --json wants, not a string to parse again. */
+static json_t *index_list(const char *ranges) {
+  json_t *a = json_array();
+  const char *p = ranges;
+  while (a && p && *p) {
+    char *end;
+    long lo = strtol(p, &end, 10), hi = lo;
+    if (end == p) break;
+    if (*end == '-') {
+      p = end + 1;
+      hi = strtol(p, &end, 10);
+      if (end == p || hi < lo || hi - lo > 65536) break;
+    }
+    for (long i = lo; i <= hi; i++) json_array_append_new(a, json_integer(i));
+    p = *end == ',' ? end + 1 : NULL;
+  }
+  return a;
+}
+
+/* A list joined by ", " as JSON strings. */
+static json_t *word_list(const char *joined) {
+  json_t *a = json_array();
+  for (const char *p = joined; a && p && *p;) {
+    const char *end = strstr(p, ", ");
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    json_array_append_new(a, json_stringn(p, n));
+    p = end ? end + 2 : NULL;
+  }
+  return a;
+}
+
+/* A list of indices back as ranges ("0-3,8" with sep ","), for the text. */
+static void ranges_of(json_t *list, const char *sep, char *out, size_t size) {
+  size_t w = 0, n = json_array_size(list);
+  out[0] = '\0';
+  for (size_t i = 0; i < n && w < size;) {
+    json_int_t lo = json_integer_value(json_array_get(list, i)), hi = lo;
+    size_t j = i + 1;
+    while (j < n && json_integer_value(json_array_get(list, j)) == hi + 1) hi++, j++;
+    int k = hi > lo ? snprintf(out + w, size - w, "%s%lld-%lld", w ? sep : "", (long long)lo,
+                               (long long)hi)
+                    : snprintf(out + w, size - w, "%s%lld", w ? sep : "", (long long)lo);
+    if (k < 0) break;
+    w += (size_t)k;
+    i = j;
+  }
+}
+
+static void words_of(json_t *list, char *out, size_t size) {
+  size_t w = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < json_array_size(list) && w < size; i++) {
+    int k = snprintf(out + w, size - w, "%s%s", i ? ", " : "",
+                     json_string_value(json_array_get(list, i)));
+    if (k < 0) break;
+    w += (size_t)k;
+  }
+  if (!json_array_size(list)) snprintf(out, size, "none");
+}
+
 static json_t *describe(int rank, rig_error *err, bool *ok) {
   rig_machine m;
   *ok = rig_machine_describe_local(&m, err) == RIG_OK;
@@ -79,8 +140,8 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
   ucx_transports(tls, sizeof tls);
   json_object_set_new(o, "host", json_string(m.host));
   json_object_set_new(o, "topology", json_string(t.summary));
-  json_object_set_new(o, "cpuset", json_string(t.cpus));
-  json_object_set_new(o, "numa", json_string(t.numa));
+  json_object_set_new(o, "cpuset", index_list(t.cpus));
+  json_object_set_new(o, "numa", index_list(t.numa));
   /* The two counts of memory, told apart: the NUMA nodes' (hwloc) and
    * the system's, which the host and every cpu:N allocate from. */
   json_object_set_new(o, "numa_bytes", json_integer((json_int_t)t.numa_bytes));
@@ -111,7 +172,7 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
   json_object_set_new(o, "no_devices", missing);
   json_t *ucx = json_object();
   json_object_set_new(ucx, "version", json_string(ucp_get_version_string()));
-  json_object_set_new(ucx, "transports", json_string(tls[0] ? tls : "none"));
+  json_object_set_new(ucx, "transports", word_list(tls));
   const char *env = getenv("UCX_TLS");
   json_object_set_new(ucx, "UCX_TLS", env ? json_string(env) : json_null());
   const char *own = getenv("RIG_UCX_TLS");
@@ -204,7 +265,9 @@ static void print_block(json_t *o) {
   json_t *ucx = json_object_get(o, "ucx");
   char head[64];
   snprintf(head, sizeof head, "UCX: %s; transports: ", str_of(ucx, "version"));
-  wrapped(head, str_of(ucx, "transports"), 2);
+  char tls[2048];
+  words_of(json_object_get(ucx, "transports"), tls, sizeof tls);
+  wrapped(head, tls, 2);
 }
 
 /* A machine's devices on one line: "host x86_64 125.0 GiB, cpu:0 ...",
@@ -234,6 +297,26 @@ static void devices_line(json_t *o, char *out, size_t size) {
 
 /* Every machine, a block each, none wider than INFO_WIDTH (docs/cli.md,
  * "info"). */
+/* Machine r's block less its rank: "<head line>\n<devices>\n<UCX>". */
+static void block_text(json_t *o, char *out, size_t size) {
+  char line[4096], cpus[512], numa[256], tls[2048];
+  if (json_object_get(o, "error")) {
+    snprintf(out, size, "(%s)", str_of(o, "error"));
+    return;
+  }
+  ranges_of(json_object_get(o, "cpuset"), ",", cpus, sizeof cpus);
+  ranges_of(json_object_get(o, "numa"), ",", numa, sizeof numa);
+  words_of(json_object_get(json_object_get(o, "ucx"), "transports"), tls, sizeof tls);
+  devices_line(o, line, sizeof line);
+  snprintf(
+      out, size, "%s, cpuset %s, NUMA %s, %.1f GiB of memory (its NUMA nodes: %.1f GiB)\n%s\n%s",
+      str_of(o, "host"), cpus, numa, gib(json_integer_value(json_object_get(o, "memory_bytes"))),
+      gib(json_integer_value(json_object_get(o, "numa_bytes"))), line, tls);
+}
+
+/* Under a launcher: the title, then a block per kind of machine, the
+ * ranks that are alike ("ranks 0-2, 5: ...") given once: a cluster of
+ * identical nodes is a few lines, not thousands. */
 static void print_blocks(json_t *machines) {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   mpi_version(version, sizeof version);
@@ -245,27 +328,36 @@ static void print_blocks(json_t *machines) {
   const char *own = getenv("RIG_UCX_TLS");
   printf("UCX: %s; UCX_TLS %s%s%s%s\n", str_of(ucx0, "version"), tls ? "=" : "unset (UCX chooses)",
          tls ? tls : "", own && *own ? "; RIG_UCX_TLS=" : "", own && *own ? own : "");
-  char head[256], line[4096];
-  for (size_t r = 0; r < n; r++) {
-    json_t *o = json_array_get(machines, r);
-    long long rank = (long long)json_integer_value(json_object_get(o, "rank"));
-    if (json_object_get(o, "error")) {
-      snprintf(head, sizeof head, "rank %lld: ", rank);
-      snprintf(line, sizeof line, "(%s)", str_of(o, "error"));
-      wrapped(head, line, 2);
-      continue;
-    }
-    snprintf(head, sizeof head, "rank %lld: ", rank);
-    snprintf(line, sizeof line,
-             "%s, cpuset %s, NUMA %s, %.1f GiB of memory (its NUMA nodes: %.1f GiB)",
-             str_of(o, "host"), str_of(o, "cpuset"), str_of(o, "numa"),
-             gib(json_integer_value(json_object_get(o, "memory_bytes"))),
-             gib(json_integer_value(json_object_get(o, "numa_bytes"))));
-    wrapped(head, line, 2);
-    devices_line(o, line, sizeof line);
-    wrapped("  devices: ", line, 4);
-    wrapped("  UCX transports: ", str_of(json_object_get(o, "ucx"), "transports"), 4);
+  char **texts = calloc(n + 1, sizeof *texts);
+  bool *said = calloc(n + 1, sizeof *said);
+  json_t *ranks = json_array();
+  for (size_t r = 0; texts && r < n; r++) {
+    texts[r] = malloc(8192);
+    if (texts[r]) block_text(json_array_get(machines, r), texts[r], 8192);
   }
+  for (size_t r = 0; texts && said && ranks && r < n; r++) {
+    if (said[r] || !texts[r]) continue;
+    json_array_clear(ranks);
+    for (size_t q = r; q < n; q++)
+      if (!said[q] && texts[q] && strcmp(texts[q], texts[r]) == 0) {
+        said[q] = true;
+        json_array_append_new(ranks, json_integer(json_integer_value(
+                                         json_object_get(json_array_get(machines, q), "rank"))));
+      }
+    char list[512], head[600];
+    ranges_of(ranks, ", ", list, sizeof list);
+    snprintf(head, sizeof head, "%s %s: ", json_array_size(ranks) > 1 ? "ranks" : "rank", list);
+    char *dev = strchr(texts[r], '\n'), *ucx = dev ? strchr(dev + 1, '\n') : NULL;
+    if (dev) *dev = '\0';
+    if (ucx) *ucx = '\0';
+    wrapped(head, texts[r], 2);
+    if (dev) wrapped("  devices: ", dev + 1, 4);
+    if (ucx) wrapped("  UCX transports: ", ucx + 1, 4);
+  }
+  for (size_t r = 0; texts && r < n; r++) free(texts[r]);
+  free(texts);
+  free(said);
+  json_decref(ranks);
 }
 
 static json_t *whole(json_t *machines) {
