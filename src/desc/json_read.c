@@ -674,6 +674,23 @@ static void read_ref(reader *r, json_t *j, void *out) {
   ref->use = jr_enum_field(r, j, "use", &jr_use_v);
 }
 
+/* A fill's or launch's params and refs: a data and its refs beside it, or
+ * a list of typed parameters holding each ref in its place (json_params.c). */
+static rig_desc_ref *read_params(reader *r, json_t *part, rig_desc_data *params, size_t *nrefs) {
+  json_t *list = json_object_get(part, "params");
+  if (!json_is_array(list)) {
+    jr_opt_field(r, part, "params", read_value_data, params);
+    return opt_array_field(r, part, "refs", nrefs, sizeof(rig_desc_ref), read_ref);
+  }
+  if (json_object_get(part, "refs"))
+    jr_fail(r, "\"refs\" beside params written as a list (write each ref in its place there)");
+  rig_desc_ref *refs = NULL;
+  size_t mark = jr_path_key(r, "params");
+  jr_read_params(r, list, params, &refs, nrefs);
+  jr_path_back(r, mark);
+  return refs;
+}
+
 /* [V, V, V] of a launch's groups or threads. */
 static void read_values3(reader *r, json_t *j, void *out) {
   rig_desc_value *v = out;
@@ -695,9 +712,7 @@ static void read_part(reader *r, json_t *j, void *out) {
     case RIG_PART_FILL:
       jr_record(r, a, FIELDS("fill", "params", "refs"));
       jr_field(r, a, "fill", jr_read_leaf, &p->u.fill.fill);
-      jr_opt_field(r, a, "params", read_value_data, &p->u.fill.params);
-      p->u.fill.refs =
-          opt_array_field(r, a, "refs", &p->u.fill.nrefs, sizeof *p->u.fill.refs, read_ref);
+      p->u.fill.refs = read_params(r, a, &p->u.fill.params, &p->u.fill.nrefs);
       break;
     case RIG_PART_COPY:
       jr_record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
@@ -711,9 +726,7 @@ static void read_part(reader *r, json_t *j, void *out) {
       jr_record(r, a, FIELDS("image", "name", "params", "refs", "groups", "threads", "shared"));
       jr_field(r, a, "image", jr_read_int, &p->u.launch.image);
       jr_field(r, a, "name", read_name, &p->u.launch.name);
-      jr_opt_field(r, a, "params", read_value_data, &p->u.launch.params);
-      p->u.launch.refs =
-          opt_array_field(r, a, "refs", &p->u.launch.nrefs, sizeof *p->u.launch.refs, read_ref);
+      p->u.launch.refs = read_params(r, a, &p->u.launch.params, &p->u.launch.nrefs);
       jr_field(r, a, "groups", read_values3, p->u.launch.groups);
       jr_field(r, a, "threads", read_values3, p->u.launch.threads);
       jr_opt_field(r, a, "shared", read_value, &p->u.launch.shared);

@@ -1,5 +1,6 @@
 /* Private to src/desc: the JSON reader's walk (json_read.c), shared with
- * the files that read one part of the schema. Every jr_ function reads at the reader's current JSON
+ * the files that read one part of the schema (json_params.c, a part's
+ * typed parameters). Every jr_ function reads at the reader's current JSON
  * path, and a failure unwinds with longjmp (desc_internal.h says why that
  * is safe), so that none of them returns a status. */
 #ifndef RIG_DESC_JSON_READ_H
@@ -81,5 +82,10 @@ read_fn jr_read_int, jr_read_leaf, jr_read_terms;
 /* One typed value ({"u32": 7}, {"hex": "00ff"}) into out (only checked when
  * out is NULL); its count of bytes. */
 size_t jr_typed_value(reader *r, json_t *j, uint8_t *out);
+
+/* A part's params written as a list of typed parameters (json_params.c):
+ * its data and its refs, each at the place the list gives it. */
+void jr_read_params(reader *r, json_t *list, rig_desc_data *params, rig_desc_ref **refs,
+                    size_t *nrefs);
 
 #endif
