@@ -272,7 +272,8 @@ static bool same_file(const char *a, const char *b) {
 /* The examples as the build copies them (examples/CMakeLists.txt): there
  * their images' {"file": "kernels/NAME.so"} name the kernels built beside
  * them. */
-static const char *const examples[] = {"examples/saxpy.json", "examples/stencil.json"};
+static const char *const examples[] = {"examples/saxpy.json", "examples/stencil.json",
+                                       "examples/hello.json", "examples/scale.json"};
 enum { nexamples = sizeof examples / sizeof examples[0] };
 
 static const char *example_path(size_t i, char *buf, size_t size) {

@@ -208,28 +208,33 @@ static void test_empty_description_is_this_text(void) {
   rig_desc_free(d);
 }
 
-/* The example of docs/json.md is the writer's own text: it reads, and
+/* The complete example of docs/json.md (examples/scale.json, listed there)
+ * is the writer's own text but for its image's bytes, which it names by
+ * their file: with the file's name put back for its bytes, it reads, and
  * writes back unchanged. */
-static void test_docs_example_reads_and_writes_back_unchanged(void) {
+static void test_docs_complete_example_is_the_writers_text_but_for_its_file(void) {
+  static const char file[] = "{\"file\": \"kernels/scale.so\"}", bytes[] = "\"7f454c46\"";
   char path[4096];
   size_t len;
-  char *raw = rig_test_read_file(rig_test_source_path("docs/json.md", path, sizeof path), &len);
+  char *raw =
+      rig_test_read_file(rig_test_source_path("examples/scale.json", path, sizeof path), &len);
   CU_ASSERT_PTR_NOT_NULL_FATAL(raw);
-  char *doc = strndup(raw, len);
+  char *text = strndup(raw, len);
   free(raw);
-  char *start = strstr(doc, "```json\n");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(start);
-  start += 8;
-  char *end = strstr(start, "\n```");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(end);
-  end[1] = '\0'; /* the example with its last newline */
-  rig_desc *d = read_text(start);
-  char *text = to_json(d);
-  CU_ASSERT_STRING_EQUAL(text, start);
+  char *at = strstr(text, file);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  CU_ASSERT_PTR_NULL(strstr(at + 1, file)); /* one image, named once */
+  char *writer = malloc(len + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(writer);
+  snprintf(writer, len + 1, "%.*s%s%s", (int)(at - text), text, bytes, at + strlen(file));
+  rig_desc *d = read_text(writer);
+  char *again = to_json(d);
+  CU_ASSERT_STRING_EQUAL(again, writer);
   CU_ASSERT_EQUAL(rig_desc_check(d, NULL), RIG_OK);
-  free(text);
+  free(again);
   rig_desc_free(d);
-  free(doc);
+  free(writer);
+  free(text);
 }
 
 /* ---- reading a hand-written text ------------------------------------------ */
@@ -1151,8 +1156,8 @@ void rig_test_register(void) {
       {"JSON through bytes and back is the same text",
        test_json_through_bytes_and_back_is_the_same_text},
       {"empty description is this text", test_empty_description_is_this_text},
-      {"docs example reads and writes back unchanged",
-       test_docs_example_reads_and_writes_back_unchanged},
+      {"docs complete example is the writer's text but for its file",
+       test_docs_complete_example_is_the_writers_text_but_for_its_file},
       {"writing refuses what the bytes refuse", test_writing_refuses_what_the_bytes_refuse},
       CU_TEST_INFO_NULL};
   static CU_TestInfo reading[] = {
