@@ -5,7 +5,8 @@
  * text (NN-name.json). All but 11-extremes pass rig_desc_check; that one is
  * ill-formed on purpose, so that the fuzzer starts from both kinds. One more
  * seed, 13-typed.json, is text as people write it (typed values for bytes,
- * empty fields left out), which the writer never writes.
+ * empty fields left out), which the writer never writes; and 14-params.json
+ * a launch's typed parameters.
  *
  * Usage: make_corpus DIR */
 #include <stdio.h>
@@ -336,16 +337,32 @@ static const char typed_text[] =
     "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}]}}]}},\n"
     "   {\"Loop\": {\"trips\": {\"Fixed\": 2}}}]}\n";
 
-static void emit_typed(void) {
+/* Hand-written JSON: a launch's params as a list of typed parameters
+ * (docs/json.md, "Typed parameters"), each kind once, laid out as a C
+ * struct by the reader. */
+static const char params_text[] =
+    "{\"devices\": [\"x86_64\"], \"inputs\": [{\"device\": 0, \"bytes\": 8}], \"ints\": 1,\n"
+    " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": \"7f454c46\"}}],\n"
+    " \"steps\": [{\"Submit\": {\"device\": 0, \"slots\": [{\"Input\": 0}],\n"
+    "   \"parts\": [{\"Launch\": {\"image\": 0, \"name\": \"k\",\n"
+    "   \"params\": [{\"u8\": 1}, {\"ref\": {\"slot\": 0, \"use\": \"Read\"}},\n"
+    "     {\"int\": 0, \"width\": \"W32\"}, {\"leaf\": {\"Ready\": 1}}, {\"pad\": 3},\n"
+    "     {\"hole\": {\"width\": \"W64\", \"terms\": [[{\"Int\": 0}, 8]], \"add\": 1}},\n"
+    "     {\"hex\": \"00ff\"}, {\"f64\": 0.5}],\n"
+    "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+    "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}]}}]}}]}\n";
+
+/* Text as people write it, NAME.json: it must read. */
+static void emit_text(const char *name, const char *text) {
   rig_desc *d = NULL;
   rig_error err;
-  if (rig_desc_of_json(typed_text, strlen(typed_text), NULL, &d, &err) != RIG_OK) {
-    fprintf(stderr, "make_corpus: 13-typed: %s\n", err.message);
+  if (rig_desc_of_json(text, strlen(text), NULL, &d, &err) != RIG_OK) {
+    fprintf(stderr, "make_corpus: %s: %s\n", name, err.message);
     failures++;
     return;
   }
   rig_desc_free(d);
-  write_file("13-typed", "json", typed_text, strlen(typed_text));
+  write_file(name, "json", text, strlen(text));
 }
 
 int main(int argc, char **argv) {
@@ -367,6 +384,7 @@ int main(int argc, char **argv) {
   emit("10-mixed", seed_mixed());
   emit("11-extremes", seed_extremes());
   emit("12-strings", seed_strings());
-  emit_typed();
+  emit_text("13-typed", typed_text);
+  emit_text("14-params", params_text);
   return failures ? 1 : 0;
 }

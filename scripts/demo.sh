@@ -96,6 +96,34 @@ EOF
 }
 
 echo
+echo "==== running $examples_dir/hello.json and scale.json ===="
+echo "hello: x[i] = i, y[i] = 100 (16 uint32 each), y += x on the host;"
+echo "scale: x[i] = i (64 uint32), copied to m, then 4 trips t of x = m (t + 1)."
+python3 - "$work" <<'EOF'
+import struct, sys
+open(sys.argv[1] + "/a.bin", "wb").write(struct.pack("<16I", *range(16)))
+open(sys.argv[1] + "/b.bin", "wb").write(struct.pack("<16I", *[100] * 16))
+open(sys.argv[1] + "/m.bin", "wb").write(struct.pack("<64I", *range(64)))
+EOF
+if show_run run "$examples_dir/hello.json" --input 0="$work/a.bin" --input 1="$work/b.bin" \
+  --output 1="$work/sum.bin" &&
+  show_run run "$examples_dir/scale.json" --input 0="$work/m.bin" --output 0="$work/m4.bin"; then
+  python3 - "$work" <<'EOF' || failed=1
+import struct, sys
+y = struct.unpack("<16I", open(sys.argv[1] + "/sum.bin", "rb").read())
+x = struct.unpack("<64I", open(sys.argv[1] + "/m4.bin", "rb").read())
+print("hello: y =", " ".join(str(v) for v in y[:8]), "...")
+print("scale: x =", " ".join(str(v) for v in x[:8]), "...")
+if y != tuple(100 + i for i in range(16)) or x != tuple(4 * i for i in range(64)):
+    print("hello or scale: the result differs from the expected one", file=sys.stderr)
+    sys.exit(1)
+print("hello and scale: all values as expected")
+EOF
+else
+  failed=1
+fi
+
+echo
 echo "==== running $examples_dir/saxpy.json ===="
 echo "x[i] = i mod 17 - 3 (1024 floats); y = x, then each of the 4 trips t:"
 echo "y = 2x + y on cpu:0, then x = 1.5x + t on the host."

@@ -272,7 +272,8 @@ static bool same_file(const char *a, const char *b) {
 /* The examples as the build copies them (examples/CMakeLists.txt): there
  * their images' {"file": "kernels/NAME.so"} name the kernels built beside
  * them. */
-static const char *const examples[] = {"examples/saxpy.json", "examples/stencil.json"};
+static const char *const examples[] = {"examples/saxpy.json", "examples/stencil.json",
+                                       "examples/hello.json", "examples/scale.json"};
 enum { nexamples = sizeof examples / sizeof examples[0] };
 
 static const char *example_path(size_t i, char *buf, size_t size) {
@@ -2911,6 +2912,156 @@ static void test_dump_of_a_job_file_names_the_program_it_cannot_read(void) {
   proc_free(&p);
 }
 
+/* ---- a part's rail map ------------------------------------------------------- */
+
+/* A job file of two ring nodes (examples/ring_node.json: its rail 0 from
+ * the left, 1 to the right), machine 0's map `map`, machine 1's its mirror,
+ * over `rails` (NULL: a rail each way, ids 1 and 2). */
+static const char *ring_job(const char *map, const char *rails, char *job, size_t size) {
+  char node[4096], text[16800];
+  rig_test_binary_path("examples/ring_node.json", node, sizeof node);
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"rails\": %s}, {\"program\": \"%s\", "
+           "\"rails\": {\"0\": {\"from\": 0}, \"1\": {\"to\": 0}}}], \"rails\": %s}",
+           node, map, node,
+           rails ? rails
+                 : "[{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, \"dst\": 0, "
+                   "\"length\": 8}]}, {\"id\": 2, \"between\": [1, 0], \"send\": [{\"src\": 0, "
+                   "\"dst\": 0, \"length\": 8}]}]");
+  write_text(tmp_path("rail-map.json", job, size), text);
+  return job;
+}
+
+/* Every form of an entry, relative or not, names the rail it means:
+ * check passes each map that finds the ring's rails. */
+static void test_a_rail_map_names_the_jobs_rails_by_id_or_by_machine(void) {
+  static const char *const maps[] = {
+      "{\"0\": 2, \"1\": 1}", "{\"0\": {\"from\": 1}, \"1\": {\"to\": 1}}",
+      "{\"0\": {\"from\": \"{rank+1}\"}, \"1\": {\"to\": \"{rank-1}\"}}",
+      "{\"1\": {\"to\": \"{rank+3}\"}, \"0\": {\"from\": \"{rank-5}\"}}", /* modulo 2 */
+  };
+  char job[4096];
+  for (size_t i = 0; i < sizeof maps / sizeof *maps; i++) {
+    proc p = RUN("check", ring_job(maps[i], NULL, job, sizeof job));
+    CU_ASSERT_EQUAL(p.code, 0);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "ok\n");
+    if (p.code != 0) show(maps[i], &p);
+    proc_free(&p);
+  }
+}
+
+/* A map that is malformed, or finds no rail (or two) on its machine, is
+ * refused by check: exit 2, the part's rails and the entry named. */
+static void test_check_refuses_a_rail_map_naming_the_entry(void) {
+  static const char one_way[] = "[{\"id\": 1, \"between\": [0, 1], \"send\": [{\"src\": 0, "
+                                "\"dst\": 0, \"length\": 8}]}, {\"id\": 2, \"between\": [0, 1], "
+                                "\"send\": [{\"src\": 0, \"dst\": 0, \"length\": 8}]}]";
+  static const struct {
+    const char *map, *rails, *message;
+  } cases[] = {
+      {"5", NULL, "machines[0].rails: not an object of the program's rail ids to the job's rails"},
+      {"{\"x\": 1}", NULL,
+       "machines[0].rails: \"x\" is not a rail's id (0, 1, ... in decimal: the program's)"},
+      {"{\"01\": 1}", NULL,
+       "machines[0].rails: \"01\" is not a rail's id (0, 1, ... in decimal: the program's)"},
+      {"{\"0\": \"left\"}", NULL,
+       "machines[0].rails: rail 0: not a rail's id of \"rails\", {\"to\": MACHINE} or "
+       "{\"from\": MACHINE}"},
+      {"{\"0\": {\"to\": 1, \"from\": 1}}", NULL,
+       "machines[0].rails: rail 0: not a rail's id of \"rails\", {\"to\": MACHINE} or "
+       "{\"from\": MACHINE}"},
+      {"{\"0\": {\"to\": \"{rank*2}\"}}", NULL,
+       "machines[0].rails: rail 0: \"to\": not a machine's number, \"{rank}\", \"{rank+K}\" or "
+       "\"{rank-K}\""},
+      {"{\"0\": 9, \"1\": 1}", NULL, "machines[0].rails: rail 0: no rail 9 in \"rails\""},
+      {"{\"0\": {\"from\": 5}, \"1\": 1}", NULL,
+       "machines[0].rails: rail 0: machine 5 is not in this job of 2 machines"},
+      {"{\"0\": {\"from\": \"{rank}\"}, \"1\": 1}", NULL,
+       "machines[0].rails: rail 0: from machine 0 to itself"},
+      {"{\"0\": {\"to\": 1}, \"1\": {\"to\": 1}}", one_way,
+       "machines[0].rails: rail 0: rails[0] and rails[1] both go from machine 0 to machine 1 "
+       "(name one by its id)"},
+      {"{\"0\": {\"from\": 1}, \"1\": 1}", one_way,
+       "machines[0].rails: rail 0: no rail of \"rails\" goes from machine 1 to machine 0"},
+      {"{\"1\": 1}", NULL, "machines[0].program: %s: memory 0: no rail 0 in machines[0].rails"},
+  };
+  char job[4096], node[4096], msg[8400], want[16800];
+  rig_test_binary_path("examples/ring_node.json", node, sizeof node);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    proc p = RUN("check", ring_job(cases[i].map, cases[i].rails, job, sizeof job));
+    CU_ASSERT_EQUAL(p.code, 2);
+    CU_ASSERT_STRING_EQUAL(p.out.p, "");
+    snprintf(msg, sizeof msg, cases[i].message, node);
+    snprintf(want, sizeof want, "progrun: %s: %s\n", job, msg);
+    CU_ASSERT_STRING_EQUAL(p.err.p, want);
+    if (strcmp(p.err.p, want) != 0) show(cases[i].map, &p);
+    proc_free(&p);
+  }
+}
+
+/* check judges `every` on each machine past `machines` that its rails
+ * name, its relative machines modulo the job they fit: a ring of 4 whose
+ * nodes skip one finds no rail from machine 1 to machine 3. */
+static void test_check_judges_every_rail_map_on_each_machine_its_rails_name(void) {
+  char text[16800], job[4096], head[4096], node[4096], want[16800];
+  rig_test_binary_path("examples/ring_head.json", head, sizeof head);
+  rig_test_binary_path("examples/ring_node.json", node, sizeof node);
+  static const char rail[] = "{\"id\": %d, \"between\": [%d, %d], \"send\": [{\"src\": 0, "
+                             "\"dst\": 0, \"length\": 8}]}";
+  char rails[2048] = "";
+  for (int k = 0; k < 4; k++) {
+    char one[256];
+    snprintf(one, sizeof one, rail, k + 1, k, (k + 1) % 4);
+    strcat(rails, k ? ", " : "");
+    strcat(rails, one);
+  }
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\", \"rails\": {\"0\": {\"from\": \"{rank-1}\"}, "
+           "\"1\": {\"to\": \"{rank+1}\"}}}], \"every\": {\"program\": \"%s\", \"rails\": "
+           "{\"0\": {\"from\": \"{rank-1}\"}, \"1\": {\"to\": \"{rank+2}\"}}}, \"rails\": [%s]}",
+           head, node, rails);
+  write_text(tmp_path("ring-skip.json", job, sizeof job), text);
+  proc p = RUN("check", job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  snprintf(want, sizeof want,
+           "progrun: %s: every.rails: rail 1: no rail of \"rails\" goes from machine 1 to "
+           "machine 3\n",
+           job);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  if (strcmp(p.err.p, want) != 0) show(text, &p);
+  proc_free(&p);
+}
+
+/* run resolves each machine's map before anything runs: on one machine,
+ * "{rank+1}" is the machine itself, refused with exit 2. */
+static void test_run_refuses_a_rail_map_that_finds_no_rail_on_its_machine(void) {
+  char node[4096], text[8400], job[4096], want[16800];
+  rig_test_binary_path("examples/ring_node.json", node, sizeof node);
+  snprintf(text, sizeof text,
+           "{\"every\": {\"program\": \"%s\", \"ints\": [\"run\", \"rank\"], \"rails\": "
+           "{\"0\": {\"from\": \"{rank-1}\"}, \"1\": {\"to\": \"{rank+1}\"}}}}",
+           node);
+  proc p = run_job_text("ring-alone.json", text, job, sizeof job);
+  CU_ASSERT_EQUAL(p.code, 2);
+  CU_ASSERT_STRING_EQUAL(p.out.p, "");
+  snprintf(want, sizeof want, "progrun: %s: every.rails: rail 0: from machine 0 to itself\n", job);
+  CU_ASSERT_STRING_EQUAL(p.err.p, want);
+  if (strcmp(p.err.p, want) != 0) show(text, &p);
+  proc_free(&p);
+}
+
+/* dump lists a part's map in the program's order, as the file meant it. */
+static void test_dump_lists_a_parts_rail_map(void) {
+  char job[4096];
+  proc p =
+      RUN("dump", ring_job("{\"1\": {\"to\": \"{rank+1}\"}, \"0\": 2}", NULL, job, sizeof job));
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\n  rails: 0 rail 2, 1 to {rank+1}\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.out.p, "\n  rails: 0 from machine 0, 1 to machine 0\n"));
+  if (p.code != 0) show("dump", &p);
+  proc_free(&p);
+}
+
 /* ---- the builder, as docs/embedding.md shows it ------------------------------- */
 
 /* examples/embed/describe.c builds saxpy.json's description in C: the two
@@ -3571,6 +3722,14 @@ void rig_test_register(void) {
        test_dump_lists_a_job_files_machines_and_rails},
       {"dump of a job file names the program it cannot read",
        test_dump_of_a_job_file_names_the_program_it_cannot_read},
+      {"a rail map names the job's rails by id or by machine",
+       test_a_rail_map_names_the_jobs_rails_by_id_or_by_machine},
+      {"check refuses a rail map naming the entry", test_check_refuses_a_rail_map_naming_the_entry},
+      {"check judges every rail map on each machine its rails name",
+       test_check_judges_every_rail_map_on_each_machine_its_rails_name},
+      {"run refuses a rail map that finds no rail on its machine",
+       test_run_refuses_a_rail_map_that_finds_no_rail_on_its_machine},
+      {"dump lists a part's rail map", test_dump_lists_a_parts_rail_map},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("cli: check", check);
   rig_test_add_suite("cli: dump", dump);

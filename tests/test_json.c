@@ -208,28 +208,33 @@ static void test_empty_description_is_this_text(void) {
   rig_desc_free(d);
 }
 
-/* The example of docs/json.md is the writer's own text: it reads, and
+/* The complete example of docs/json.md (examples/scale.json, listed there)
+ * is the writer's own text but for its image's bytes, which it names by
+ * their file: with the file's name put back for its bytes, it reads, and
  * writes back unchanged. */
-static void test_docs_example_reads_and_writes_back_unchanged(void) {
+static void test_docs_complete_example_is_the_writers_text_but_for_its_file(void) {
+  static const char file[] = "{\"file\": \"kernels/scale.so\"}", bytes[] = "\"7f454c46\"";
   char path[4096];
   size_t len;
-  char *raw = rig_test_read_file(rig_test_source_path("docs/json.md", path, sizeof path), &len);
+  char *raw =
+      rig_test_read_file(rig_test_source_path("examples/scale.json", path, sizeof path), &len);
   CU_ASSERT_PTR_NOT_NULL_FATAL(raw);
-  char *doc = strndup(raw, len);
+  char *text = strndup(raw, len);
   free(raw);
-  char *start = strstr(doc, "```json\n");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(start);
-  start += 8;
-  char *end = strstr(start, "\n```");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(end);
-  end[1] = '\0'; /* the example with its last newline */
-  rig_desc *d = read_text(start);
-  char *text = to_json(d);
-  CU_ASSERT_STRING_EQUAL(text, start);
+  char *at = strstr(text, file);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  CU_ASSERT_PTR_NULL(strstr(at + 1, file)); /* one image, named once */
+  char *writer = malloc(len + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(writer);
+  snprintf(writer, len + 1, "%.*s%s%s", (int)(at - text), text, bytes, at + strlen(file));
+  rig_desc *d = read_text(writer);
+  char *again = to_json(d);
+  CU_ASSERT_STRING_EQUAL(again, writer);
   CU_ASSERT_EQUAL(rig_desc_check(d, NULL), RIG_OK);
-  free(text);
+  free(again);
   rig_desc_free(d);
-  free(doc);
+  free(writer);
+  free(text);
 }
 
 /* ---- reading a hand-written text ------------------------------------------ */
@@ -766,6 +771,163 @@ static void test_typed_and_hex_forms_of_the_same_bytes_are_one_description(void)
 #undef FORMS
 }
 
+/* ---- typed parameters ----------------------------------------------------- */
+
+/* A launch of image 0 whose params are `params` (a list: typed parameters),
+ * its submit's slots two inputs. */
+#define TYPED_LAUNCH(params)                                                                       \
+  STEPS("[{'Submit': {'device': 0, 'slots': [{'Input': 0}, {'Input': 1}], 'parts': "               \
+        "[{'Launch': {'image': 0, 'name': 'k', 'params': " params ", "                             \
+        "'groups': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}], "                                   \
+        "'threads': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}]}}]}}]")
+#define TYPED_PATH "steps[0].Submit.parts[0].Launch"
+
+/* The launch part of a description made by TYPED_LAUNCH. */
+static const rig_desc_part *typed_part(const rig_desc *d) {
+  return &d->steps.items[0].u.submit.parts[0];
+}
+
+/* Both texts read, to the same bytes. */
+static void expect_same(const char *typed, const char *explicit_form) {
+  rig_desc *a = must_read(typed), *b = must_read(explicit_form);
+  CU_ASSERT(same_bytes(a, b));
+  rig_desc_free(a);
+  rig_desc_free(b);
+}
+
+/* Each element at the next multiple of its size, and the whole rounded up
+ * to the largest: struct {uint8_t a; uint32_t b; uint16_t c; uint64_t d;
+ * float e;} has b at 4, c at 8, d at 16, e at 24 and a size of 32. */
+static void test_typed_params_lay_out_as_a_c_struct_of_their_types(void) {
+  expect_same(TYPED_LAUNCH("[{'u8': 1}, {'u32': 2}, {'u16': 3}, {'u64': 4}, {'f32': 2.0}]"),
+              TYPED_LAUNCH("{'bytes': '01000000020000000300000000000000"
+                           "04000000000000000000004000000000'}"));
+  /* Bytes of hex align to 1, as a char array does. */
+  expect_same(TYPED_LAUNCH("[{'hex': 'aabbcc'}, {'u8': 1}, {'u32': 2}]"),
+              TYPED_LAUNCH("{'bytes': 'aabbcc0102000000'}"));
+}
+
+/* {"ref": ...} is 8 bytes at a multiple of 8, and a ref whose `at` is
+ * that place. */
+static void test_a_ref_in_typed_params_is_a_ref_at_its_place(void) {
+  rig_desc *d = must_read(TYPED_LAUNCH("[{'u32': 7}, {'ref': {'slot': 1, 'use': 'Write'}}, "
+                                       "{'ref': {'slot': 0, 'use': 'Unordered'}}]"));
+  const rig_desc_part *p = typed_part(d);
+  CU_ASSERT(
+      str_is(p->u.launch.params.bytes, "\7\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24));
+  CU_ASSERT_EQUAL(p->u.launch.params.nholes, 0);
+  CU_ASSERT_EQUAL_FATAL(p->u.launch.nrefs, 2);
+  CU_ASSERT(p->u.launch.refs[0].slot == 1 && p->u.launch.refs[0].at == 8 &&
+            p->u.launch.refs[0].use == RIG_USE_WRITE);
+  CU_ASSERT(p->u.launch.refs[1].slot == 0 && p->u.launch.refs[1].at == 16 &&
+            p->u.launch.refs[1].use == RIG_USE_UNORDERED);
+  rig_desc_free(d);
+}
+
+/* {"int": i, "width": W} is a hole of W reading int i, times 1, at a
+ * multiple of its width. */
+static void test_an_int_in_typed_params_is_a_hole_of_its_width_at_its_place(void) {
+  expect_same(TYPED_LAUNCH("[{'u8': 1}, {'int': 0, 'width': 'W32'}, {'int': 1, 'width': 'W64'}]"),
+              TYPED_LAUNCH("{'bytes': '01000000000000000000000000000000', 'holes': ["
+                           "{'at': 4, 'width': 'W32', 'terms': [[{'Int': 0}, 1]]}, "
+                           "{'at': 8, 'width': 'W64', 'terms': [[{'Int': 1}, 1]]}]}"));
+}
+
+/* {"leaf": LEAF} is a W64 hole of the leaf; {"hole": ...} any hole, at
+ * its place. */
+static void test_a_leaf_and_a_hole_in_typed_params_are_holes_at_their_place(void) {
+  expect_same(TYPED_LAUNCH("[{'u32': 5}, {'leaf': {'Ready': 3}}, "
+                           "{'hole': {'width': 'W32', 'terms': [[{'Int': 0}, 8]], 'add': 2, "
+                           "'shift': 1}}]"),
+              TYPED_LAUNCH("{'bytes': '050000000000000000000000000000000000000000000000', "
+                           "'holes': [{'at': 8, 'width': 'W64', "
+                           "'terms': [[{'Leaf': {'Ready': 3}}, 1]]}, "
+                           "{'at': 16, 'width': 'W32', 'terms': [[{'Int': 0}, 8]], 'add': 2, "
+                           "'shift': 1}]}"));
+}
+
+/* {"pad": n} is n zero bytes where the element before ends, aligned to
+ * nothing: a struct's explicit padding, or a tail to whole words. */
+static void test_pad_adds_zero_bytes_where_the_element_before_ends(void) {
+  expect_same(TYPED_LAUNCH("[{'u8': 1}, {'pad': 2}, {'u8': 2}, {'pad': 0}]"),
+              TYPED_LAUNCH("{'bytes': '01000002'}"));
+}
+
+/* A fill's params take the list as a launch's do. */
+static void test_typed_params_serve_a_fill_as_a_launch(void) {
+  expect_same(
+      STEPS("[{'Submit': {'device': 0, 'slots': [{'Input': 0}], 'parts': [{'Fill': "
+            "{'fill': {'Ready': 1}, 'params': [{'u32': 9}, {'ref': {'slot': 0, "
+            "'use': 'Read'}}]}}]}}]"),
+      STEPS("[{'Submit': {'device': 0, 'slots': [{'Input': 0}], 'parts': [{'Fill': "
+            "{'fill': {'Ready': 1}, 'params': {'bytes': '09000000000000000000000000000000'}, "
+            "'refs': [{'slot': 0, 'at': 8, 'use': 'Read'}]}}]}}]"));
+}
+
+/* The writer writes the explicit form whichever form was read: typed
+ * params are the reader's, and dump --json round-trips unchanged. */
+static void test_the_writer_writes_typed_params_in_the_explicit_form(void) {
+  rig_desc *typed = must_read(TYPED_LAUNCH("[{'ref': {'slot': 0, 'use': 'Read'}}, "
+                                           "{'int': 0, 'width': 'W32'}]"));
+  rig_desc *plain = must_read(TYPED_LAUNCH("{'bytes': '00000000000000000000000000000000', "
+                                           "'holes': [{'at': 8, 'width': 'W32', "
+                                           "'terms': [[{'Int': 0}, 1]]}]}, "
+                                           "'refs': [{'slot': 0, 'at': 0, 'use': 'Read'}]"));
+  char *a = to_json(typed), *b = to_json(plain);
+  CU_ASSERT_STRING_EQUAL(a, b);
+  CU_ASSERT_PTR_NOT_NULL(strstr(a, "\"refs\": ["));
+  free(a);
+  free(b);
+  rig_desc_free(typed);
+  rig_desc_free(plain);
+}
+
+/* A list holds its refs: "refs" beside it is refused, naming the part. */
+static void test_typed_params_refuse_refs_beside_them(void) {
+  EXPECT_ERROR(STEPS("[{'Submit': {'device': 0, 'parts': [{'Launch': {'image': 0, 'name': 'k', "
+                     "'params': [{'u32': 1}], 'refs': [], "
+                     "'groups': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}], "
+                     "'threads': [{'Fixed': 1}, {'Fixed': 1}, {'Fixed': 1}]}}]}}]"),
+               TYPED_PATH ": \"refs\" beside params written as a list (write each ref in its "
+                          "place there)");
+}
+
+/* Every wrong element is named by its place in the list, and why. */
+static void test_wrong_typed_params_are_named_by_their_place(void) {
+#define CHOICES "u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, hex, pad, ref, int, leaf, hole"
+  static const char *const cases[][2] = {
+      {"[7]", "params[0]: not a typed parameter (an object of one key: " CHOICES ")"},
+      {"[{'u8': 1}, {'u8': 1, 'u16': 2}]",
+       "params[1]: not a typed parameter (an object of one key: " CHOICES ")"},
+      {"[{'u128': 1}]", "params[0]: \"u128\" is not a typed parameter (" CHOICES ")"},
+      {"[{'u8': 300}]", "params[0]: 300 does not fit a u8"},
+      {"[{'ref': {'slot': 0, 'at': 8, 'use': 'Read'}}]",
+       "params[0].ref: \"at\" is computed from the place in the list (leave it out)"},
+      {"[{'ref': {'slot': 0}}]", "params[0].ref: missing field \"use\""},
+      {"[{'ref': {'slot': 0, 'use': 'Rd'}}]",
+       "params[0].ref.use: \"Rd\" is not a use (Read, Write, Unordered)"},
+      {"[{'ref': 0}]", "params[0].ref: not an object"},
+      {"[{'int': 0}]", "params[0]: missing field \"width\""},
+      {"[{'int': 'a', 'width': 'W32'}]", "params[0].int: not an integer"},
+      {"[{'int': 0, 'width': 'W16'}]", "params[0].width: \"W16\" is not a width (W32, W64)"},
+      {"[{'int': 0, 'width': 'W32', 'add': 1}]", "params[0]: unknown field \"add\""},
+      {"[{'leaf': {'Int': 0}}]",
+       "params[0].leaf: \"Int\" is not a leaf (Address, Handle, Entry, Ready)"},
+      {"[{'hole': {'terms': []}}]", "params[0].hole: missing field \"width\""},
+      {"[{'hole': {'at': 0, 'width': 'W64'}}]",
+       "params[0].hole: \"at\" is computed from the place in the list (leave it out)"},
+      {"[{'pad': 4097}]", "params[0].pad: 4097 bytes of padding, not 0 to 4096"},
+      {"[{'pad': -1}]", "params[0].pad: -1 bytes of padding, not 0 to 4096"},
+  };
+#undef CHOICES
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char src[1024], want[512];
+    snprintf(src, sizeof src, TYPED_LAUNCH("%s"), cases[i][0]);
+    snprintf(want, sizeof want, TYPED_PATH ".%s", cases[i][1]);
+    EXPECT_ERROR(src, want);
+  }
+}
+
 /* ---- fields that may be left out ------------------------------------------ */
 
 static const char explicit_empties[] =
@@ -994,8 +1156,8 @@ void rig_test_register(void) {
       {"JSON through bytes and back is the same text",
        test_json_through_bytes_and_back_is_the_same_text},
       {"empty description is this text", test_empty_description_is_this_text},
-      {"docs example reads and writes back unchanged",
-       test_docs_example_reads_and_writes_back_unchanged},
+      {"docs complete example is the writer's text but for its file",
+       test_docs_complete_example_is_the_writers_text_but_for_its_file},
       {"writing refuses what the bytes refuse", test_writing_refuses_what_the_bytes_refuse},
       CU_TEST_INFO_NULL};
   static CU_TestInfo reading[] = {
@@ -1038,6 +1200,24 @@ void rig_test_register(void) {
                                 {"typed and hex forms of the same bytes are one description",
                                  test_typed_and_hex_forms_of_the_same_bytes_are_one_description},
                                 CU_TEST_INFO_NULL};
+  static CU_TestInfo params[] = {
+      {"typed params lay out as a C struct of their types",
+       test_typed_params_lay_out_as_a_c_struct_of_their_types},
+      {"a ref in typed params is a ref at its place",
+       test_a_ref_in_typed_params_is_a_ref_at_its_place},
+      {"an int in typed params is a hole of its width at its place",
+       test_an_int_in_typed_params_is_a_hole_of_its_width_at_its_place},
+      {"a leaf and a hole in typed params are holes at their place",
+       test_a_leaf_and_a_hole_in_typed_params_are_holes_at_their_place},
+      {"pad adds zero bytes where the element before ends",
+       test_pad_adds_zero_bytes_where_the_element_before_ends},
+      {"typed params serve a fill as a launch", test_typed_params_serve_a_fill_as_a_launch},
+      {"the writer writes typed params in the explicit form",
+       test_the_writer_writes_typed_params_in_the_explicit_form},
+      {"typed params refuse refs beside them", test_typed_params_refuse_refs_beside_them},
+      {"wrong typed params are named by their place",
+       test_wrong_typed_params_are_named_by_their_place},
+      CU_TEST_INFO_NULL};
   static CU_TestInfo short_form[] = {
       {"omitted fields equal the explicit empty ones",
        test_omitted_fields_equal_the_explicit_empty_ones},
@@ -1053,6 +1233,7 @@ void rig_test_register(void) {
   rig_test_add_suite("json: reading", reading);
   rig_test_add_suite("json: messages", messages);
   rig_test_add_suite("json: typed values", typed);
+  rig_test_add_suite("json: typed params", params);
   rig_test_add_suite("json: short form", short_form);
   rig_test_add_suite("json: damage", damaged);
 }

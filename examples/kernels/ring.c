@@ -2,8 +2,10 @@
  * has a rail to machine i + 1 (mod N). In run r machine 0 sends r; every
  * other machine adds its index to what it receives and passes it on; the
  * value back at machine 0 is added into its output, so that after R runs
- * it holds R (R - 1) / 2 + R N (N - 1) / 2. Each is launched with one group
- * of one thread. */
+ * it holds R (R - 1) / 2 + R N (N - 1) / 2. ring_head runs on machine 0
+ * (ring_head.json), ring_node on every other (ring_node.json); each
+ * program's rail 0 is the one from its left, 1 the one to its right, as
+ * the job file maps them. Each is launched with one group of one thread. */
 #include <string.h>
 
 #include "rail_wait.h"

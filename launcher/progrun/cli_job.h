@@ -14,6 +14,24 @@ typedef struct cli_job_io {
   char *path; /* resolved against the job file's folder */
 } cli_job_io;
 
+/* A machine a part's rail map names: machine n, or (relative) the
+ * part's machine plus n, modulo the job's machines. */
+typedef struct cli_peer {
+  bool relative;
+  int64_t n;
+} cli_peer;
+
+/* An entry of a part's "rails" (jobfile_railmap.c): the program's rail
+ * `id` is the job's rail `job_id`, or the one from this machine to the
+ * peer (CLI_RAIL_TO) or from the peer to it (CLI_RAIL_FROM). */
+typedef enum cli_rail_by { CLI_RAIL_BY_ID, CLI_RAIL_TO, CLI_RAIL_FROM } cli_rail_by;
+typedef struct cli_rail_entry {
+  int64_t id;
+  cli_rail_by kind;
+  int64_t job_id;
+  cli_peer peer;
+} cli_rail_entry;
+
 /* One machine's part of a job file. */
 typedef struct cli_job_machine {
   char *program;
@@ -23,6 +41,9 @@ typedef struct cli_job_machine {
   size_t ninputs, noutputs;
   cli_int *ints;
   size_t nints;
+  cli_rail_entry *rail_map; /* its "rails", by the program's id */
+  size_t nrail_map;
+  bool has_rail_map; /* false: the program's rail ids are the job's */
 } cli_job_machine;
 
 /* A rail of a job file: `send` flows from between[0] to between[1]. */
@@ -32,6 +53,14 @@ typedef struct cli_job_rail {
   rig_rail_transfer *send, *receive;
   size_t nsend, nreceive;
 } cli_job_rail;
+
+/* A part's map resolved on one of its machines: pairs of the program's
+ * rail id and the job's. */
+typedef struct cli_rail_map {
+  bool given;
+  int64_t (*pairs)[2];
+  size_t n;
+} cli_rail_map;
 
 typedef struct cli_jobfile {
   cli_job_rail *rails; /* made before any machine loads */
@@ -54,11 +83,43 @@ int cli_jobfile_rails(void *rails, cli_jobfile *out, rig_error *err);
 /* Refuses a rail naming a machine past the job's `machines`. */
 int cli_jobfile_rails_fit(const cli_jobfile *j, size_t machines, const char *file, rig_error *err);
 /* Machine `machine`'s program d (named program, at `where` of the file)
- * uses only rails the job file gives that machine, each as long as its
- * memory needs (machine < 0: `every`, not judged). */
-int cli_jobfile_fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d,
-                          const char *program, const char *where, rig_error *err);
+ * uses only rails the job file gives that machine, through its part's
+ * map (NULL or not given: the program's ids are the job's), each as long
+ * as its memory needs (machine < 0: `every`, not judged). */
+int cli_jobfile_fit_rails(const cli_jobfile *j, int64_t machine, const cli_rail_map *map,
+                          const rig_desc *d, const char *program, const char *where,
+                          rig_error *err);
 void cli_jobfile_rails_free(cli_jobfile *j);
+
+/* A part's "rails" (json_t *rails, NULL when it has none) into out's
+ * rail_map; the exit code, the message naming `where`.rails. */
+int cli_jobfile_rail_map_parse(void *rails, const char *where, cli_job_machine *out,
+                               rig_error *err);
+/* The machines a job has at least: its `machines`, and every machine its
+ * rails name. */
+size_t cli_jobfile_machines(const cli_jobfile *j);
+/* Part jm's map (at `where`) on machine `machine` of a job of `machines`:
+ * each of its program's rail ids and the job's rail it stands for, into
+ * out (freed with cli_rail_map_free, also on failure). A relative machine
+ * is taken modulo `machines`; an entry that finds no rail, or two, is the
+ * job file's fault (CLI_EXIT_USAGE, the message naming the entry). */
+int cli_jobfile_rail_map(const cli_jobfile *j, const cli_job_machine *jm, const char *where,
+                         int64_t machine, size_t machines, cli_rail_map *out, rig_error *err);
+/* The job's rail id the program's `id` stands for: id itself where no map
+ * is given, -1 where the map has none. */
+int64_t cli_rail_map_id(const cli_rail_map *m, int64_t id);
+void cli_rail_map_free(cli_rail_map *m);
+/* A load's rails through a map: the job's own where none is given, else
+ * r's lookup (r and map outliving the program). */
+typedef struct cli_mapped_rails {
+  const cli_rail_map *map;
+  const rig_rails *job;
+  rig_rails rails;
+} cli_mapped_rails;
+const rig_rails *cli_mapped_rails_of(cli_mapped_rails *r, const cli_rail_map *map,
+                                     const rig_rails *job);
+/* An entry as dump writes it: "to {rank+1}", "from machine 3", "rail 2". */
+void cli_rail_entry_text(const cli_rail_entry *e, char *buf, size_t size);
 
 /* `progrun check JOBFILE` and `progrun dump JOBFILE` (cli_jobview.c):
  * the exit code, having printed "ok" or the listing, or the message. */
@@ -99,6 +160,7 @@ typedef struct cli_plan {
   size_t nints;
   const char *file;
   char where[32];     /* its part of a job file ("machines[1]", "every"), or "" */
+  cli_rail_map rails; /* its part's map on its machine (not given: none) */
   cli_plan_out *outs; /* its outputs, when it writes them itself */
   size_t nouts;
   char (*used)[2][64]; /* the devices it ran on: name and arch, for the --json report */

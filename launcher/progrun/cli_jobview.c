@@ -34,7 +34,8 @@ static const cli_job_machine *part_of(const cli_jobfile *j, size_t i, char *wher
  * `send` and receives `receive`, between[1] the other way round. */
 typedef struct rail_view {
   const cli_jobfile *jf;
-  int64_t machine; /* -1: `every`, whose machines are not known */
+  int64_t machine;         /* -1: `every`, whose machines are not known */
+  const cli_rail_map *map; /* the part's on that machine, or NULL */
 } rail_view;
 
 static const cli_job_rail *rail_of(const cli_jobfile *j, int64_t id) {
@@ -45,7 +46,7 @@ static const cli_job_rail *rail_of(const cli_jobfile *j, int64_t id) {
 
 static int64_t area_bytes(void *ctx, int64_t rail, rig_desc_area area) {
   const rail_view *v = ctx;
-  const cli_job_rail *r = rail_of(v->jf, rail);
+  const cli_job_rail *r = rail_of(v->jf, cli_rail_map_id(v->map, rail));
   if (!r || v->machine < 0 || (r->between[0] != v->machine && r->between[1] != v->machine))
     return -1;
   if (area == RIG_AREA_COUNTS) return RIG_RAIL_COUNTS_BYTES;
@@ -136,10 +137,11 @@ static int fit_part(const cli_job_machine *jm, const rig_desc *d, const char *wh
 typedef struct ready_walk {
   const cli_jobfile *jf;
   int64_t machine;
+  const cli_rail_map *map;
 } ready_walk;
 
 static bool has_end(const ready_walk *w, int64_t id) {
-  const cli_job_rail *r = rail_of(w->jf, id);
+  const cli_job_rail *r = rail_of(w->jf, cli_rail_map_id(w->map, id));
   return r && (r->between[0] == w->machine || r->between[1] == w->machine);
 }
 
@@ -193,15 +195,21 @@ static int64_t steps_foreign(const ready_walk *w, const rig_desc_steps *ss, size
 }
 
 /* The program's Rail memory and Ready leaves name rails its machine is an
- * end of (what the load refuses otherwise); `every` may be any machine, so
- * is not judged. */
-static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, const char *program,
-                     const char *where, rig_error *err) {
+ * end of, through the part's map (what the load refuses otherwise);
+ * machine < 0 (`every` where its machines are not known) is not judged. */
+static int fit_rails(const cli_jobfile *j, int64_t machine, const cli_rail_map *map,
+                     const rig_desc *d, const char *program, const char *where, rig_error *err) {
   if (machine < 0) return CLI_EXIT_OK;
   for (size_t m = 0; m < d->nmemory; m++) {
     if (d->memory[m].tag != RIG_MEMORY_RAIL) continue;
     int64_t id = d->memory[m].u.rail.rail;
-    const cli_job_rail *r = rail_of(j, id);
+    /* A mapped rail has this machine at an end (cli_jobfile_rail_map). */
+    if (cli_rail_map_id(map, id) < 0)
+      return rig_error_set(err, RIG_EINVAL,
+                           "%s.program: %s: memory %zu: no rail %" PRId64 " in %s.rails", where,
+                           program, m, id, where),
+             CLI_EXIT_USAGE;
+    const cli_job_rail *r = rail_of(j, cli_rail_map_id(map, id));
     if (!r || (r->between[0] != machine && r->between[1] != machine))
       return rig_error_set(err, RIG_EINVAL,
                            "%s.program: %s: memory %zu: no rail %" PRId64
@@ -209,7 +217,7 @@ static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, c
                            where, program, m, id, machine),
              CLI_EXIT_USAGE;
   }
-  ready_walk w = {j, machine};
+  ready_walk w = {j, machine, map};
   char at[48] = "";
   int64_t id = 0;
   for (size_t m = 0; m < d->nmemory && !id; m++)
@@ -220,6 +228,12 @@ static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, c
   size_t number = 0;
   if (!id && (id = steps_foreign(&w, &d->steps, &number)))
     snprintf(at, sizeof at, "step %zu", number);
+  if (id && cli_rail_map_id(map, id) < 0)
+    return rig_error_set(err, RIG_EINVAL,
+                         "%s.program: %s: %s: Ready(rail %" PRId64 "): no rail %" PRId64
+                         " in %s.rails",
+                         where, program, at, id, id, where),
+           CLI_EXIT_USAGE;
   if (id)
     return rig_error_set(err, RIG_EINVAL,
                          "%s.program: %s: %s: Ready(rail %" PRId64 "): no rail %" PRId64
@@ -229,16 +243,28 @@ static int fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d, c
   return CLI_EXIT_OK;
 }
 
-int cli_jobfile_fit_rails(const cli_jobfile *j, int64_t machine, const rig_desc *d,
-                          const char *program, const char *where, rig_error *err) {
-  rail_view v = {j, machine};
+int cli_jobfile_fit_rails(const cli_jobfile *j, int64_t machine, const cli_rail_map *map,
+                          const rig_desc *d, const char *program, const char *where,
+                          rig_error *err) {
+  rail_view v = {j, machine, map};
   rig_desc_rail_sizes sizes = {area_bytes, &v};
   rig_status st = rig_desc_check_rails(d, machine >= 0 ? &sizes : NULL, err);
   if (st != RIG_OK) {
     rig_error_prefix(err, "%s.program: %s", where, program);
     return st == RIG_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
   }
-  return fit_rails(j, machine, d, program, where, err);
+  return fit_rails(j, machine, map, d, program, where, err);
+}
+
+/* The part's rails on machine m of a job of `machines`: its map resolved
+ * there, then its program's rails through it. */
+static int fit_on(const cli_jobfile *j, const cli_job_machine *jm, const char *where, int64_t m,
+                  size_t machines, const rig_desc *d, rig_error *err) {
+  cli_rail_map map;
+  int rc = cli_jobfile_rail_map(j, jm, where, m, machines, &map, err);
+  if (rc == CLI_EXIT_OK) rc = cli_jobfile_fit_rails(j, m, &map, d, jm->program, where, err);
+  cli_rail_map_free(&map);
+  return rc;
 }
 
 static int check_part(const cli_jobfile *j, size_t i, rig_error *err) {
@@ -250,9 +276,17 @@ static int check_part(const cli_jobfile *j, size_t i, rig_error *err) {
     rig_error_prefix(err, "%s.program", where);
     return rc;
   }
-  int64_t machine = i < j->n ? (int64_t)i : -1;
   rc = fit_part(jm, d, where, err);
-  if (rc == CLI_EXIT_OK) rc = cli_jobfile_fit_rails(j, machine, d, jm->program, where, err);
+  /* `every` is judged on each machine its rails name past `machines`:
+   * the job they fit, whose size a relative machine is taken modulo.
+   * Where they name none, its machines are not known. */
+  size_t machines = cli_jobfile_machines(j);
+  if (rc == CLI_EXIT_OK && i < j->n)
+    rc = fit_on(j, jm, where, (int64_t)i, machines, d, err);
+  else if (rc == CLI_EXIT_OK && machines <= j->n)
+    rc = cli_jobfile_fit_rails(j, -1, NULL, d, jm->program, where, err);
+  for (size_t m = j->n; rc == CLI_EXIT_OK && i == j->n && m < machines; m++)
+    rc = fit_on(j, jm, where, (int64_t)m, machines, d, err);
   /* What the load would refuse of its images, found here. */
   rig_status st = rc == CLI_EXIT_OK ? rig_desc_check_code(d, err) : RIG_OK;
   if (st != RIG_OK) {
@@ -307,6 +341,20 @@ static void print_io(FILE *f, const char *title, const cli_job_io *io, size_t n)
   fprintf(f, "  %s:\n", title);
   if (n == 0) fputs("    (none)\n", f);
   for (size_t i = 0; i < n; i++) fprintf(f, "    %" PRId64 " %s\n", io[i].index, io[i].path);
+}
+
+/* A part's "rails", where it has them: "  rails: 0 from {rank-1}, 1 to
+ * {rank+1}". */
+static void print_rail_map(FILE *f, const cli_job_machine *jm) {
+  if (!jm->has_rail_map) return;
+  fputs("  rails:", f);
+  if (jm->nrail_map == 0) fputs(" (none)", f);
+  for (size_t k = 0; k < jm->nrail_map; k++) {
+    char text[64];
+    cli_rail_entry_text(&jm->rail_map[k], text, sizeof text);
+    fprintf(f, "%s%" PRId64 " %s", k ? ", " : " ", jm->rail_map[k].id, text);
+  }
+  fputc('\n', f);
 }
 
 /* d's listing (dump.c) with two spaces before each line. */
@@ -401,6 +449,7 @@ int cli_dump_jobfile(const char *path) {
       print_ints(stdout, jm->ints, jm->nints);
       print_io(stdout, "inputs", jm->inputs, jm->ninputs);
       print_io(stdout, "outputs", jm->outputs, jm->noutputs);
+      print_rail_map(stdout, jm);
       rc = print_indented(stdout, descs[i]);
       if (rc != CLI_EXIT_OK) rig_error_set(&err, RIG_ENOMEM, "out of memory");
     }

@@ -37,6 +37,8 @@ typedef struct local_part {
   bool *owns_input;
   cli_plan_out *outs;
   size_t nouts;
+  cli_rail_map rails;      /* its part's map on this machine (not given: none) */
+  cli_mapped_rails mapped; /* the load's lookup through it */
 } local_part;
 
 /* A machine's runs and what they leave: its times and its outputs. */
@@ -106,7 +108,8 @@ static bool open_part(local_machine *lm) {
   if (rc == CLI_EXIT_OK && record_used(lm, devs, d->ndevices) != CLI_EXIT_OK)
     rc = (rig_error_set(&err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL);
   if (rc == CLI_EXIT_OK)
-    rc = cli_machine_open(&lm->mm, d, devs, p->m, rig_job_rails(lm->job), &err);
+    rc = cli_machine_open(&lm->mm, d, devs, p->m,
+                          cli_mapped_rails_of(&p->mapped, &p->rails, rig_job_rails(lm->job)), &err);
   free(devs);
   if (rc != CLI_EXIT_OK) {
     if (jobfile_fault)
@@ -453,6 +456,13 @@ static int make_blobs(cli_session *s, blobs *b, rig_error *err) {
       cli_wbuf_str(pk, p->outs[k].path);
       cli_wbuf_str(pk, p->outs[k].label);
     }
+    /* Its rail map, resolved here: the description stays shared. */
+    cli_wbuf_u64(pk, p->rails.given);
+    cli_wbuf_u64(pk, p->rails.n);
+    for (size_t k = 0; k < p->rails.n; k++) {
+      cli_wbuf_u64(pk, (uint64_t)p->rails.pairs[k][0]);
+      cli_wbuf_u64(pk, (uint64_t)p->rails.pairs[k][1]);
+    }
     if (!pk->ok) goto oom;
   }
   if (!sh->ok) goto oom;
@@ -504,6 +514,7 @@ static void part_free(local_part *p) {
   free(p->owns_input);
   for (size_t k = 0; p->outs && k < p->nouts; k++) free(p->outs[k].path), free(p->outs[k].label);
   free(p->outs);
+  cli_rail_map_free(&p->rails);
   /* Last: the inputs' count is the description's. */
   if (p->owns_desc) rig_desc_free(p->desc);
 }
@@ -552,6 +563,13 @@ static bool read_part(const void *b, size_t n, const table *descs, const table *
     p->outs[k].path = cli_rbuf_str(&u);
     p->outs[k].label = cli_rbuf_str(&u);
     if (u.ok && (uint64_t)p->outs[k].index >= p->desc->ninputs) u.ok = false;
+  }
+  p->rails.given = cli_rbuf_u64(&u) != 0;
+  p->rails.n = cli_rbuf_count(&u, 16);
+  if (u.ok && !(p->rails.pairs = calloc(p->rails.n + 1, sizeof *p->rails.pairs))) u.ok = false;
+  for (size_t k = 0; u.ok && k < p->rails.n; k++) {
+    p->rails.pairs[k][0] = (int64_t)cli_rbuf_u64(&u);
+    p->rails.pairs[k][1] = (int64_t)cli_rbuf_u64(&u);
   }
   if (!u.ok || u.at != u.n) return rig_error_set(err, RIG_EMALFORMED, "a broken plan"), false;
   return true;
@@ -640,6 +658,10 @@ static int part_of_plan(const cli_plan *p, local_part *part) {
   if (p->nints) memcpy(part->ints, p->ints, p->nints * sizeof *p->ints);
   part->nints = p->nints;
   for (size_t i = 0; i < p->ninputs; i++) part->inputs[i] = p->bytes[i]; /* the plan's */
+  part->rails = (cli_rail_map){p->rails.given, NULL, p->rails.n};
+  if (!(part->rails.pairs = calloc(p->rails.n + 1, sizeof *part->rails.pairs)))
+    return CLI_EXIT_FAIL;
+  if (p->rails.n) memcpy(part->rails.pairs, p->rails.pairs, p->rails.n * sizeof *p->rails.pairs);
   return CLI_EXIT_OK;
 }
 

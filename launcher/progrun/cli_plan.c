@@ -198,10 +198,14 @@ static int plan_jobfile(cli_session *s) {
     cli_io *ios = NULL;
     rc = part_of_job(jm, where, &t, &ios);
     if (rc == CLI_EXIT_OK) rc = plan_machine(s, m, NULL, &t);
-    /* Its rails, as `check` judges them, and `every`'s too: its machine
-     * is known here. */
-    if (rc == CLI_EXIT_OK && (rc = cli_jobfile_fit_rails(&s->jf, (int64_t)m, s->plans[m].desc,
-                                                         jm->program, where, &err)) != CLI_EXIT_OK)
+    /* Its rails through its part's map on this machine, as `check` judges
+     * them, and `every`'s too: its machine is known here. */
+    cli_plan *p = &s->plans[m];
+    if (rc == CLI_EXIT_OK &&
+        ((rc = cli_jobfile_rail_map(&s->jf, jm, where, (int64_t)m, s->n, &p->rails, &err)) !=
+             CLI_EXIT_OK ||
+         (rc = cli_jobfile_fit_rails(&s->jf, (int64_t)m, &p->rails, p->desc, jm->program, where,
+                                     &err)) != CLI_EXIT_OK))
       rc = cli_fail(rc, "%s: %s", cli_short_path(file, shown, sizeof shown), err.message);
     free(ios);
   }

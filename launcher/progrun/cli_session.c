@@ -193,6 +193,7 @@ void cli_session_free(cli_session *s) {
     free(p->used);
     for (size_t k = 0; p->outs && k < p->nouts; k++) free(p->outs[k].path), free(p->outs[k].label);
     free(p->outs);
+    cli_rail_map_free(&p->rails);
     if (p->owns_desc) rig_desc_free(p->desc);
   }
   cli_times_free(&s->job_times);

@@ -52,6 +52,22 @@ static size_t part_of(const cli_jobfile *j, int64_t m) {
   return j->has_every ? j->n : SIZE_MAX;
 }
 
+/* The program's rail id that stands for job rail `id` on machine m, drawn
+ * by `part`: the id itself where the part maps none, else the id its map
+ * gives that rail on m (-1: none, a map check refuses). */
+static int64_t program_rail(const cli_jobfile *j, size_t part, int64_t m, int64_t id) {
+  const cli_job_machine *jm = part < j->n ? &j->machines[part] : &j->every;
+  if (!jm->has_rail_map) return id;
+  cli_rail_map map;
+  rig_error err;
+  int64_t found = -1;
+  if (cli_jobfile_rail_map(j, jm, "", m, cli_jobfile_machines(j), &map, &err) == CLI_EXIT_OK)
+    for (size_t k = 0; k < map.n && found < 0; k++)
+      if (map.pairs[k][1] == id) found = map.pairs[k][0];
+  cli_rail_map_free(&map);
+  return found;
+}
+
 /* One direction of a rail, from the node that sends on it (the last that
  * writes its Outbound area or makes it ready) on one machine to the one
  * that receives (the first that reads its Inbound area or its Counts) on
@@ -82,7 +98,8 @@ static void rail_edge(FILE *f, const cli_jobfile *j, dot_graph *graphs, const cl
       continue;
     }
     anchor_of(j, part, anchor, sizeof anchor);
-    size_t node = dot_graph_rail_end(&graphs[part], r->id, k == 0);
+    int64_t id = program_rail(j, part, m, r->id);
+    size_t node = id < 0 ? SIZE_MAX : dot_graph_rail_end(&graphs[part], id, k == 0);
     if (node == SIZE_MAX) {
       snprintf(ends[k], sizeof ends[k], "%s", anchor);
       snprintf(clip[k], sizeof clip[k], ", %s=cluster_%s", k == 0 ? "ltail" : "lhead", anchor);

@@ -72,7 +72,7 @@ static int parse_machine(json_t *m, const char *dir, const char *where, bool eve
   json_t *v;
   json_object_foreach(m, key, v) {
     if (strcmp(key, "program") && strcmp(key, "devices") && strcmp(key, "inputs") &&
-        strcmp(key, "outputs") && strcmp(key, "ints"))
+        strcmp(key, "outputs") && strcmp(key, "ints") && strcmp(key, "rails"))
       return cli_jobfile_bad(err, where, "unknown field \"%.32s\"", key);
   }
   json_t *prog = json_object_get(m, "program");
@@ -123,7 +123,7 @@ static int parse_machine(json_t *m, const char *dir, const char *where, bool eve
       out->nints = i + 1;
     }
   }
-  return CLI_EXIT_OK;
+  return cli_jobfile_rail_map_parse(json_object_get(m, "rails"), where, out, err);
 }
 
 bool cli_is_jobfile(const char *path) {
@@ -214,6 +214,7 @@ static void free_machine(cli_job_machine *m) {
   free(m->inputs);
   free(m->outputs);
   free(m->ints);
+  free(m->rail_map);
 }
 
 void cli_jobfile_free(cli_jobfile *j) {

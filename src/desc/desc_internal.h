@@ -31,9 +31,10 @@ rig_desc_string rig_arena_string(rig_desc_arena *a, const void *bytes, size_t le
 bool rig_arena_own_leaf(rig_desc_arena *a, rig_desc_leaf *leaf);
 
 /* How the decoders fail. The byte decoder (decode.c) and the JSON reader
- * (json_read.c) meet a fault deep in a walk of the input and longjmp from
- * there to the one setjmp of their entry point, which makes it a rig_status
- * and a rig_error as every other call does. The jump is bounded and safe:
+ * (json_read.c, json_params.c) meet a fault deep in a walk of the input
+ * and longjmp from there to the one setjmp of their entry point, which
+ * makes it a rig_status and a rig_error as every other call does. The
+ * jump is bounded and safe:
  *  - it discards only frames of the file's own walk, whose recursion only
  *    loop bodies deepen, and a body deeper than RIG_DESC_MAX_DEPTH is
  *    refused before it is read; it never leaves a function of jansson or of

@@ -19,26 +19,12 @@
 #include <unistd.h>
 
 #include "desc_internal.h"
+#include "json_read.h"
 
-/* Loops 64 deep with every index 20 digits take under 2100 bytes. */
-#define PATH_ROOM 4096
 /* Longer paths are shown as their start, "...", and their end, so that the
  * reason after them still fits the 512 bytes of a rig_error. */
 #define PATH_SHOWN_HEAD 80
 #define PATH_SHOWN_TAIL 200
-
-typedef struct reader {
-  rig_desc_arena *arena;
-  const char *base_dir;
-  jmp_buf fail;
-  bool nomem;
-  bool leaves;         /* reading a leaf data's holes: terms are bare leaves */
-  int depth;           /* of the loop bodies being read */
-  uint64_t file_bytes; /* of the {"file": ...} read so far */
-  char path[PATH_ROOM];
-  size_t plen;
-  char why[RIG_ERROR_MESSAGE_MAX];
-} reader;
 
 /* ---- failing ------------------------------------------------------------ */
 
@@ -65,7 +51,7 @@ static size_t show_path(const reader *r, char *out, size_t size) {
 }
 
 /* "<path>: <reason>" into r->why, then unwinds to walk(). */
-__attribute__((noreturn, format(printf, 2, 3))) static void fail(reader *r, const char *fmt, ...) {
+void jr_fail(reader *r, const char *fmt, ...) {
   size_t o = show_path(r, r->why, sizeof r->why);
   o = put(r->why, sizeof r->why, o, ": ", 2);
   va_list ap;
@@ -75,14 +61,14 @@ __attribute__((noreturn, format(printf, 2, 3))) static void fail(reader *r, cons
   longjmp(r->fail, 1);
 }
 
-__attribute__((noreturn)) static void fail_nomem(reader *r) {
+void jr_fail_nomem(reader *r) {
   r->nomem = true;
   longjmp(r->fail, 1);
 }
 
 /* A string of the input for a message: quoted, control characters and
  * quotes escaped, cut at a character boundary when long. */
-static const char *quote(const char *s, char *out, size_t size) {
+const char *jr_quote(const char *s, char *out, size_t size) {
   size_t o = 0, max = size - 8;
   out[o++] = '"';
   for (; *s && o < max; s++) {
@@ -108,8 +94,6 @@ static const char *quote(const char *s, char *out, size_t size) {
   return out;
 }
 
-#define QUOTE_ROOM 72
-
 /* ---- the path ----------------------------------------------------------- */
 
 __attribute__((format(printf, 2, 3))) static void path_add(reader *r, const char *fmt, ...) {
@@ -122,99 +106,92 @@ __attribute__((format(printf, 2, 3))) static void path_add(reader *r, const char
   if (n > 0) r->plen += (size_t)n < PATH_ROOM - r->plen ? (size_t)n : PATH_ROOM - 1 - r->plen;
 }
 
-static size_t path_key(reader *r, const char *key) {
+size_t jr_path_key(reader *r, const char *key) {
   size_t mark = r->plen;
   path_add(r, r->plen ? ".%s" : "%s", key);
   return mark;
 }
 
-static size_t path_index(reader *r, size_t i) {
+size_t jr_path_index(reader *r, size_t i) {
   size_t mark = r->plen;
   path_add(r, "[%zu]", i);
   return mark;
 }
 
-static void path_back(reader *r, size_t mark) {
+void jr_path_back(reader *r, size_t mark) {
   r->plen = mark;
   r->path[mark] = '\0';
 }
 
 /* ---- shapes ------------------------------------------------------------- */
 
-/* Each reader of a part of the schema reads j (at the current path) into
- * out. */
-typedef void read_fn(reader *r, json_t *j, void *out);
-
-/* A record's field names, for record(). */
-#define FIELDS(...) ((const char *const[]){__VA_ARGS__, NULL})
-
 /* An object with only the given fields (NULL-terminated). */
-static void record(reader *r, json_t *j, const char *const *fields) {
-  if (!json_is_object(j)) fail(r, "not an object");
+void jr_record(reader *r, json_t *j, const char *const *fields) {
+  if (!json_is_object(j)) jr_fail(r, "not an object");
   const char *key;
   json_t *v;
   json_object_foreach(j, key, v) {
     const char *const *f = fields;
     while (*f && strcmp(*f, key) != 0) f++;
     char q[QUOTE_ROOM];
-    if (!*f) fail(r, "unknown field %s", quote(key, q, sizeof q));
+    if (!*f) jr_fail(r, "unknown field %s", jr_quote(key, q, sizeof q));
   }
 }
 
-static json_t *need(reader *r, json_t *obj, const char *key) {
+json_t *jr_need(reader *r, json_t *obj, const char *key) {
   json_t *v = json_object_get(obj, key);
-  if (!v) fail(r, "missing field \"%s\"", key);
+  if (!v) jr_fail(r, "missing field \"%s\"", key);
   return v;
 }
 
 /* The field `key` of a record, read by fn with the path ending in it. */
-static void field(reader *r, json_t *obj, const char *key, read_fn *fn, void *out) {
-  json_t *v = need(r, obj, key);
-  size_t mark = path_key(r, key);
+void jr_field(reader *r, json_t *obj, const char *key, read_fn *fn, void *out) {
+  json_t *v = jr_need(r, obj, key);
+  size_t mark = jr_path_key(r, key);
   fn(r, v, out);
-  path_back(r, mark);
+  jr_path_back(r, mark);
 }
 
 /* Element i of an array, read by fn with the path ending in [i]. */
-static void element(reader *r, json_t *arr, size_t i, read_fn *fn, void *out) {
-  size_t mark = path_index(r, i);
+void jr_element(reader *r, json_t *arr, size_t i, read_fn *fn, void *out) {
+  size_t mark = jr_path_index(r, i);
   fn(r, json_array_get(arr, i), out);
-  path_back(r, mark);
+  jr_path_back(r, mark);
 }
 
 /* An array of exactly n elements (a tuple). */
 static void tuple(reader *r, json_t *j, size_t n) {
-  if (!json_is_array(j)) fail(r, "not an array");
-  if (json_array_size(j) != n) fail(r, "%zu elements, not %zu", json_array_size(j), n);
+  if (!json_is_array(j)) jr_fail(r, "not an array");
+  if (json_array_size(j) != n) jr_fail(r, "%zu elements, not %zu", json_array_size(j), n);
 }
 
 /* The elements of an array, each read by fn into zeroed room in the arena;
  * NULL for none, as the byte decoder leaves empty arrays. */
 static void *array(reader *r, json_t *j, size_t *n, size_t elem, read_fn *fn) {
-  if (!json_is_array(j)) fail(r, "not an array");
+  if (!json_is_array(j)) jr_fail(r, "not an array");
   *n = json_array_size(j);
   if (*n == 0) return NULL;
   unsigned char *items = rig_arena_array(r->arena, *n, elem);
-  if (!items) fail_nomem(r);
+  if (!items) jr_fail_nomem(r);
   memset(items, 0, *n * elem);
-  for (size_t i = 0; i < *n; i++) element(r, j, i, fn, items + i * elem);
+  for (size_t i = 0; i < *n; i++) jr_element(r, j, i, fn, items + i * elem);
   return items;
 }
 
 static void *array_field(reader *r, json_t *obj, const char *key, size_t *n, size_t elem,
                          read_fn *fn) {
-  json_t *v = need(r, obj, key);
-  size_t mark = path_key(r, key);
+  json_t *v = jr_need(r, obj, key);
+  size_t mark = jr_path_key(r, key);
   void *items = array(r, v, n, elem, fn);
-  path_back(r, mark);
+  jr_path_back(r, mark);
   return items;
 }
 
 /* A field that may be left out (docs/json.md "Fields that may be left
  * out"): read by fn when present; when absent, out keeps the zeroed value
  * it has, which is the field's empty value. */
-static void opt_field(reader *r, json_t *obj, const char *key, read_fn *fn, void *out) {
-  if (json_object_get(obj, key)) field(r, obj, key, fn, out);
+void jr_opt_field(reader *r, json_t *obj, const char *key, read_fn *fn, void *out) {
+  if (json_object_get(obj, key)) jr_field(r, obj, key, fn, out);
 }
 
 /* An array field that may be left out, for no elements. */
@@ -225,24 +202,13 @@ static void *opt_array_field(reader *r, json_t *obj, const char *key, size_t *n,
   return NULL;
 }
 
-static void read_int(reader *r, json_t *j, void *out) {
-  if (json_is_real(j)) fail(r, "a real number, not an integer");
-  if (!json_is_integer(j)) fail(r, "not an integer");
+void jr_read_int(reader *r, json_t *j, void *out) {
+  if (json_is_real(j)) jr_fail(r, "a real number, not an integer");
+  if (!json_is_integer(j)) jr_fail(r, "not an integer");
   json_int_t v = json_integer_value(j);
-  if (!rig_int_fits((int64_t)v)) fail(r, "an integer of more than 63 bits");
+  if (!rig_int_fits((int64_t)v)) jr_fail(r, "an integer of more than 63 bits");
   *(int64_t *)out = (int64_t)v;
 }
-
-#define NAMES(...) ((const char *const[]){__VA_ARGS__})
-
-/* A variant type: its name for messages and its constructors' names;
- * `nullary` has bit i set when constructor i has no arguments. */
-typedef struct variant {
-  const char *what;
-  const char *const *names;
-  unsigned count;
-  unsigned nullary;
-} variant;
 
 __attribute__((noreturn)) static void fail_variant(reader *r, const variant *v, const char *name,
                                                    size_t keys) {
@@ -251,13 +217,13 @@ __attribute__((noreturn)) static void fail_variant(reader *r, const variant *v, 
   for (unsigned i = 0; i < v->count; i++)
     o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", v->names[i]);
   char q[QUOTE_ROOM];
-  if (name) fail(r, "%s is not %s (%s)", quote(name, q, sizeof q), v->what, list);
-  if (keys != 1) fail(r, "an object of %zu keys, not %s (%s)", keys, v->what, list);
-  fail(r, "not %s (%s)", v->what, list);
+  if (name) jr_fail(r, "%s is not %s (%s)", jr_quote(name, q, sizeof q), v->what, list);
+  if (keys != 1) jr_fail(r, "an object of %zu keys, not %s (%s)", keys, v->what, list);
+  jr_fail(r, "not %s (%s)", v->what, list);
 }
 
 /* The constructor's index. A constructor with arguments is {"Name": ARG}:
- * *arg is ARG and the path ends in ".Name" until path_back(*mark). One
+ * *arg is ARG and the path ends in ".Name" until jr_path_back(*mark). One
  * without is the string "Name": *arg is NULL. */
 static unsigned get_variant(reader *r, json_t *j, const variant *v, json_t **arg, size_t *mark) {
   const char *name;
@@ -275,9 +241,9 @@ static unsigned get_variant(reader *r, json_t *j, const variant *v, json_t **arg
   for (unsigned i = 0; i < v->count; i++) {
     if (strcmp(v->names[i], name) != 0) continue;
     bool nullary = (v->nullary >> i) & 1;
-    if (nullary && *arg) fail(r, "\"%s\" takes no arguments", name);
-    if (!nullary && !*arg) fail(r, "\"%s\" without its arguments", name);
-    if (*arg) *mark = path_key(r, name);
+    if (nullary && *arg) jr_fail(r, "\"%s\" takes no arguments", name);
+    if (!nullary && !*arg) jr_fail(r, "\"%s\" without its arguments", name);
+    if (*arg) *mark = jr_path_key(r, name);
     return i;
   }
   fail_variant(r, v, name, 1);
@@ -290,11 +256,11 @@ static unsigned get_enum(reader *r, json_t *j, const variant *v) {
   return get_variant(r, j, v, &arg, &mark);
 }
 
-static unsigned enum_field(reader *r, json_t *obj, const char *key, const variant *v) {
-  json_t *j = need(r, obj, key);
-  size_t mark = path_key(r, key);
+unsigned jr_enum_field(reader *r, json_t *obj, const char *key, const variant *v) {
+  json_t *j = jr_need(r, obj, key);
+  size_t mark = jr_path_key(r, key);
   unsigned i = get_enum(r, j, v);
-  path_back(r, mark);
+  jr_path_back(r, mark);
   return i;
 }
 
@@ -310,13 +276,13 @@ static int hex_digit(unsigned char ch) {
 /* The bytes of a hex string into out, or only checked when out is NULL;
  * their count. */
 static size_t hex_into(reader *r, json_t *j, uint8_t *out) {
-  if (!json_is_string(j)) fail(r, "not a string");
+  if (!json_is_string(j)) jr_fail(r, "not a string");
   const unsigned char *s = (const unsigned char *)json_string_value(j);
   size_t n = json_string_length(j);
-  if (n % 2) fail(r, "an odd number of hex digits");
+  if (n % 2) jr_fail(r, "an odd number of hex digits");
   for (size_t i = 0; i < n / 2; i++) {
     int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
-    if (hi < 0 || lo < 0) fail(r, "not hex");
+    if (hi < 0 || lo < 0) jr_fail(r, "not hex");
     if (out) out[i] = (uint8_t)(hi << 4 | lo);
   }
   return n / 2;
@@ -325,7 +291,7 @@ static size_t hex_into(reader *r, json_t *j, uint8_t *out) {
 static rig_desc_string get_hex(reader *r, json_t *j) {
   size_t n = hex_into(r, j, NULL);
   uint8_t *b = rig_arena_alloc(r->arena, n ? n : 1, false);
-  if (!b) fail_nomem(r);
+  if (!b) jr_fail_nomem(r);
   hex_into(r, j, b);
   return (rig_desc_string){b, n};
 }
@@ -342,25 +308,25 @@ static int base64_digit(unsigned char ch) {
 /* Strict: groups of four, '=' only to pad the last, and the padded group's
  * unused bits zero, so that each byte string has exactly one text. */
 static rig_desc_string get_base64(reader *r, json_t *j) {
-  if (!json_is_string(j)) fail(r, "not a string");
+  if (!json_is_string(j)) jr_fail(r, "not a string");
   const unsigned char *s = (const unsigned char *)json_string_value(j);
   size_t n = json_string_length(j);
-  if (n % 4) fail(r, "not base64");
+  if (n % 4) jr_fail(r, "not base64");
   size_t pad = 0;
   if (n && s[n - 1] == '=') pad = s[n - 2] == '=' ? 2 : 1;
   size_t len = n / 4 * 3 - pad;
   uint8_t *b = rig_arena_alloc(r->arena, len ? len : 1, false);
-  if (!b) fail_nomem(r);
+  if (!b) jr_fail_nomem(r);
   size_t o = 0;
   for (size_t i = 0; i < n; i += 4) {
     bool last = i + 4 == n;
     uint32_t v = 0;
     for (size_t k = 0; k < 4; k++) {
       int d = last && k >= 4 - pad ? 0 : base64_digit(s[i + k]);
-      if (d < 0) fail(r, "not base64");
+      if (d < 0) jr_fail(r, "not base64");
       v = v << 6 | (uint32_t)d;
     }
-    if (last && ((pad == 1 && (v & 0xFF)) || (pad == 2 && (v & 0xFFFF)))) fail(r, "not base64");
+    if (last && ((pad == 1 && (v & 0xFF)) || (pad == 2 && (v & 0xFFFF)))) jr_fail(r, "not base64");
     b[o++] = (uint8_t)(v >> 16);
     if (!last || pad < 2) b[o++] = (uint8_t)(v >> 8);
     if (!last || pad < 1) b[o++] = (uint8_t)v;
@@ -406,41 +372,42 @@ static const char *read_exactly(int fd, uint8_t *b, size_t len) {
  * FILE_MOST (with the files read before it); it holds nothing when it
  * fails (desc_internal.h). */
 static rig_desc_string get_file(reader *r, json_t *j) {
-  if (!json_is_string(j)) fail(r, "not a string");
+  if (!json_is_string(j)) jr_fail(r, "not a string");
   const char *name = json_string_value(j);
   char q[QUOTE_ROOM];
   if (!r->base_dir)
-    fail(r, "%s: files are not read here (no base directory)", quote(name, q, sizeof q));
+    jr_fail(r, "%s: files are not read here (no base directory)", jr_quote(name, q, sizeof q));
   char *full = NULL;
   if (name[0] == '/') {
     full = strdup(name);
   } else if (asprintf(&full, "%s/%s", r->base_dir, name) < 0) {
     full = NULL;
   }
-  if (!full) fail_nomem(r);
+  if (!full) jr_fail_nomem(r);
   char shown[PATH_SHOWN_TAIL];
-  quote(full, shown, sizeof shown);
+  jr_quote(full, shown, sizeof shown);
   int fd = -1;
   struct stat st;
   int error = open_regular(full, &fd, &st);
   free(full);
   char ebuf[128];
-  if (error == EINVAL) fail(r, "cannot read %s: not a regular file", shown);
-  if (error) fail(r, "cannot read %s: %s", shown, strerror_r(error, ebuf, sizeof ebuf));
+  if (error == EINVAL) jr_fail(r, "cannot read %s: not a regular file", shown);
+  if (error) jr_fail(r, "cannot read %s: %s", shown, strerror_r(error, ebuf, sizeof ebuf));
   uint64_t size = (uint64_t)st.st_size;
   if (size > FILE_MOST - r->file_bytes) {
     close(fd);
     if (size > FILE_MOST)
-      fail(r, "cannot read %s: %" PRIu64 " bytes, more than the %s a description's file may hold",
-           shown, size, FILE_MOST_TEXT);
-    fail(r, "cannot read %s: its %" PRIu64 " bytes take the description's files past %s", shown,
-         size, FILE_MOST_TEXT);
+      jr_fail(r,
+              "cannot read %s: %" PRIu64 " bytes, more than the %s a description's file may hold",
+              shown, size, FILE_MOST_TEXT);
+    jr_fail(r, "cannot read %s: its %" PRIu64 " bytes take the description's files past %s", shown,
+            size, FILE_MOST_TEXT);
   }
   size_t len = (size_t)size;
   uint8_t *b = rig_arena_alloc(r->arena, len ? len : 1, false);
   const char *problem = b ? read_exactly(fd, b, len) : "too large to hold in memory";
   close(fd);
-  if (problem) fail(r, "cannot read %s: %s", shown, problem);
+  if (problem) jr_fail(r, "cannot read %s: %s", shown, problem);
   r->file_bytes += size;
   return (rig_desc_string){b, len};
 }
@@ -471,20 +438,20 @@ static void put_le(uint8_t *out, uint64_t v, unsigned size) {
 /* An integer of type t (v the JSON value) as its bits. jansson holds
  * integers of 64 bits signed, so a u64 reaches 2^63 - 1 here. */
 static uint64_t typed_int(reader *r, json_t *v, const typed *t) {
-  if (json_is_real(v)) fail(r, "a real number, not %s %s", t->a, t->name);
-  if (!json_is_integer(v)) fail(r, "not %s %s (an integer)", t->a, t->name);
+  if (json_is_real(v)) jr_fail(r, "a real number, not %s %s", t->a, t->name);
+  if (!json_is_integer(v)) jr_fail(r, "not %s %s (an integer)", t->a, t->name);
   json_int_t x = json_integer_value(v);
   unsigned bits = 8 * t->size;
   bool fits = t->kind == 'u' ? x >= 0 && (bits == 64 || (uint64_t)x >> bits == 0)
                              : bits == 64 || (x >= -((json_int_t)1 << (bits - 1)) &&
                                               x < ((json_int_t)1 << (bits - 1)));
-  if (!fits) fail(r, "%lld does not fit %s %s", (long long)x, t->a, t->name);
+  if (!fits) jr_fail(r, "%lld does not fit %s %s", (long long)x, t->a, t->name);
   return (uint64_t)x;
 }
 
 /* A float of type t (a JSON real or integer) as its IEEE 754 bits. */
 static uint64_t typed_float(reader *r, json_t *v, const typed *t) {
-  if (!json_is_number(v)) fail(r, "not %s %s (a number)", t->a, t->name);
+  if (!json_is_number(v)) jr_fail(r, "not %s %s (a number)", t->a, t->name);
   double x = json_number_value(v);
   if (t->size == 8) {
     uint64_t bits;
@@ -493,8 +460,8 @@ static uint64_t typed_float(reader *r, json_t *v, const typed *t) {
   }
   if (fabs(x) > FLT_MAX) {
     if (json_is_integer(v))
-      fail(r, "%lld does not fit %s %s", (long long)json_integer_value(v), t->a, t->name);
-    fail(r, "%g does not fit %s %s", x, t->a, t->name);
+      jr_fail(r, "%lld does not fit %s %s", (long long)json_integer_value(v), t->a, t->name);
+    jr_fail(r, "%g does not fit %s %s", x, t->a, t->name);
   }
   float f = (float)x;
   uint32_t bits;
@@ -504,16 +471,16 @@ static uint64_t typed_float(reader *r, json_t *v, const typed *t) {
 
 /* One typed value, {"u32": 7} or {"hex": "00ff"}, into out (or only
  * checked when out is NULL); its count of bytes. */
-static size_t typed_value(reader *r, json_t *j, uint8_t *out) {
+size_t jr_typed_value(reader *r, json_t *j, uint8_t *out) {
   if (!json_is_object(j) || json_object_size(j) != 1)
-    fail(r, "not a typed value (an object of one key: " TYPED_CHOICES ")");
+    jr_fail(r, "not a typed value (an object of one key: " TYPED_CHOICES ")");
   void *it = json_object_iter(j);
   const char *key = json_object_iter_key(it);
   json_t *v = json_object_iter_value(it);
   if (strcmp(key, "hex") == 0) {
-    size_t mark = path_key(r, key);
+    size_t mark = jr_path_key(r, key);
     size_t n = hex_into(r, v, out);
-    path_back(r, mark);
+    jr_path_back(r, mark);
     return n;
   }
   for (size_t i = 0; i < NTYPEDS; i++) {
@@ -524,7 +491,7 @@ static size_t typed_value(reader *r, json_t *j, uint8_t *out) {
     return t->size;
   }
   char q[QUOTE_ROOM];
-  fail(r, "%s is not a type (" TYPED_CHOICES ")", quote(key, q, sizeof q));
+  jr_fail(r, "%s is not a type (" TYPED_CHOICES ")", jr_quote(key, q, sizeof q));
 }
 
 /* An array of typed values: each checked and counted, then packed in
@@ -532,14 +499,14 @@ static size_t typed_value(reader *r, json_t *j, uint8_t *out) {
 static rig_desc_string get_typed(reader *r, json_t *j) {
   size_t n = json_array_size(j), len = 0;
   for (size_t i = 0; i < n; i++) {
-    size_t mark = path_index(r, i);
-    len += typed_value(r, json_array_get(j, i), NULL);
-    path_back(r, mark);
+    size_t mark = jr_path_index(r, i);
+    len += jr_typed_value(r, json_array_get(j, i), NULL);
+    jr_path_back(r, mark);
   }
   uint8_t *b = rig_arena_alloc(r->arena, len ? len : 1, false);
-  if (!b) fail_nomem(r);
+  if (!b) jr_fail_nomem(r);
   size_t o = 0;
-  for (size_t i = 0; i < n; i++) o += typed_value(r, json_array_get(j, i), b + o);
+  for (size_t i = 0; i < n; i++) o += jr_typed_value(r, json_array_get(j, i), b + o);
   return (rig_desc_string){b, len};
 }
 
@@ -556,15 +523,15 @@ static void read_bytes(reader *r, json_t *j, void *out) {
     return;
   }
   if (!json_is_object(j) || json_object_size(j) != 1)
-    fail(r, "not bytes (a hex string, an array of typed values, or {\"hex\": ...}, "
-            "{\"base64\": ...} or {\"file\": ...})");
-  record(r, j, FIELDS("hex", "base64", "file"));
+    jr_fail(r, "not bytes (a hex string, an array of typed values, or {\"hex\": ...}, "
+               "{\"base64\": ...} or {\"file\": ...})");
+  jr_record(r, j, FIELDS("hex", "base64", "file"));
   void *it = json_object_iter(j);
   const char *key = json_object_iter_key(it);
-  size_t mark = path_key(r, key);
+  size_t mark = jr_path_key(r, key);
   json_t *v = json_object_iter_value(it);
   *s = key[0] == 'h' ? get_hex(r, v) : key[0] == 'b' ? get_base64(r, v) : get_file(r, v);
-  path_back(r, mark);
+  jr_path_back(r, mark);
 }
 
 static void read_hex(reader *r, json_t *j, void *out) {
@@ -578,42 +545,42 @@ static void read_name(reader *r, json_t *j, void *out) {
   if (json_is_string(j)) {
     bool ok = true;
     *s = rig_arena_string(r->arena, json_string_value(j), json_string_length(j), &ok);
-    if (!ok) fail_nomem(r);
+    if (!ok) jr_fail_nomem(r);
     return;
   }
-  if (!json_is_object(j)) fail(r, "not a name (a string or {\"hex\": ...})");
-  record(r, j, FIELDS("hex"));
-  field(r, j, "hex", read_hex, s);
+  if (!json_is_object(j)) jr_fail(r, "not a name (a string or {\"hex\": ...})");
+  jr_record(r, j, FIELDS("hex"));
+  jr_field(r, j, "hex", read_hex, s);
 }
 
 /* ---- the description's types -------------------------------------------- */
 
 static const variant leaf_v = {"a leaf", NAMES("Address", "Handle", "Entry", "Ready"), 4, 0};
 
-static void read_leaf(reader *r, json_t *j, void *out) {
+void jr_read_leaf(reader *r, json_t *j, void *out) {
   rig_desc_leaf *l = out;
   json_t *a;
   size_t mark;
   l->tag = get_variant(r, j, &leaf_v, &a, &mark);
   switch (l->tag) {
     case RIG_LEAF_ADDRESS:
-      record(r, a, FIELDS("memory", "on"));
-      field(r, a, "memory", read_int, &l->u.address.memory);
-      field(r, a, "on", read_int, &l->u.address.on);
+      jr_record(r, a, FIELDS("memory", "on"));
+      jr_field(r, a, "memory", jr_read_int, &l->u.address.memory);
+      jr_field(r, a, "on", jr_read_int, &l->u.address.on);
       break;
     case RIG_LEAF_HANDLE:
-      read_int(r, a, &l->u.handle);
+      jr_read_int(r, a, &l->u.handle);
       break;
     case RIG_LEAF_ENTRY:
-      record(r, a, FIELDS("image", "name"));
-      field(r, a, "image", read_int, &l->u.entry.image);
-      field(r, a, "name", read_name, &l->u.entry.name);
+      jr_record(r, a, FIELDS("image", "name"));
+      jr_field(r, a, "image", jr_read_int, &l->u.entry.image);
+      jr_field(r, a, "name", read_name, &l->u.entry.name);
       break;
     case RIG_LEAF_READY:
-      read_int(r, a, &l->u.ready);
+      jr_read_int(r, a, &l->u.ready);
       break;
   }
-  path_back(r, mark);
+  jr_path_back(r, mark);
 }
 
 static const variant value_v = {"a value", NAMES("Fixed", "Int", "Leaf"), 3, 0};
@@ -623,47 +590,47 @@ static void read_value(reader *r, json_t *j, void *out) {
   json_t *a;
   size_t mark;
   v->tag = get_variant(r, j, &value_v, &a, &mark);
-  if (v->tag == RIG_VALUE_FIXED) read_int(r, a, &v->u.fixed);
-  if (v->tag == RIG_VALUE_INT) read_int(r, a, &v->u.int_index);
-  if (v->tag == RIG_VALUE_LEAF) read_leaf(r, a, &v->u.leaf);
-  path_back(r, mark);
+  if (v->tag == RIG_VALUE_FIXED) jr_read_int(r, a, &v->u.fixed);
+  if (v->tag == RIG_VALUE_INT) jr_read_int(r, a, &v->u.int_index);
+  if (v->tag == RIG_VALUE_LEAF) jr_read_leaf(r, a, &v->u.leaf);
+  jr_path_back(r, mark);
 }
 
 /* In a leaf data a term's value is the bare leaf. */
 static void read_leaf_value(reader *r, json_t *j, void *out) {
   rig_desc_value *v = out;
   v->tag = RIG_VALUE_LEAF;
-  read_leaf(r, j, &v->u.leaf);
+  jr_read_leaf(r, j, &v->u.leaf);
 }
 
 /* [VALUE, factor], or [LEAF, factor] while r->leaves. */
 static void read_term(reader *r, json_t *j, void *out) {
   rig_desc_term *t = out;
   tuple(r, j, 2);
-  element(r, j, 0, r->leaves ? read_leaf_value : read_value, &t->value);
-  element(r, j, 1, read_int, &t->factor);
+  jr_element(r, j, 0, r->leaves ? read_leaf_value : read_value, &t->value);
+  jr_element(r, j, 1, jr_read_int, &t->factor);
 }
 
-static void read_terms(reader *r, json_t *j, void *out) {
+void jr_read_terms(reader *r, json_t *j, void *out) {
   rig_desc_terms *t = out;
   t->items = array(r, j, &t->n, sizeof *t->items, read_term);
 }
 
-static const variant width_v = {"a width", NAMES("W32", "W64"), 2, 3};
+const variant jr_width_v = {"a width", NAMES("W32", "W64"), 2, 3};
 
 static void read_hole(reader *r, json_t *j, void *out) {
   rig_desc_hole *h = out;
-  record(r, j, FIELDS("at", "width", "terms", "add", "shift"));
-  field(r, j, "at", read_int, &h->at);
-  h->width = enum_field(r, j, "width", &width_v);
-  opt_field(r, j, "terms", read_terms, &h->terms);
-  opt_field(r, j, "add", read_int, &h->add);
-  opt_field(r, j, "shift", read_int, &h->shift);
+  jr_record(r, j, FIELDS("at", "width", "terms", "add", "shift"));
+  jr_field(r, j, "at", jr_read_int, &h->at);
+  h->width = jr_enum_field(r, j, "width", &jr_width_v);
+  jr_opt_field(r, j, "terms", jr_read_terms, &h->terms);
+  jr_opt_field(r, j, "add", jr_read_int, &h->add);
+  jr_opt_field(r, j, "shift", jr_read_int, &h->shift);
 }
 
 static void read_data(reader *r, json_t *j, rig_desc_data *d, bool leaves) {
-  record(r, j, FIELDS("bytes", "holes"));
-  field(r, j, "bytes", read_bytes, &d->bytes);
+  jr_record(r, j, FIELDS("bytes", "holes"));
+  jr_field(r, j, "bytes", read_bytes, &d->bytes);
   r->leaves = leaves;
   d->holes = opt_array_field(r, j, "holes", &d->nholes, sizeof *d->holes, read_hole);
   r->leaves = false; /* the offsets of copies and moves are of values */
@@ -679,10 +646,10 @@ static void read_value_data(reader *r, json_t *j, void *out) {
 
 static void read_view(reader *r, json_t *j, void *out) {
   rig_desc_view *v = out;
-  record(r, j, FIELDS("memory", "offset", "length"));
-  field(r, j, "memory", read_int, &v->memory);
-  field(r, j, "offset", read_int, &v->offset);
-  field(r, j, "length", read_int, &v->length);
+  jr_record(r, j, FIELDS("memory", "offset", "length"));
+  jr_field(r, j, "memory", jr_read_int, &v->memory);
+  jr_field(r, j, "offset", jr_read_int, &v->offset);
+  jr_field(r, j, "length", jr_read_int, &v->length);
 }
 
 static const variant slot_v = {"a slot", NAMES("Memory", "Input", "Ints"), 3, 1u << RIG_SLOT_INTS};
@@ -693,25 +660,42 @@ static void read_slot(reader *r, json_t *j, void *out) {
   size_t mark;
   s->tag = get_variant(r, j, &slot_v, &a, &mark);
   if (s->tag == RIG_SLOT_MEMORY) read_view(r, a, &s->u.memory);
-  if (s->tag == RIG_SLOT_INPUT) read_int(r, a, &s->u.input);
-  path_back(r, mark);
+  if (s->tag == RIG_SLOT_INPUT) jr_read_int(r, a, &s->u.input);
+  jr_path_back(r, mark);
 }
 
-static const variant use_v = {"a use", NAMES("Read", "Write", "Unordered"), 3, 7};
+const variant jr_use_v = {"a use", NAMES("Read", "Write", "Unordered"), 3, 7};
 
 static void read_ref(reader *r, json_t *j, void *out) {
   rig_desc_ref *ref = out;
-  record(r, j, FIELDS("slot", "at", "use"));
-  field(r, j, "slot", read_int, &ref->slot);
-  field(r, j, "at", read_int, &ref->at);
-  ref->use = enum_field(r, j, "use", &use_v);
+  jr_record(r, j, FIELDS("slot", "at", "use"));
+  jr_field(r, j, "slot", jr_read_int, &ref->slot);
+  jr_field(r, j, "at", jr_read_int, &ref->at);
+  ref->use = jr_enum_field(r, j, "use", &jr_use_v);
+}
+
+/* A fill's or launch's params and refs: a data and its refs beside it, or
+ * a list of typed parameters holding each ref in its place (json_params.c). */
+static rig_desc_ref *read_params(reader *r, json_t *part, rig_desc_data *params, size_t *nrefs) {
+  json_t *list = json_object_get(part, "params");
+  if (!json_is_array(list)) {
+    jr_opt_field(r, part, "params", read_value_data, params);
+    return opt_array_field(r, part, "refs", nrefs, sizeof(rig_desc_ref), read_ref);
+  }
+  if (json_object_get(part, "refs"))
+    jr_fail(r, "\"refs\" beside params written as a list (write each ref in its place there)");
+  rig_desc_ref *refs = NULL;
+  size_t mark = jr_path_key(r, "params");
+  jr_read_params(r, list, params, &refs, nrefs);
+  jr_path_back(r, mark);
+  return refs;
 }
 
 /* [V, V, V] of a launch's groups or threads. */
 static void read_values3(reader *r, json_t *j, void *out) {
   rig_desc_value *v = out;
   tuple(r, j, 3);
-  for (size_t i = 0; i < 3; i++) element(r, j, i, read_value, &v[i]);
+  for (size_t i = 0; i < 3; i++) jr_element(r, j, i, read_value, &v[i]);
 }
 
 static const variant part_v = {"a part", NAMES("Words", "Fill", "Copy", "Launch"), 4, 0};
@@ -726,33 +710,29 @@ static void read_part(reader *r, json_t *j, void *out) {
       read_view(r, a, &p->u.words);
       break;
     case RIG_PART_FILL:
-      record(r, a, FIELDS("fill", "params", "refs"));
-      field(r, a, "fill", read_leaf, &p->u.fill.fill);
-      opt_field(r, a, "params", read_value_data, &p->u.fill.params);
-      p->u.fill.refs =
-          opt_array_field(r, a, "refs", &p->u.fill.nrefs, sizeof *p->u.fill.refs, read_ref);
+      jr_record(r, a, FIELDS("fill", "params", "refs"));
+      jr_field(r, a, "fill", jr_read_leaf, &p->u.fill.fill);
+      p->u.fill.refs = read_params(r, a, &p->u.fill.params, &p->u.fill.nrefs);
       break;
     case RIG_PART_COPY:
-      record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
-      field(r, a, "src", read_int, &p->u.copy.src);
-      opt_field(r, a, "src_offset", read_terms, &p->u.copy.src_offset);
-      field(r, a, "dst", read_int, &p->u.copy.dst);
-      opt_field(r, a, "dst_offset", read_terms, &p->u.copy.dst_offset);
-      field(r, a, "length", read_int, &p->u.copy.length);
+      jr_record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
+      jr_field(r, a, "src", jr_read_int, &p->u.copy.src);
+      jr_opt_field(r, a, "src_offset", jr_read_terms, &p->u.copy.src_offset);
+      jr_field(r, a, "dst", jr_read_int, &p->u.copy.dst);
+      jr_opt_field(r, a, "dst_offset", jr_read_terms, &p->u.copy.dst_offset);
+      jr_field(r, a, "length", jr_read_int, &p->u.copy.length);
       break;
     case RIG_PART_LAUNCH:
-      record(r, a, FIELDS("image", "name", "params", "refs", "groups", "threads", "shared"));
-      field(r, a, "image", read_int, &p->u.launch.image);
-      field(r, a, "name", read_name, &p->u.launch.name);
-      opt_field(r, a, "params", read_value_data, &p->u.launch.params);
-      p->u.launch.refs =
-          opt_array_field(r, a, "refs", &p->u.launch.nrefs, sizeof *p->u.launch.refs, read_ref);
-      field(r, a, "groups", read_values3, p->u.launch.groups);
-      field(r, a, "threads", read_values3, p->u.launch.threads);
-      opt_field(r, a, "shared", read_value, &p->u.launch.shared);
+      jr_record(r, a, FIELDS("image", "name", "params", "refs", "groups", "threads", "shared"));
+      jr_field(r, a, "image", jr_read_int, &p->u.launch.image);
+      jr_field(r, a, "name", read_name, &p->u.launch.name);
+      p->u.launch.refs = read_params(r, a, &p->u.launch.params, &p->u.launch.nrefs);
+      jr_field(r, a, "groups", read_values3, p->u.launch.groups);
+      jr_field(r, a, "threads", read_values3, p->u.launch.threads);
+      jr_opt_field(r, a, "shared", read_value, &p->u.launch.shared);
       break;
   }
-  path_back(r, mark);
+  jr_path_back(r, mark);
 }
 
 static const variant access_v = {"an access", NAMES("Read", "Read_write"), 2, 3};
@@ -765,13 +745,13 @@ static void read_access(reader *r, json_t *j, void *out) {
 static void read_fixed(reader *r, json_t *j, void *out) {
   rig_desc_fixed_view *f = out;
   tuple(r, j, 2);
-  element(r, j, 0, read_view, &f->view);
-  element(r, j, 1, read_access, &f->access);
+  jr_element(r, j, 0, read_view, &f->view);
+  jr_element(r, j, 1, read_access, &f->access);
 }
 
 static void read_submit(reader *r, json_t *j, rig_desc_submit *s) {
-  record(r, j, FIELDS("device", "parts", "slots", "fixed"));
-  field(r, j, "device", read_int, &s->device);
+  jr_record(r, j, FIELDS("device", "parts", "slots", "fixed"));
+  jr_field(r, j, "device", jr_read_int, &s->device);
   s->parts = opt_array_field(r, j, "parts", &s->nparts, sizeof *s->parts, read_part);
   s->slots = opt_array_field(r, j, "slots", &s->nslots, sizeof *s->slots, read_slot);
   s->fixed = opt_array_field(r, j, "fixed", &s->nfixed, sizeof *s->fixed, read_fixed);
@@ -781,18 +761,18 @@ static void read_trip(reader *r, json_t *j, void *out) {
   rig_desc_step *s = out;
   s->u.loop.has_trip = !json_is_null(j);
   if (!s->u.loop.has_trip) return;
-  if (!json_is_number(j)) fail(r, "not an integer or null");
-  read_int(r, j, &s->u.loop.trip);
+  if (!json_is_number(j)) jr_fail(r, "not an integer or null");
+  jr_read_int(r, j, &s->u.loop.trip);
 }
 
 static void read_flag(reader *r, json_t *j, void *out) {
   rig_desc_step *s = out;
   s->u.loop.has_flag = !json_is_null(j);
   if (!s->u.loop.has_flag) return;
-  if (!json_is_array(j)) fail(r, "not [slot, at] or null");
+  if (!json_is_array(j)) jr_fail(r, "not [slot, at] or null");
   tuple(r, j, 2);
-  element(r, j, 0, read_slot, &s->u.loop.flag_slot);
-  element(r, j, 1, read_int, &s->u.loop.flag_at);
+  jr_element(r, j, 0, read_slot, &s->u.loop.flag_slot);
+  jr_element(r, j, 1, jr_read_int, &s->u.loop.flag_at);
 }
 
 static void read_step(reader *r, json_t *j, void *out);
@@ -800,7 +780,7 @@ static void read_step(reader *r, json_t *j, void *out);
 static void read_body(reader *r, json_t *j, void *out) {
   rig_desc_steps *body = out;
   /* As the byte codec: a loop inside 64 others may not have a body. */
-  if (r->depth >= RIG_DESC_MAX_DEPTH) fail(r, "steps nested deeper than %d", RIG_DESC_MAX_DEPTH);
+  if (r->depth >= RIG_DESC_MAX_DEPTH) jr_fail(r, "steps nested deeper than %d", RIG_DESC_MAX_DEPTH);
   r->depth++;
   body->items = array(r, j, &body->n, sizeof *body->items, read_step);
   r->depth--;
@@ -818,25 +798,25 @@ static void read_step(reader *r, json_t *j, void *out) {
       read_submit(r, a, &s->u.submit);
       break;
     case RIG_STEP_MOVE:
-      record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
-      field(r, a, "src", read_slot, &s->u.move.src);
-      opt_field(r, a, "src_offset", read_terms, &s->u.move.src_offset);
-      field(r, a, "dst", read_slot, &s->u.move.dst);
-      opt_field(r, a, "dst_offset", read_terms, &s->u.move.dst_offset);
-      field(r, a, "length", read_int, &s->u.move.length);
+      jr_record(r, a, FIELDS("src", "src_offset", "dst", "dst_offset", "length"));
+      jr_field(r, a, "src", read_slot, &s->u.move.src);
+      jr_opt_field(r, a, "src_offset", jr_read_terms, &s->u.move.src_offset);
+      jr_field(r, a, "dst", read_slot, &s->u.move.dst);
+      jr_opt_field(r, a, "dst_offset", jr_read_terms, &s->u.move.dst_offset);
+      jr_field(r, a, "length", jr_read_int, &s->u.move.length);
       break;
     case RIG_STEP_LOOP:
-      record(r, a, FIELDS("trips", "trip", "flag", "body"));
-      field(r, a, "trips", read_value, &s->u.loop.trips);
-      opt_field(r, a, "trip", read_trip, s);
-      opt_field(r, a, "flag", read_flag, s);
+      jr_record(r, a, FIELDS("trips", "trip", "flag", "body"));
+      jr_field(r, a, "trips", read_value, &s->u.loop.trips);
+      jr_opt_field(r, a, "trip", read_trip, s);
+      jr_opt_field(r, a, "flag", read_flag, s);
       if (json_object_get(a, "body"))
-        field(r, a, "body", read_body, &s->u.loop.body);
+        jr_field(r, a, "body", read_body, &s->u.loop.body);
       else if (r->depth >= RIG_DESC_MAX_DEPTH) /* as read_body: even an empty body */
-        fail(r, "steps nested deeper than %d", RIG_DESC_MAX_DEPTH);
+        jr_fail(r, "steps nested deeper than %d", RIG_DESC_MAX_DEPTH);
       break;
   }
-  path_back(r, mark);
+  jr_path_back(r, mark);
 }
 
 static const variant kind_v = {"a memory kind", NAMES("Device", "Pinned", "Mapped"), 3, 7};
@@ -850,32 +830,32 @@ static void read_memory(reader *r, json_t *j, void *out) {
   size_t mark;
   m->tag = get_variant(r, j, &memory_v, &a, &mark);
   if (m->tag == RIG_MEMORY_ALLOC) {
-    record(r, a, FIELDS("device", "kind", "bytes", "init", "copies"));
-    field(r, a, "device", read_int, &m->u.alloc.device);
-    m->u.alloc.kind = enum_field(r, a, "kind", &kind_v);
-    field(r, a, "bytes", read_int, &m->u.alloc.bytes);
-    opt_field(r, a, "init", read_leaf_data, &m->u.alloc.init);
-    m->u.alloc.copies = enum_field(r, a, "copies", &copies_v);
+    jr_record(r, a, FIELDS("device", "kind", "bytes", "init", "copies"));
+    jr_field(r, a, "device", jr_read_int, &m->u.alloc.device);
+    m->u.alloc.kind = jr_enum_field(r, a, "kind", &kind_v);
+    jr_field(r, a, "bytes", jr_read_int, &m->u.alloc.bytes);
+    jr_opt_field(r, a, "init", read_leaf_data, &m->u.alloc.init);
+    m->u.alloc.copies = jr_enum_field(r, a, "copies", &copies_v);
   } else {
-    record(r, a, FIELDS("rail", "area"));
-    field(r, a, "rail", read_int, &m->u.rail.rail);
-    m->u.rail.area = enum_field(r, a, "area", &area_v);
+    jr_record(r, a, FIELDS("rail", "area"));
+    jr_field(r, a, "rail", jr_read_int, &m->u.rail.rail);
+    m->u.rail.area = jr_enum_field(r, a, "area", &area_v);
   }
-  path_back(r, mark);
+  jr_path_back(r, mark);
 }
 
 static void read_image(reader *r, json_t *j, void *out) {
   rig_desc_image *im = out;
-  record(r, j, FIELDS("device", "binary"));
-  field(r, j, "device", read_int, &im->device);
-  field(r, j, "binary", read_leaf_data, &im->binary);
+  jr_record(r, j, FIELDS("device", "binary"));
+  jr_field(r, j, "device", jr_read_int, &im->device);
+  jr_field(r, j, "binary", read_leaf_data, &im->binary);
 }
 
 static void read_input(reader *r, json_t *j, void *out) {
   rig_desc_input *in = out;
-  record(r, j, FIELDS("device", "bytes"));
-  field(r, j, "device", read_int, &in->device);
-  field(r, j, "bytes", read_int, &in->bytes);
+  jr_record(r, j, FIELDS("device", "bytes"));
+  jr_field(r, j, "device", jr_read_int, &in->device);
+  jr_field(r, j, "bytes", jr_read_int, &in->bytes);
 }
 
 static const char *const top_fields[] = {"format", "devices", "memory", "images",
@@ -884,22 +864,22 @@ static const char *const top_fields[] = {"format", "devices", "memory", "images"
 static void read_format(reader *r, json_t *j, void *out) {
   (void)out;
   int64_t v;
-  read_int(r, j, &v);
+  jr_read_int(r, j, &v);
   if (v != RIG_DESC_FORMAT_VERSION)
-    fail(r, "a program description of format version %" PRId64 ", not %d", v,
-         RIG_DESC_FORMAT_VERSION);
+    jr_fail(r, "a program description of format version %" PRId64 ", not %d", v,
+            RIG_DESC_FORMAT_VERSION);
 }
 
 static void read_desc(reader *r, json_t *j, rig_desc *d) {
-  if (!json_is_object(j)) fail(r, "not an object");
+  if (!json_is_object(j)) jr_fail(r, "not an object");
   /* The version first: another version's fields would read as unknown. */
-  if (json_object_get(j, "format")) field(r, j, "format", read_format, NULL);
-  record(r, j, top_fields);
+  if (json_object_get(j, "format")) jr_field(r, j, "format", read_format, NULL);
+  jr_record(r, j, top_fields);
   d->devices = opt_array_field(r, j, "devices", &d->ndevices, sizeof *d->devices, read_name);
   d->memory = opt_array_field(r, j, "memory", &d->nmemory, sizeof *d->memory, read_memory);
   d->images = opt_array_field(r, j, "images", &d->nimages, sizeof *d->images, read_image);
   d->inputs = opt_array_field(r, j, "inputs", &d->ninputs, sizeof *d->inputs, read_input);
-  opt_field(r, j, "ints", read_int, &d->ints);
+  jr_opt_field(r, j, "ints", jr_read_int, &d->ints);
   d->steps.items = opt_array_field(r, j, "steps", &d->steps.n, sizeof *d->steps.items, read_step);
 }
 

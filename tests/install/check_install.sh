@@ -159,8 +159,8 @@ echo "ok"
 
 echo "-- examples under share/rig/examples"
 examples="$prefix/share/rig/examples"
-for f in saxpy.json stencil.json pipeline.json ring-2.json README.md kernels/saxpy.c \
-  kernels/saxpy.so kernels/rail_wait.h kernels/rail.c kernels/rail.so slurm/job.sh \
+for f in hello.json saxpy.json stencil.json pipeline.json ring-2.json README.md kernels/hello.so \
+  kernels/saxpy.c kernels/saxpy.so kernels/rail_wait.h kernels/rail.c kernels/rail.so slurm/job.sh \
   embed/embed.c embed/describe.c embed/describe.h embed/CMakeLists.txt; do
   [[ -e "$examples/$f" ]] || fail "no $examples/$f"
 done
