@@ -614,16 +614,13 @@ typedef struct inside_kernel {
   _Atomic uint64_t gate, inside, left;
 } inside_kernel;
 
-/* Waits, without a bet on time (30 s is a hang), until *flag is set. */
+/* Waits, without a bet on time (RIG_HANG_S is a hang), until *flag is
+ * set. */
 static bool until_set(_Atomic uint64_t *flag) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (!atomic_load(flag)) {
-    sched_yield();
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    if (t.tv_sec - t0.tv_sec > 30) return false;
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(flag) && rig_wait_more(&w)) {
   }
-  return true;
+  return atomic_load(flag) != 0;
 }
 
 /* Whether fn's code is mapped (its image loaded). */
@@ -660,12 +657,9 @@ static void kernel_leaves(inside_kernel *k) {
   atomic_store(&k->gate, 1);
   CU_ASSERT_TRUE_FATAL(until_set(&k->left));
   /* Its thread, leaving, releases what waited for it (rig_device_left). */
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  do {
-    sched_yield();
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while (code_mapped(k->fn) && t.tv_sec - t0.tv_sec <= 30);
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (code_mapped(k->fn) && rig_wait_more(&w)) {
+  }
   CU_ASSERT_FALSE(code_mapped(k->fn));
 }
 
