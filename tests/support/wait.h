@@ -81,8 +81,8 @@ static inline char rig_thread_state(pid_t pid, pid_t tid, long *nr, unsigned lon
   if (f) {
     /* "tid (comm) S ...": the comm may hold spaces and parentheses. */
     if (fgets(line, sizeof line, f)) {
-      const char *close = strrchr(line, ')');
-      if (close && close[1] == ' ') state = close[2];
+      const char *comm_end = strrchr(line, ')');
+      if (comm_end && comm_end[1] == ' ') state = comm_end[2];
     }
     fclose(f);
   }
