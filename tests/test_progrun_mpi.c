@@ -1021,7 +1021,7 @@ static rig_proc busy_with_rank_1_stopped(const char *job, busy_stop *b) {
 }
 
 /* Machine 0 busy with a launch of its own, machine 1 stopped meanwhile:
- * the silence is reported within its bound, not after the launch, and no
+ * the silence is reported while the launch runs, not after it, and no
  * rank waits for the launch or for the silent one. */
 static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void) {
   char slow[512], fast[512], job[512];
@@ -1128,8 +1128,8 @@ static void write_host_launch(const char *path, const char *fn, const char *para
 }
 
 /* Machine 0 busy on its host device (a step that runs on the controller's
- * own thread), machine 1 stopped meanwhile: the silence is told within its
- * bound, naming its run, not once the host's work ends. */
+ * own thread), machine 1 stopped meanwhile: the silence is told while that
+ * work runs, naming its run, not once it ends. */
 static void test_a_silent_agent_is_told_while_the_controllers_host_works(void) {
   char slow[512], fast[512], job[512];
   write_host_launch(in_tmp("host-slow.json", slow, sizeof slow), "pause_s", "7800000000000000");
