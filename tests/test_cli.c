@@ -29,11 +29,13 @@
 #include "rig/rig_desc.h"
 #include "rig_test.h"
 #include "trace_check.h"
+#include "wait.h"
 
 /* ---- running progrun ------------------------------------------------------ */
 
-/* A child that runs longer than this is killed and counts as failed. */
-#define RUN_TIMEOUT_MS 20000
+/* A child that runs longer than this is killed and counts as failed: a
+ * hang's bound (wait.h), not a bet on how fast progrun is. */
+#define RUN_TIMEOUT_MS ((int64_t)(RIG_HANG_S * 1000))
 
 typedef struct out_buf {
   char *p;

@@ -15,6 +15,7 @@
 #include "polled.h"
 #include "rig/rig_core.h"
 #include "rig_test.h"
+#include "wait.h"
 
 /* ---- fixtures ------------------------------------------------------------- */
 
@@ -613,16 +614,13 @@ typedef struct inside_kernel {
   _Atomic uint64_t gate, inside, left;
 } inside_kernel;
 
-/* Waits, without a bet on time (30 s is a hang), until *flag is set. */
+/* Waits, without a bet on time (RIG_HANG_S is a hang), until *flag is
+ * set. */
 static bool until_set(_Atomic uint64_t *flag) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (!atomic_load(flag)) {
-    sched_yield();
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    if (t.tv_sec - t0.tv_sec > 30) return false;
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(flag) && rig_wait_more(&w)) {
   }
-  return true;
+  return atomic_load(flag) != 0;
 }
 
 /* Whether fn's code is mapped (its image loaded). */
@@ -659,12 +657,9 @@ static void kernel_leaves(inside_kernel *k) {
   atomic_store(&k->gate, 1);
   CU_ASSERT_TRUE_FATAL(until_set(&k->left));
   /* Its thread, leaving, releases what waited for it (rig_device_left). */
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  do {
-    sched_yield();
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while (code_mapped(k->fn) && t.tv_sec - t0.tv_sec <= 30);
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (code_mapped(k->fn) && rig_wait_more(&w)) {
+  }
   CU_ASSERT_FALSE(code_mapped(k->fn));
 }
 
@@ -714,7 +709,12 @@ static void test_loss_happens_once_spreads_to_waiters_and_leaves_others_working(
   CU_ASSERT_EQUAL_FATAL(rig_buffer_borrow(cpu, m, &mc, NULL), RIG_OK);
   rig_submission *r = launch2(cpu, ic, "noop", RIG_USE_READ, -1);
   rig_point pr = submit2(r, mc, NULL);
-  usleep(20000);
+  /* The fault comes once both wait on d: the test's waiter and cpu:1's
+   * queue thread, each seen asleep on d's points. */
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  while (rig_polled_sleepers(p) < 2 && rig_wait_more(&until)) {
+  }
+  CU_ASSERT_EQUAL(rig_polled_sleepers(p), 2);
   rig_polled_fault(p, "a test fault");
   rig_polled_fault(p, "a second fault");
   pthread_join(t, NULL);
@@ -1135,51 +1135,69 @@ static void test_buffers_view_borrow_and_read_only(void) {
 
 typedef struct filler {
   rig_submission *s;
-  rig_buffer *gate, *count;
+  rig_buffer *count;
   int n;
   _Atomic int submitted;
+  _Atomic pid_t tid;
+  _Atomic bool finished;
 } filler;
 
 static void *fill_queue(void *arg) {
   filler *f = arg;
+  atomic_store(&f->tid, rig_thread_self());
   for (int i = 0; i < f->n; i++) {
-    submit2(f->s, f->gate, f->count);
+    submit2(f->s, f->count, NULL);
     atomic_fetch_add(&f->submitted, 1);
   }
+  atomic_store(&f->finished, true);
   return NULL;
+}
+
+/* Whether the filler is stuck on a full queue: the queue's thread is
+ * inside the first kernel, which holds it (so it takes no more entries,
+ * frees no room and takes the queue's lock no more), and the filler sleeps
+ * in a futex, which then can only be the wait for room. */
+static bool stuck_on_full_queue(filler *f, _Atomic uint64_t *inside) {
+  pid_t tid = atomic_load(&f->tid);
+  return atomic_load(inside) && tid && rig_thread_asleep_in(0, tid, SYS_futex);
 }
 
 static void test_a_full_cpu_queue_blocks_then_drains(void) {
   rig_device *cpu = open_dev("cpu:1");
   rig_image *img = load_kernels(cpu);
-  rig_buffer *gate = buffer(cpu, 8), *count = buffer(cpu, 8);
-  /* hold reads the gate and writes the count: Read and Unordered, so that
-   * no ordering waits stand between the submits. */
-  rig_submission *s = launch2(cpu, img, "hold", RIG_USE_READ, RIG_USE_UNORDERED);
+  rig_buffer *count = buffer(cpu, 8);
+  /* hold_inside says it is inside, waits on the gate and counts: the
+   * count's use is Unordered, so that no ordering waits stand between the
+   * submits. */
+  static _Atomic uint64_t gate, inside, left;
+  atomic_store(&gate, 0);
+  atomic_store(&inside, 0);
+  uint64_t params[4] = {0, (uint64_t)(uintptr_t)&gate, (uint64_t)(uintptr_t)&inside,
+                        (uint64_t)(uintptr_t)&left};
+  rig_ref refs[1] = {{0, 0, RIG_USE_UNORDERED}};
+  rig_part part = launch_part(img, "hold_inside", params, sizeof params, refs, 1);
+  rig_submission *s = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_submission_make(cpu, &part, 1, 1, NULL, 0, &s, NULL), RIG_OK);
   /* Each entry is a few hundred bytes: 20000 of them overfill 1 MiB. */
-  filler f = {.s = s, .gate = gate, .count = count, .n = 20000};
+  filler f = {.s = s, .count = count, .n = 20000};
   pthread_t t;
   pthread_create(&t, NULL, fill_queue, &f);
-  /* Wait until the submitter stops moving: the queue is full. */
-  int seen = 0, still = 0;
-  for (int i = 0; i < 1000 && still < 5; i++) {
-    usleep(10000);
-    int now = atomic_load(&f.submitted);
-    still = now > 0 && now == seen ? still + 1 : 0;
-    seen = now;
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(&f.finished) && !stuck_on_full_queue(&f, &inside) && rig_wait_more(&until)) {
   }
   /* It is stuck short of its count while the gate holds, having queued
    * some: a full queue made submit wait, not fail. */
+  int seen = atomic_load(&f.submitted);
+  CU_ASSERT_TRUE(stuck_on_full_queue(&f, &inside));
   CU_ASSERT(seen > 0);
-  CU_ASSERT(atomic_load(&f.submitted) < f.n);
+  CU_ASSERT(seen < f.n);
   CU_ASSERT_EQUAL(host_words(count)[0], 0);
-  atomic_store((_Atomic uint64_t *)rig_buffer_host(gate), 1);
+  atomic_store(&gate, 1);
   pthread_join(t, NULL);
   CU_ASSERT_EQUAL(atomic_load(&f.submitted), f.n);
   CU_ASSERT_EQUAL(rig_point_wait(rig_device_last(cpu), NULL), RIG_OK);
   CU_ASSERT_EQUAL(host_words(count)[0], (uint64_t)f.n);
   rig_submission_release(s);
-  rig_buffer_release(gate);
   rig_buffer_release(count);
   rig_image_release(img);
 }

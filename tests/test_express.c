@@ -18,6 +18,7 @@
 #include "proxy.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
+#include "wait.h"
 
 void rig_test_agent_setup(int rank) {
   (void)rank;
@@ -152,7 +153,9 @@ static void test_frames_of_machines_reached_by_messages_come_knocked(void) {
     rig_program *p = load(rig_job_device(job, m, 0), d);
     /* The knock goes beside the reply by another channel: it may come
      * after it. The bound only ends a failing test. */
-    for (int ms = 0; ms < 10000 && atomic_load(&job->c.knocks) == before; ms++) usleep(1000);
+    rig_wait w = rig_wait_begin(RIG_HANG_S);
+    while (atomic_load(&job->c.knocks) == before && rig_wait_more(&w)) {
+    }
     CU_ASSERT(atomic_load(&job->c.knocks) > before);
     rig_program_release(p);
   }
@@ -279,7 +282,9 @@ static void forge(const char *test, uint32_t kind, uint32_t len, const ex_copy *
   s->kind = kind;
   atomic_store_explicit(&s->value, 1, memory_order_release);
   rig_express_ring_wake(ring);
-  for (int i = 0; i < 20000 && !rig_job_failed(job, NULL); i++) usleep(1000);
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (!rig_job_failed(job, NULL) && rig_wait_more(&w)) {
+  }
   CU_ASSERT_TRUE(rig_job_failed(job, &err));
   CU_ASSERT_STRING_EQUAL(err.message, want);
   rig_buffer_release(b);

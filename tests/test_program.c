@@ -18,6 +18,7 @@
 #include "polled.h"
 #include "rig/rig_program.h"
 #include "rig_test.h"
+#include "wait.h"
 
 /* ---- fixtures ------------------------------------------------------------- */
 
@@ -211,11 +212,6 @@ static rig_desc_step *move_step(rig_desc *d, rig_desc_step *loop, rig_desc_slot 
 
 /* ---- runs in the background ----------------------------------------------------- */
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 typedef struct bg_run {
   rig_program *p;
   fr *x;
@@ -231,10 +227,19 @@ static void *bg_main(void *arg) {
   return NULL;
 }
 
-/* Whether *flag is set within about ms milliseconds. */
-static bool wait_done(_Atomic int *flag, long ms) {
-  for (long i = 0; i < ms && !atomic_load(flag); i++) sleep_ms(1);
+/* Whether *flag is set before the bound a hang reaches. */
+static bool wait_done(_Atomic int *flag) {
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(flag) && rig_wait_more(&w)) {
+  }
   return atomic_load(flag) != 0;
+}
+
+/* Drives the polled device one work at a time until the run in the
+ * background is done (or the bound a hang reaches passes). */
+static void drive_until_done(rig_polled *pd, bg_run *b) {
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(&b->done) && rig_wait_more(&w)) rig_polled_run(pd, 1);
 }
 
 /* ---- a model of copies ------------------------------------------------------ */
@@ -769,13 +774,10 @@ static void test_a_loop_stores_its_trip_once_the_work_that_reads_the_ints_is_don
   bg_run b = {.p = p, .x = &x};
   pthread_t t;
   CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, bg_main, &b), 0);
-  for (int i = 0; i < 60000 && !atomic_load(&b.done); i++) {
-    rig_polled_run(pd, 1);
-    sleep_ms(1);
-  }
+  drive_until_done(pd, &b);
   CU_ASSERT_TRUE(atomic_load(&b.done));
   rig_polled_gate(pd, false);
-  while (!atomic_load(&b.done)) rig_polled_run(pd, 1), sleep_ms(1);
+  drive_until_done(pd, &b);
   pthread_join(t, NULL);
   CU_ASSERT_EQUAL(b.st, RIG_OK);
   rig_polled_run(pd, 100);
@@ -843,14 +845,20 @@ static void test_two_copy_runs_wait_for_run_n_minus_2_and_one_copy_runs_do_not(v
       pthread_t t;
       CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, bg_main, &b), 0);
       if ((two || ints) && run == 2) {
-        CU_ASSERT_FALSE(wait_done(&b.done, 200));
+        /* Run 2 waits: seen asleep on the device's point (the gate is
+         * closed, nothing there runs), not done. */
+        rig_wait w = rig_wait_begin(RIG_HANG_S);
+        while (!atomic_load(&b.done) && rig_polled_sleepers(pd) == 0 && rig_wait_more(&w)) {
+        }
+        CU_ASSERT(rig_polled_sleepers(pd) > 0);
+        CU_ASSERT_FALSE(atomic_load(&b.done));
         CU_ASSERT_EQUAL(rig_polled_queued(pd), 2);
         CU_ASSERT_EQUAL(rig_polled_run(pd, 1), 1); /* run 0's work */
       }
-      CU_ASSERT_TRUE(wait_done(&b.done, 60000));
+      CU_ASSERT_TRUE(wait_done(&b.done));
       if (!atomic_load(&b.done)) { /* unblock it, to join */
         rig_polled_gate(pd, false);
-        while (!atomic_load(&b.done)) rig_polled_run(pd, 1), sleep_ms(1);
+        drive_until_done(pd, &b);
       }
       pthread_join(t, NULL);
       CU_ASSERT_EQUAL(b.st, RIG_OK);
@@ -1559,10 +1567,10 @@ static void test_a_released_programs_memory_returns_after_the_work_of_its_last_r
   char ran[64];
   snprintf(ran, sizeof ran, "run %llu", (unsigned long long)rig_point_value(x.ends[0]));
   rig_program_release(p);
-  for (int i = 0; i < 10000 && rig_polled_log_find(pd, "free 96") < 0; i++) {
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  while (rig_polled_log_find(pd, "free 96") < 0 && rig_wait_more(&w)) {
     rig_polled_run(pd, 1);
     rig_reclaim();
-    sleep_ms(1);
   }
   long r = rig_polled_log_find(pd, ran), f = rig_polled_log_find(pd, "free 96");
   CU_ASSERT(r >= 0 && f > r);

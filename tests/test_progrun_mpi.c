@@ -2,8 +2,13 @@
  * files, and failing in every way a job can fail (a run failing on one
  * machine, a rank killed, a malformed file, a host cut off: across
  * simulated hosts only) - each ending with its message and every rank gone,
- * within a bound, never a hang. */
+ * never a hang. A signal meant for a running job waits until the job is
+ * seen running (rank 0's progress line, a file a kernel makes, a rank's
+ * program loaded), not for a time; how long a job took is no promise
+ * here (the timeouts only end a hang). */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 #include "rig/rig_core.h"
 #include "rig_test.h"
 #include "trace_check.h"
+#include "wait.h"
 
 static char tmp[256];
 
@@ -60,19 +66,20 @@ static void write_text(const char *path, const char *text) {
 }
 
 /* mpirun -n N progrun ARGS..., with the extra environment env (NAME=VALUE,
- * NULL terminated, or NULL); during(ctx, pid of mpirun) once after delay. */
+ * NULL terminated, or NULL); during(ctx, live) beside it (proc.h), where
+ * rig_proc_live_pid(live) is mpirun's pid. */
 static rig_proc mpirun_during(int n, const char *const *args, char *const *env, double timeout,
-                              double delay, void (*during)(void *, pid_t), void *ctx) {
+                              void (*during)(void *, rig_proc_live *), void *ctx) {
   char *argv[64];
   size_t k = rig_proc_mpiexec(argv, n, false);
   argv[k++] = (char *)progrun();
   for (; *args && k < 63; args++) argv[k++] = (char *)*args;
   argv[k] = NULL;
-  return rig_proc_run_during(argv, env, timeout, delay, during, ctx);
+  return rig_proc_run_during(argv, env, timeout, during, ctx);
 }
 
 static rig_proc mpirun(int n, const char *const *args, double timeout) {
-  return mpirun_during(n, args, NULL, timeout, 0, NULL, NULL);
+  return mpirun_during(n, args, NULL, timeout, NULL, NULL);
 }
 
 static void show(const rig_proc *p) {
@@ -301,7 +308,7 @@ static void test_the_ring_passes_every_run_at_every_fanout(void) {
     snprintf(fanout, sizeof fanout, "RIG_JOB_FANOUT=%d", k);
     char *env[] = {fanout, NULL};
     const char *args[] = {example("ring-4.json", job, sizeof job), "--runs", "50", "--quiet", NULL};
-    rig_proc p = mpirun_during(4, args, env, 90, 0, NULL, NULL);
+    rig_proc p = mpirun_during(4, args, env, 90, NULL, NULL);
     CU_ASSERT_EQUAL(p.code, 0);
     if (p.code != 0) show(&p);
     size_t len = 0;
@@ -325,7 +332,7 @@ static void test_json_says_the_tree_and_what_machine_0_sent_a_run(void) {
     const char *args[] = {
         example("saxpy.json", saxpy, sizeof saxpy),    "--runs", "40", "--quiet", "--json",
         in_tmp("tree-report.json", json, sizeof json), NULL};
-    rig_proc p = mpirun_during(4, args, env, 60, 0, NULL, NULL);
+    rig_proc p = mpirun_during(4, args, env, 60, NULL, NULL);
     CU_ASSERT_EQUAL(p.code, 0);
     if (p.code != 0) show(&p);
     json_t *root = report_of(json);
@@ -361,23 +368,23 @@ static void test_a_rail_to_a_machine_the_job_lacks_is_refused(void) {
   rig_proc_free(&p);
 }
 
-static void stop_rank_1(void *ctx, pid_t launcher);
+static void stop_rank_1(void *ctx, rig_proc_live *l);
 
 /* Machine 1 stops (SIGSTOP) while machine 0's step waits for its
  * acknowledgement: the job fails naming machine 1, and machine 0's wait
- * ends (the failure raises every count), within the bound. */
+ * ends (the failure raises every count): the job ends, long before its
+ * 10^8 runs could. */
 static void test_a_silent_peer_releases_every_rail_wait_and_fails_the_job(void) {
   char job[512];
   const char *args[] = {write_pipeline("pipeline-long.json", 100000000, job, sizeof job), "--quiet",
-                        NULL};
+                        "--progress", NULL};
   static char silence[] = "RIG_JOB_SILENCE=3";
   char *env[] = {silence, NULL};
   int stopped = 0;
-  rig_proc p = mpirun_during(2, args, env, 60, 4.0, stop_rank_1, &stopped);
+  rig_proc p = mpirun_during(2, args, env, 60, stop_rank_1, &stopped);
   CU_ASSERT(stopped > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
-  CU_ASSERT(p.seconds < 4.0 + 15.0);
   char m1[64], want[128];
   snprintf(want, sizeof want, "%s: silent for 3 s", machine_label(1, m1, sizeof m1));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
@@ -418,7 +425,6 @@ static void test_a_run_failing_on_machine_2_ends_every_rank_with_its_message(voi
   rig_proc p = mpirun(4, args, 60);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
-  CU_ASSERT(p.seconds < 20);
   /* The run it failed in, as on one machine (`run <r>: ...`). */
   char m2[64], want[256];
   snprintf(want, sizeof want,
@@ -483,7 +489,7 @@ static void test_a_job_file_fault_exits_2_on_every_rank(void) {
   argv[k++] = (char *)progrun();
   argv[k++] = job;
   argv[k] = NULL;
-  rig_proc p = rig_proc_run_during(argv, NULL, 60, 0, NULL, NULL);
+  rig_proc p = rig_proc_run(argv, NULL, 60);
   CU_ASSERT_FALSE(p.timed_out);
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "machines[2].program: "));
   CU_ASSERT_PTR_NOT_NULL(
@@ -506,7 +512,6 @@ static void test_a_malformed_file_exits_2_on_rank_0_and_every_rank_leaves(void) 
   rig_proc p = mpirun(3, args, 60);
   CU_ASSERT_EQUAL(p.code, 2);
   CU_ASSERT_FALSE(p.timed_out);
-  CU_ASSERT(p.seconds < 20);
   char want[700];
   snprintf(want, sizeof want, "progrun: %s: a program description of format version 2, not 4", bad);
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
@@ -567,35 +572,23 @@ static pid_t signal_rank(pid_t launcher, int rank, int sig) {
   return signalled;
 }
 
-/* Whether process pid has a program's image loaded (the host driver's
- * memfd "rig-image" among its mappings): its machine is then in the job. */
-static bool has_image(pid_t pid) {
-  char path[64], line[512];
-  snprintf(path, sizeof path, "/proc/%d/maps", pid);
-  FILE *f = fopen(path, "r");
-  bool found = false;
-  while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, "rig-image") != NULL;
-  if (f) fclose(f);
-  return found;
+/* Rank 0's progress line (the job given --progress) is drawn once a run
+ * is done on every machine: the job is in its runs. */
+static bool job_ran(void *l) {
+  return rig_proc_live_said(l, "\rprogrun: run ");
 }
 
-/* Waits (30 s at most) until the rank's progrun has loaded its program,
- * so that a signal meant for a running job does not land in its start
- * (slow under the sanitizers); then a moment for the runs to begin. */
-static void wait_loaded(pid_t launcher, int rank) {
-  for (int i = 0; i < 300; i++) {
-    pid_t pid = signal_rank(launcher, rank, 0);
-    if (pid > 0 && has_image(pid)) break;
-    usleep(100000);
-  }
-  usleep(500000);
+/* Waits until the job is in its runs, so that a signal meant for a running
+ * job does not land in its start; false when it ended or hung first. */
+static bool job_runs(rig_proc_live *l) {
+  return rig_proc_live_until(l, job_ran, l);
 }
 
-/* SIGKILLs the rank-1 progrun; ctx, an int, gets its pid. */
-static void kill_rank_1(void *ctx, pid_t launcher) {
-  wait_loaded(launcher, 1);
-  wait_loaded(launcher, 2);
-  pid_t pid = signal_rank(launcher, 1, SIGKILL);
+/* SIGKILLs the rank-1 progrun once the job runs; ctx, an int, gets its
+ * pid. */
+static void kill_rank_1(void *ctx, rig_proc_live *l) {
+  if (!job_runs(l)) return;
+  pid_t pid = signal_rank(rig_proc_live_pid(l), 1, SIGKILL);
   if (pid > 0) *(int *)ctx = pid;
 }
 
@@ -612,14 +605,13 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
                         "--ints",
                         "16",
                         "--quiet",
+                        "--progress",
                         NULL};
   int killed = 0;
-  rig_proc p = mpirun_during(3, args, NULL, 60, 3.0, kill_rank_1, &killed);
+  rig_proc p = mpirun_during(3, args, NULL, 60, kill_rank_1, &killed);
   CU_ASSERT(killed > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
-  /* Within 15 s of the kill. */
-  CU_ASSERT(p.seconds < 3.0 + 15.0);
   /* mpirun names the rank, and progrun the machine the run waited for
    * (not itself, machine 0): as the one that did not answer when mpirun
    * ended the job, or as the root cause where UCX saw the peer lost
@@ -653,27 +645,31 @@ typedef struct tree_victim {
   int rank, sig, pid;
 } tree_victim;
 
-/* Signals the victim's progrun once every machine loaded its program. */
-static void signal_victim(void *ctx, pid_t launcher) {
+/* Signals the victim's progrun once the job runs (on every machine). */
+static void signal_victim(void *ctx, rig_proc_live *l) {
   tree_victim *v = ctx;
-  for (int r = 1; r < tree_machines(); r++) wait_loaded(launcher, r);
-  pid_t pid = signal_rank(launcher, v->rank, v->sig);
+  if (!job_runs(l)) return;
+  pid_t pid = signal_rank(rig_proc_live_pid(l), v->rank, v->sig);
   if (pid > 0) v->pid = pid;
 }
 
 /* A machine killed inside the tree (its children wait on it for their
  * starts) or at a leaf, or one stopped inside it: the job ends, every rank
- * leaves within 15 s, and rank 0 names the machine (killed: as the one
- * that did not answer mpirun's end, or UCX's lost peer; stopped: silent),
- * whatever the tree's shape. */
+ * leaves, and rank 0 names the machine (killed: as the one that did not
+ * answer mpirun's end, or UCX's lost peer; stopped: silent), whatever the
+ * tree's shape. */
 static void tree_failure(int rank, int sig) {
   char saxpy[512];
-  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "100000000",
-                        "--quiet", NULL};
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "100000000",
+                        "--quiet",
+                        "--progress",
+                        NULL};
   static char fanout[] = "RIG_JOB_FANOUT=2", silence[] = "RIG_JOB_SILENCE=3";
   char *env[] = {fanout, silence, NULL};
   tree_victim v = {rank, sig, 0};
-  rig_proc p = mpirun_during(tree_machines(), args, env, 90, 2.0, signal_victim, &v);
+  rig_proc p = mpirun_during(tree_machines(), args, env, 90, signal_victim, &v);
   CU_ASSERT(v.pid > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
@@ -715,7 +711,7 @@ static void test_no_output_is_replaced_when_one_inside_the_tree_fails(void) {
   static char fanout[] = "RIG_JOB_FANOUT=2";
   char *env[] = {fanout, NULL};
   const char *args[] = {job, "--quiet", NULL};
-  rig_proc p = mpirun_during(n, args, env, 90, 0, NULL, NULL);
+  rig_proc p = mpirun_during(n, args, env, 90, NULL, NULL);
   CU_ASSERT_EQUAL(p.code, 2);
   char m1[64], want[160];
   snprintf(want, sizeof want, "%s: cannot write /dev/full: No space left on device\n",
@@ -754,54 +750,172 @@ static void test_a_machine_stopped_inside_the_tree_is_told_silent(void) {
   tree_failure(1, SIGSTOP);
 }
 
-/* Stops (SIGSTOP) the rank-1 progrun: alive, but silent; ctx, an int, gets
- * its pid. */
-static void stop_rank_1(void *ctx, pid_t launcher) {
-  wait_loaded(launcher, 1);
-  pid_t pid = signal_rank(launcher, 1, SIGSTOP);
+/* Stops (SIGSTOP) the rank-1 progrun once the job runs: alive, but silent;
+ * ctx, an int, gets its pid. */
+static void stop_rank_1(void *ctx, rig_proc_live *l) {
+  if (!job_runs(l)) return;
+  pid_t pid = signal_rank(rig_proc_live_pid(l), 1, SIGSTOP);
   if (pid > 0) *(int *)ctx = pid;
 }
 
-/* Stops mpirun itself for 8 s once machine 1 runs: its pipes, every
- * rank's stdout and stderr, fill and block. */
-static void stop_the_launcher(void *ctx, pid_t launcher) {
-  wait_loaded(launcher, 1);
-  if (kill(launcher, SIGSTOP) != 0) return;
-  *(int *)ctx = 1;
-  sleep(8);
-  kill(launcher, SIGCONT);
+/* Whether a thread of process pid sleeps in a write to its stderr (fd 2):
+ * the pipe is full, and nothing reads it. */
+static bool blocked_on_stderr(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task", pid);
+  DIR *d = opendir(path);
+  struct dirent *e;
+  bool blocked = false;
+  while (d && !blocked && (e = readdir(d))) {
+    pid_t tid = (pid_t)atoi(e->d_name);
+    long nr;
+    unsigned long fd;
+    blocked = tid > 0 && rig_thread_state(pid, tid, &nr, &fd) == 'S' && nr == SYS_write && fd == 2;
+  }
+  if (d) closedir(d);
+  return blocked;
 }
 
-/* Every control frame logged (RIG_TRACE=1, runs by frames), mpirun
- * stopped past the silence bound: the ranks' stderr blocks, and the beats
- * go on all the same (the log never holds the thread that beats), so the
- * job ends well. (That each line is written whole is the base suite's:
- * mpirun's forwarding, once it goes on, may cut a rank's lines where its
- * reads end.) */
+static bool rank_1_there(void *l) {
+  return signal_rank(rig_proc_live_pid(l), 1, 0) != 0;
+}
+
+/* Whether ranks 0 and 1 of the job are gone (or mpirun, with them). */
+static bool no_rank_left(void *l) {
+  pid_t launcher = rig_proc_live_pid(l);
+  return !signal_rank(launcher, 0, 0) && !signal_rank(launcher, 1, 0);
+}
+
+/* The ranks' stderr: a FIFO this test holds open, full before they start
+ * and unread while they run, so that every write to it blocks. */
+typedef struct full_stderr {
+  int rd;            /* its read end (non-blocking) */
+  bool seen_blocked; /* a rank's thread seen asleep writing to it */
+  bool ranks_left;   /* every rank gone while it was full */
+  char *text;        /* what it held at the end, read once they left */
+  size_t len;
+} full_stderr;
+
+/* Fills the FIFO at path (its read end held open) until a write would
+ * block; whether it did. */
+static bool fill_fifo(const char *path) {
+  int wr = open(path, O_WRONLY | O_NONBLOCK);
+  if (wr < 0) return false;
+  char x[4096];
+  memset(x, 'x', sizeof x);
+  while (write(wr, x, sizeof x) > 0) {
+  }
+  while (write(wr, x, 1) > 0) {
+  }
+  bool full = errno == EAGAIN;
+  close(wr);
+  return full;
+}
+
+/* Reads rd to its end (every writer gone), or until the command ended and
+ * nothing more comes. */
+static void drain_fifo(full_stderr *f, rig_proc_live *l) {
+  size_t room = 0;
+  for (;;) {
+    if (room - f->len < 4097) {
+      room = room ? 2 * room : 1 << 17;
+      char *more = realloc(f->text, room);
+      if (!more) return;
+      f->text = more;
+    }
+    ssize_t got = read(f->rd, f->text + f->len, 4096);
+    if (got > 0) {
+      f->len += (size_t)got;
+      f->text[f->len] = 0;
+      continue;
+    }
+    if (got == 0 || errno != EAGAIN || rig_proc_live_ended(l)) return;
+    struct timespec nap = {0, 10000000};
+    nanosleep(&nap, NULL);
+  }
+}
+
+/* Watches the job with its stderr full: a rank's thread asleep in a write
+ * to it, then every rank gone (a hang's bound at most); then reads what it
+ * holds, which lets a rank blocked there go on. */
+static void keep_stderr_full(void *ctx, rig_proc_live *l) {
+  full_stderr *f = ctx;
+  if (rig_proc_live_until(l, rank_1_there, l)) {
+    rig_wait w = rig_wait_begin(RIG_HANG_S);
+    while (!(f->ranks_left = no_rank_left(l)) && rig_wait_seconds(&w) < RIG_HANG_S) {
+      for (int r = 0; r < 2 && !f->seen_blocked; r++) {
+        pid_t pid = signal_rank(rig_proc_live_pid(l), r, 0);
+        f->seen_blocked = pid > 0 && blocked_on_stderr(pid);
+      }
+      struct timespec nap = {0, 10000000};
+      nanosleep(&nap, NULL);
+    }
+  }
+  drain_fifo(f, l);
+}
+
+/* Every control frame logged (RIG_TRACE=1, frames everywhere), into a
+ * stderr that blocks all along (each rank's stderr a pipe full before it
+ * starts, read only once every rank is gone): the log never holds the
+ * thread that beats, so the job ends well, no machine silent. (That each
+ * line is written whole is the base suite's.) */
 static void test_a_stderr_that_blocks_stops_no_beat(void) {
-  char saxpy[512];
-  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "20000", "--quiet",
-                        NULL};
+  char saxpy[512], fifo[512], fifo_var[600];
+  in_tmp("stderr.fifo", fifo, sizeof fifo);
+  unlink(fifo);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+  full_stderr f = {.rd = open(fifo, O_RDONLY | O_NONBLOCK)};
+  CU_ASSERT_FATAL(f.rd >= 0);
+  CU_ASSERT_TRUE_FATAL(fill_fifo(fifo));
+  snprintf(fifo_var, sizeof fifo_var, "RIG_TEST_STDERR=%s", fifo);
   static char silence[] = "RIG_JOB_SILENCE=3", trace[] = "RIG_TRACE=1",
               frames[] = "RIG_JOB_EXPRESS=0";
-  char *env[] = {silence, trace, frames, NULL};
-  int stopped = 0;
-  rig_proc p = mpirun_during(2, args, env, 120, 0.0, stop_the_launcher, &stopped);
-  CU_ASSERT(stopped);
+  char *env[] = {silence, trace, frames, fifo_var, NULL};
+  char *argv[32];
+  size_t k = rig_proc_mpiexec(argv, 2, false);
+  argv[k++] = "sh";
+  argv[k++] = "-c";
+  argv[k++] = "exec \"$0\" \"$@\" 2>\"$RIG_TEST_STDERR\"";
+  argv[k++] = (char *)progrun();
+  argv[k++] = (char *)example("saxpy.json", saxpy, sizeof saxpy);
+  argv[k++] = "--runs";
+  argv[k++] = "20000";
+  argv[k++] = "--quiet";
+  argv[k] = NULL;
+  rig_proc p = rig_proc_run_during(argv, env, 120, keep_stderr_full, &f);
+  close(f.rd);
+  const char *said = f.text ? f.text : "";
+  CU_ASSERT(f.seen_blocked);
+  CU_ASSERT(f.ranks_left);
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_PTR_NULL(strstr(p.err, "silent for"));
-  if (p.code != 0) show(&p);
+  CU_ASSERT_PTR_NULL(strstr(said, "silent for"));
+  if (p.code != 0 || !f.seen_blocked || !f.ranks_left || strstr(said, "silent for")) {
+    show(&p);
+    fprintf(stderr, "--- the ranks' stderr\n%s---\n", said + strspn(said, "x"));
+  }
+  free(f.text);
   rig_proc_free(&p);
 }
 
-/* Stops the controller (rank 0) for 5 s once machine 1 runs, then lets
- * it go on. */
-static void stop_rank_0_for_5_s(void *ctx, pid_t launcher) {
-  wait_loaded(launcher, 1);
-  pid_t pid = signal_rank(launcher, 0, SIGSTOP);
+typedef struct controller_stop {
+  int pid;
+  bool agent_left;
+} controller_stop;
+
+static bool rank_1_gone(void *l) {
+  return signal_rank(rig_proc_live_pid(l), 1, 0) == 0;
+}
+
+/* Stops the controller (rank 0) once the job runs, until the agent has
+ * left for its silence (which is then past the bound), then lets it go
+ * on. */
+static void stop_rank_0_till_the_agent_leaves(void *ctx, rig_proc_live *l) {
+  controller_stop *s = ctx;
+  if (!job_runs(l)) return;
+  pid_t pid = signal_rank(rig_proc_live_pid(l), 0, SIGSTOP);
   if (pid <= 0) return;
-  *(int *)ctx = pid;
-  sleep(5);
+  s->pid = pid;
+  s->agent_left = rig_proc_live_until(l, rank_1_gone, l);
   kill(pid, SIGCONT);
 }
 
@@ -814,13 +928,18 @@ static void test_a_controller_stopped_past_the_bound_blames_itself(void) {
     return;
   }
   char saxpy[512];
-  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "10000000",
+                        "--quiet",
+                        "--progress",
                         NULL};
   static char silence[] = "RIG_JOB_SILENCE=3";
   char *env[] = {silence, NULL};
-  int stopped = 0;
-  rig_proc p = mpirun_during(2, args, env, 60, 0.0, stop_rank_0_for_5_s, &stopped);
-  CU_ASSERT(stopped > 0);
+  controller_stop stop = {0, false};
+  rig_proc p = mpirun_during(2, args, env, 60, stop_rank_0_till_the_agent_leaves, &stop);
+  CU_ASSERT(stop.pid > 0);
+  CU_ASSERT(stop.agent_left);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
   char m0[64], m1[64], self[160], other[128];
@@ -833,10 +952,11 @@ static void test_a_controller_stopped_past_the_bound_blames_itself(void) {
   rig_proc_free(&p);
 }
 
-/* SIGTERMs the controller (rank 0) alone, as a user's kill would. */
-static void term_rank_0(void *ctx, pid_t launcher) {
-  wait_loaded(launcher, 1);
-  pid_t pid = signal_rank(launcher, 0, SIGTERM);
+/* SIGTERMs the controller (rank 0) alone once the job runs, as a user's
+ * kill would. */
+static void term_rank_0(void *ctx, rig_proc_live *l) {
+  if (!job_runs(l)) return;
+  pid_t pid = signal_rank(rig_proc_live_pid(l), 0, SIGTERM);
   if (pid > 0) *(int *)ctx = pid;
 }
 
@@ -844,10 +964,14 @@ static void term_rank_0(void *ctx, pid_t launcher) {
  * interrupt of this rank, no machine blamed for not answering. */
 static void test_a_signal_to_the_controller_alone_blames_no_machine(void) {
   char saxpy[512];
-  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "10000000",
+                        "--quiet",
+                        "--progress",
                         NULL};
   int signalled = 0;
-  rig_proc p = mpirun_during(2, args, NULL, 60, 0.0, term_rank_0, &signalled);
+  rig_proc p = mpirun_during(2, args, NULL, 60, term_rank_0, &signalled);
   CU_ASSERT(signalled > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
@@ -859,16 +983,19 @@ static void test_a_signal_to_the_controller_alone_blames_no_machine(void) {
 
 static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
   char saxpy[512];
-  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "10000000",
+                        "--quiet",
+                        "--progress",
                         NULL};
   static char silence[] = "RIG_JOB_SILENCE=3";
   char *env[] = {silence, NULL};
   int stopped = 0;
-  rig_proc p = mpirun_during(3, args, env, 60, 3.0, stop_rank_1, &stopped);
+  rig_proc p = mpirun_during(3, args, env, 60, stop_rank_1, &stopped);
   CU_ASSERT(stopped > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
-  CU_ASSERT(p.seconds < 3.0 + 15.0);
   /* "progrun: run <r>: machine 1: ...", r the run it fell silent in. */
   const char *said = strstr(p.err, "progrun: run ");
   char m1[64], want[128];
@@ -897,32 +1024,65 @@ static void write_launch(const char *path, const char *fn, const char *params) {
   write_text(path, text);
 }
 
-/* Machine 0 busy with a 40 s launch of its own, machine 1 stopped: the
- * silence is reported within its bound, not after the launch, and no rank
- * waits for the launch or for the silent one. */
+/* A rank stopped while machine 0's launch of pause_s runs: the launch
+ * makes the file `mark` (RIG_TEST_PAUSE_MARK) as it begins. */
+typedef struct busy_stop {
+  const char *mark;
+  int pid;
+} busy_stop;
+
+static bool file_made(void *path) {
+  return access(path, F_OK) == 0;
+}
+
+/* Stops (SIGSTOP) the rank-1 progrun once machine 0's launch runs. */
+static void stop_rank_1_while_busy(void *ctx, rig_proc_live *l) {
+  busy_stop *b = ctx;
+  if (!rig_proc_live_until(l, file_made, (void *)b->mark)) return;
+  pid_t pid = signal_rank(rig_proc_live_pid(l), 1, SIGSTOP);
+  if (pid > 0) b->pid = pid;
+}
+
+/* The job file `job` (machine 0 a launch of pause_s for 120 s, past the
+ * run's 60 s bound; machine 1 a no-op) under mpirun with RIG_JOB_SILENCE=3,
+ * machine 1 stopped while machine 0's launch runs: the job must end by the
+ * silence, for one that waited for the launch would time out. */
+static rig_proc busy_with_rank_1_stopped(const char *job, busy_stop *b) {
+  char mark[512], mark_var[600];
+  in_tmp("busy-paused", mark, sizeof mark);
+  unlink(mark);
+  snprintf(mark_var, sizeof mark_var, "RIG_TEST_PAUSE_MARK=%s", mark);
+  const char *args[] = {job, NULL};
+  static char silence[] = "RIG_JOB_SILENCE=3";
+  char *env[] = {silence, mark_var, NULL};
+  b->mark = mark;
+  b->pid = 0;
+  rig_proc p = mpirun_during(2, args, env, 60, stop_rank_1_while_busy, b);
+  b->mark = NULL;
+  return p;
+}
+
+/* Machine 0 busy with a launch of its own, machine 1 stopped meanwhile:
+ * the silence is reported while the launch runs, not after it, and no
+ * rank waits for the launch or for the silent one. */
 static void test_a_silent_agent_fails_the_job_while_the_controller_is_busy(void) {
   char slow[512], fast[512], job[512];
-  write_launch(in_tmp("slow.json", slow, sizeof slow), "pause_s", "2800000000000000");
+  write_launch(in_tmp("slow.json", slow, sizeof slow), "pause_s", "7800000000000000");
   write_launch(in_tmp("fast.json", fast, sizeof fast), "noop", "0000000000000000");
   write_text(in_tmp("busy-job.json", job, sizeof job),
              "{\"machines\": [{\"program\": \"slow.json\"}, {\"program\": \"fast.json\"}]}\n");
-  const char *args[] = {job, NULL};
-  static char silence[] = "RIG_JOB_SILENCE=3";
-  char *env[] = {silence, NULL};
-  int stopped = 0;
-  rig_proc p = mpirun_during(2, args, env, 60, 5.0, stop_rank_1, &stopped);
-  CU_ASSERT(stopped > 0);
+  busy_stop b;
+  rig_proc p = busy_with_rank_1_stopped(job, &b);
+  CU_ASSERT(b.pid > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
-  /* The bound after the stop, and a few seconds more; the launch lasts 40. */
-  CU_ASSERT(p.seconds < 5.0 + 3.0 + 10.0);
   char m1[64], want[128];
   snprintf(want, sizeof want, "progrun: run 0: %s: silent for 3 s",
            machine_label(1, m1, sizeof m1));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   CU_ASSERT_PTR_NULL(strstr(p.out, "runs 1"));
   if (p.code == 0 || p.timed_out || !strstr(p.err, want)) show(&p);
-  if (stopped > 0 && p.timed_out) kill(stopped, SIGKILL);
+  if (b.pid > 0 && p.timed_out) kill(b.pid, SIGKILL);
   rig_proc_free(&p);
 }
 
@@ -1009,32 +1169,27 @@ static void write_host_launch(const char *path, const char *fn, const char *para
   write_text(path, text);
 }
 
-/* Machine 0 busy 40 s on its host device (a step that runs on the
- * controller's own thread), machine 1 stopped: the silence is told within
- * its bound, naming its run, not once the host's work ends. */
+/* Machine 0 busy on its host device (a step that runs on the controller's
+ * own thread), machine 1 stopped meanwhile: the silence is told while that
+ * work runs, naming its run, not once it ends. */
 static void test_a_silent_agent_is_told_while_the_controllers_host_works(void) {
   char slow[512], fast[512], job[512];
-  write_host_launch(in_tmp("host-slow.json", slow, sizeof slow), "pause_s", "2800000000000000");
+  write_host_launch(in_tmp("host-slow.json", slow, sizeof slow), "pause_s", "7800000000000000");
   write_launch(in_tmp("fast.json", fast, sizeof fast), "noop", "0000000000000000");
   write_text(in_tmp("host-busy-job.json", job, sizeof job),
              "{\"machines\": [{\"program\": \"host-slow.json\"}, {\"program\": "
              "\"fast.json\"}]}\n");
-  const char *args[] = {job, NULL};
-  static char silence[] = "RIG_JOB_SILENCE=3";
-  char *env[] = {silence, NULL};
-  int stopped = 0;
-  rig_proc p = mpirun_during(2, args, env, 60, 5.0, stop_rank_1, &stopped);
-  CU_ASSERT(stopped > 0);
+  busy_stop b;
+  rig_proc p = busy_with_rank_1_stopped(job, &b);
+  CU_ASSERT(b.pid > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
-  /* The bound after the stop, and a few seconds more; the work lasts 40. */
-  CU_ASSERT(p.seconds < 5.0 + 3.0 + 10.0);
   char m1[64], want[128];
   snprintf(want, sizeof want, "progrun: run 0: %s: silent for 3 s\n",
            machine_label(1, m1, sizeof m1));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
   if (p.code == 0 || p.timed_out || !strstr(p.err, want)) show(&p);
-  if (stopped > 0 && p.timed_out) kill(stopped, SIGKILL);
+  if (b.pid > 0 && p.timed_out) kill(b.pid, SIGKILL);
   rig_proc_free(&p);
 }
 
@@ -1091,7 +1246,7 @@ static void test_faults_of_every_rank_are_said_once_and_where(void) {
   static char workers[] = "RIG_WORKERS=abc";
   char *env[] = {workers, NULL};
   const char *margs[] = {noop, NULL};
-  p = mpirun_during(3, margs, env, 60, 0, NULL, NULL);
+  p = mpirun_during(3, margs, env, 60, NULL, NULL);
   CU_ASSERT_EQUAL(p.code, 2);
   const char *once = "progrun: RIG_WORKERS=abc: not a count\n";
   said = strstr(p.err, once);
@@ -1135,12 +1290,6 @@ static bool across_hosts(const char *test) {
   return false;
 }
 
-static double seconds_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* scripts/hosts.sh WHAT HOST; its exit status. */
 static int hosts_sh(const char *what, const char *host) {
   char path[1024];
@@ -1155,8 +1304,9 @@ static int hosts_sh(const char *what, const char *host) {
 
 typedef struct cut {
   bool done;
-  double ranks_left_for;  /* seconds from the cut until no rank was left */
-  double mpirun_back_for; /* and until mpirun itself ended */
+  bool ranks_left, mpirun_back; /* while the host was still cut */
+  double ranks_left_for;        /* seconds from the cut (said, not asserted) */
+  double mpirun_back_for;
 } cut;
 
 /* Whether process pid runs (not ended, nor ended and not yet waited for). */
@@ -1172,50 +1322,55 @@ static bool running(pid_t pid) {
   return state != 'Z';
 }
 
-/* With node2 cut: waits (60 s at most) until no rank of the job is left
+/* With node2 cut: waits (a hang's bound) until no rank of the job is left
  * and mpirun itself has ended, the host still cut; then heals it. */
-static void after_cut(cut *c, pid_t launcher) {
+static void after_cut(cut *c, rig_proc_live *l) {
   c->done = true;
-  double t0 = seconds_now();
-  c->ranks_left_for = c->mpirun_back_for = 99;
-  while (seconds_now() - t0 < 60 && running(launcher)) {
-    if (c->ranks_left_for == 99 && !signal_rank(launcher, 0, 0) && !signal_rank(launcher, 1, 0))
-      c->ranks_left_for = seconds_now() - t0;
-    usleep(100000);
+  rig_wait w = rig_wait_begin(RIG_HANG_S);
+  c->ranks_left = rig_proc_live_until(l, no_rank_left, l);
+  c->ranks_left_for = rig_wait_seconds(&w);
+  /* Not rig_proc_live_until: its output closed, mpirun may be a moment
+   * from its end. */
+  while (running(rig_proc_live_pid(l)) && rig_wait_more(&w)) {
   }
-  if (!running(launcher)) c->mpirun_back_for = seconds_now() - t0;
-  if (c->ranks_left_for == 99 && !running(launcher)) c->ranks_left_for = c->mpirun_back_for;
+  c->mpirun_back = !running(rig_proc_live_pid(l));
+  c->mpirun_back_for = rig_wait_seconds(&w);
   hosts_sh("heal", "node2");
 }
 
-/* Cuts node2, machine 1's host, off the network once its progrun has
- * loaded; then after_cut. */
-static void cut_node2(void *ctx, pid_t launcher) {
-  wait_loaded(launcher, 1);
-  if (hosts_sh("cut", "node2") == 0) after_cut(ctx, launcher);
+/* Cuts node2, machine 1's host, off the network once the job runs; then
+ * after_cut. */
+static void cut_node2(void *ctx, rig_proc_live *l) {
+  if (job_runs(l) && hosts_sh("cut", "node2") == 0) after_cut(ctx, l);
 }
 
 /* Cuts node2 as soon as machine 1's progrun is there (in its start,
  * MPI's or the job's); then after_cut. */
-static void cut_node2_at_start(void *ctx, pid_t launcher) {
-  for (int i = 0; i < 3000 && !signal_rank(launcher, 1, 0); i++) usleep(10000);
-  if (hosts_sh("cut", "node2") == 0) after_cut(ctx, launcher);
+static void cut_node2_at_start(void *ctx, rig_proc_live *l) {
+  if (rig_proc_live_until(l, rank_1_there, l) && hosts_sh("cut", "node2") == 0) after_cut(ctx, l);
+}
+
+static void show_cut(const cut *c, const rig_proc *p) {
+  fprintf(stderr, "ranks left: %s (%.1f s), mpirun ended: %s (%.1f s) after the cut\n",
+          c->ranks_left ? "yes" : "no", c->ranks_left_for, c->mpirun_back ? "yes" : "no",
+          c->mpirun_back_for);
+  show(p);
 }
 
 /* Machine 1's host cut off during the start: rank 0 says that a machine
  * did not join (MPI's start or the job's, whichever the cut found), or
  * the launcher ends the job for the daemon it lost, and every rank
- * leaves within 15 s, mpirun within 60 s, the host still cut. */
+ * leaves, then mpirun, the host still cut. */
 static void test_a_host_cut_during_the_start_is_told_and_every_rank_leaves(void) {
   if (!across_hosts("a host cut during the start is told and every rank leaves")) return;
   char saxpy[512];
   const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
                         NULL};
-  cut c = {false, 99, 99};
-  rig_proc p = mpirun_during(2, args, NULL, 90, 0.0, cut_node2_at_start, &c);
+  cut c = {0};
+  rig_proc p = mpirun_during(2, args, NULL, 90, cut_node2_at_start, &c);
   CU_ASSERT(c.done);
-  CU_ASSERT(c.ranks_left_for < 15);
-  CU_ASSERT(c.mpirun_back_for < 60);
+  CU_ASSERT(c.ranks_left);
+  CU_ASSERT(c.mpirun_back);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
   bool told = strstr(p.err, "not done after 10 s: a machine did not answer") ||
@@ -1223,11 +1378,7 @@ static void test_a_host_cut_during_the_start_is_told_and_every_rank_leaves(void)
               strstr(p.err, ": machine 1 (node2): silent for 10 s\n") ||
               strstr(p.err, "ORTE has lost communication with a remote daemon");
   CU_ASSERT(told);
-  if (!c.done || c.ranks_left_for >= 15 || c.mpirun_back_for >= 60 || !told) {
-    fprintf(stderr, "ranks left %.1f s, mpirun %.1f s after the cut\n", c.ranks_left_for,
-            c.mpirun_back_for);
-    show(&p);
-  }
+  if (!c.done || !c.ranks_left || !c.mpirun_back || !told) show_cut(&c, &p);
   rig_proc_free(&p);
 }
 
@@ -1296,18 +1447,22 @@ static void test_ucx_pinned_to_loopback_names_both_machines_and_the_setting(void
  * killed), with the default silence bound and the launcher's keepalive
  * that scripts/lib/ompi.sh sets: mpirun ends the job for the daemon it
  * lost, rank 0 names machine 1 as the one that did not answer, and every
- * rank, on either side of the cut, leaves within 15 s, mpirun itself
- * within 60 s, non-zero, the host still cut (docs/jobs.md, "Failure"). */
+ * rank, on either side of the cut, leaves, then mpirun itself, non-zero,
+ * the host still cut (docs/jobs.md, "Failure"). */
 static void test_a_cut_host_fails_the_job_naming_its_machine_and_every_rank_leaves(void) {
   if (!across_hosts("a cut host fails the job naming its machine and every rank leaves")) return;
   char saxpy[512];
-  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--runs", "10000000", "--quiet",
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy),
+                        "--runs",
+                        "10000000",
+                        "--quiet",
+                        "--progress",
                         NULL};
-  cut c = {false, 99, 99};
-  rig_proc p = mpirun_during(2, args, NULL, 90, 3.0, cut_node2, &c);
+  cut c = {0};
+  rig_proc p = mpirun_during(2, args, NULL, 90, cut_node2, &c);
   CU_ASSERT(c.done);
-  CU_ASSERT(c.ranks_left_for < 15);
-  CU_ASSERT(c.mpirun_back_for < 60);
+  CU_ASSERT(c.ranks_left);
+  CU_ASSERT(c.mpirun_back);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
   const char *by_launcher = strstr(p.err, "progrun: ended by the launcher in run ");
@@ -1316,11 +1471,7 @@ static void test_a_cut_host_fails_the_job_naming_its_machine_and_every_rank_leav
                 strstr(by_launcher, ": machine 1 did not answer: likely the one that stopped")) ||
                (by_silence && strstr(by_silence, ": machine 1 (node2): silent for 10 s\n"));
   CU_ASSERT(named);
-  if (!c.done || c.ranks_left_for >= 15 || c.mpirun_back_for >= 60 || !named) {
-    fprintf(stderr, "ranks left %.1f s, mpirun %.1f s after the cut\n", c.ranks_left_for,
-            c.mpirun_back_for);
-    show(&p);
-  }
+  if (!c.done || !c.ranks_left || !c.mpirun_back || !named) show_cut(&c, &p);
   rig_proc_free(&p);
 }
 
@@ -1652,9 +1803,8 @@ static void test_no_machines_output_is_replaced_when_another_fails(void) {
 }
 
 /* Signals mpirun with *(int *)ctx once the job runs. */
-static void signal_launcher(void *ctx, pid_t launcher) {
-  wait_loaded(launcher, 1);
-  kill(launcher, *(int *)ctx);
+static void signal_launcher(void *ctx, rig_proc_live *l) {
+  if (job_runs(l)) kill(rig_proc_live_pid(l), *(int *)ctx);
 }
 
 /* SIGINT or SIGTERM to mpirun (Ctrl-C, scancel): mpirun sends every rank
@@ -1669,11 +1819,12 @@ static void test_an_interrupted_mpirun_is_told_as_an_interrupt(void) {
                         "4611686018427387904",
                         "--output",
                         arg,
+                        "--progress",
                         NULL};
   int sigs[] = {SIGINT, SIGTERM};
   for (size_t i = 0; i < 2; i++) {
     write_text(in_tmp("int-y0.bin", y0, sizeof y0), "old contents");
-    rig_proc p = mpirun_during(2, args, NULL, 60, 0, signal_launcher, &sigs[i]);
+    rig_proc p = mpirun_during(2, args, NULL, 60, signal_launcher, &sigs[i]);
     /* Open MPI's mpirun ends the ranks by SIGTERM and exits 1; MPICH's
      * hydra passes the signal on as it came, and its own status does
      * not tell it (0 seen after either). */
@@ -1693,26 +1844,61 @@ static void test_an_interrupted_mpirun_is_told_as_an_interrupt(void) {
   }
 }
 
-/* The names of /dev/shm's Open MPI segments (vader_segment.*), one a line. */
-static char *shm_segments(void) {
-  char *names = calloc(1, 1 << 16);
-  size_t at = 0;
-  DIR *d = opendir("/dev/shm");
-  struct dirent *e;
-  while (names && d && (e = readdir(d)))
-    if (strncmp(e->d_name, "vader_segment.", 14) == 0 && at + strlen(e->d_name) + 2 < (1 << 16))
-      at += (size_t)sprintf(names + at, "%s\n", e->d_name);
-  if (d) closedir(d);
-  return names;
+/* The job's: the Open MPI segments in /dev/shm (vader_segment.*) that
+ * the job's ranks map while it runs, one a line. A snapshot of all of
+ * /dev/shm would count the segments of other jobs that run meanwhile on
+ * this machine (another build's tests, say). */
+typedef struct job_shm {
+  char names[4096];
+  size_t len;
+} job_shm;
+
+/* Adds the segments process pid maps (and has not unlinked) to j. */
+static void add_segments(job_shm *j, pid_t pid) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%d/maps", pid);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    const char *at = strstr(line, "/dev/shm/vader_segment.");
+    if (!at || strstr(at, "(deleted)")) continue;
+    char name[256];
+    snprintf(name, sizeof name, "%.*s\n", (int)strcspn(at + 9, "\n"), at + 9);
+    if (!strstr(j->names, name) && j->len + strlen(name) < sizeof j->names)
+      j->len += (size_t)snprintf(j->names + j->len, sizeof j->names - j->len, "%s", name);
+  }
+  if (f) fclose(f);
 }
 
-/* Ends `timeout` as its timer would, once every rank has loaded: a TERM
- * it passes on to mpirun (--foreground), the path its expiry takes; a
- * fixed timer would bet on how soon the job starts. ctx, an int, is set
- * once it is sent. */
-static void timeout_fires(void *ctx, pid_t timeout_pid) {
-  for (int r = 0; r < 3; r++) wait_loaded(timeout_pid, r);
-  if (kill(timeout_pid, SIGTERM) == 0) *(int *)ctx = 1;
+/* Those of j's segments still in /dev/shm, one a line (malloc'd). */
+static char *segments_left(const job_shm *j) {
+  char *left = calloc(1, sizeof j->names);
+  size_t at = 0;
+  for (const char *line = j->names; left && *line; line = strchr(line, '\n') + 1) {
+    char path[300];
+    int n = (int)(strchr(line, '\n') - line);
+    snprintf(path, sizeof path, "/dev/shm/%.*s", n, line);
+    if (access(path, F_OK) == 0) at += (size_t)sprintf(left + at, "%.*s\n", n, line);
+  }
+  return left;
+}
+
+typedef struct timeout_run {
+  bool fired;
+  job_shm shm;
+} timeout_run;
+
+/* Ends `timeout` as its timer would, once the job runs: a TERM it passes
+ * on to mpirun (--foreground), the path its expiry takes; a fixed timer
+ * would bet on how soon the job starts. First, the segments of the job's
+ * 3 ranks. */
+static void timeout_fires(void *ctx, rig_proc_live *l) {
+  timeout_run *t = ctx;
+  if (!job_runs(l)) return;
+  for (int r = 0; r < 3; r++) {
+    pid_t pid = signal_rank(rig_proc_live_pid(l), r, 0);
+    if (pid > 0) add_segments(&t->shm, pid);
+  }
+  t->fired = kill(rig_proc_live_pid(l), SIGTERM) == 0;
 }
 
 /* `timeout --foreground N mpirun ...`: timeout's SIGTERM to mpirun, which
@@ -1733,45 +1919,40 @@ static void test_a_timeout_of_mpirun_is_told_once_and_leaves_nothing_behind(void
     return;
   }
   char saxpy[512];
-  char *before = shm_segments();
-  CU_ASSERT_PTR_NOT_NULL_FATAL(before);
   char *argv[32] = {"/usr/bin/timeout", "--foreground", "300"};
   size_t k = 3 + rig_proc_mpiexec(argv + 3, 3, false);
   argv[k++] = (char *)progrun();
   argv[k++] = (char *)example("saxpy.json", saxpy, sizeof saxpy);
   argv[k++] = "--runs";
   argv[k++] = "4611686018427387904";
+  argv[k++] = "--progress";
   argv[k] = NULL;
   /* Under ASan each rank's exit would first look for leaks, seconds long
    * on 2 cores: what is checked here is the leaving, not leaks. */
   static char no_leak_check[] = "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1",
               kill_wait[] = "OMPI_MCA_odls_base_sigkill_timeout=5";
   char *env[] = {no_leak_check, kill_wait, NULL};
-  int fired = 0;
-  rig_proc p = rig_proc_run_during(argv, env, 90, 0, timeout_fires, &fired);
-  CU_ASSERT_TRUE(fired);
+  static timeout_run t;
+  memset(&t, 0, sizeof t);
+  rig_proc p = rig_proc_run_during(argv, env, 90, timeout_fires, &t);
+  CU_ASSERT_TRUE(t.fired);
   if (!mpich()) CU_ASSERT_NOT_EQUAL(p.code, 0); /* hydra's status does not tell it */
   CU_ASSERT_FALSE(p.timed_out);
   const char *said = strstr(p.err, "progrun: interrupted (SIGTERM) in run ");
   CU_ASSERT_PTR_NOT_NULL(said);
   CU_ASSERT(!said || !strstr(said + 1, "progrun: interrupted"));
   CU_ASSERT_PTR_NOT_NULL(strstr(p.out, "machine 2: runs "));
-  char *after = shm_segments();
-  CU_ASSERT_PTR_NOT_NULL_FATAL(after);
-  bool left = false;
-  for (char *line = after; *line; line = strchr(line, '\n') + 1) {
-    char name[256];
-    size_t n = (size_t)(strchr(line, '\n') - line);
-    snprintf(name, sizeof name, "%.*s\n", (int)n, line);
-    if (!strstr(before, name)) left = true;
-  }
-  CU_ASSERT_FALSE(left);
-  if (!said || left) {
-    fprintf(stderr, "segments before:\n%safter:\n%s", before, after);
+  /* Open MPI's ranks on one host share memory through them: none seen
+   * would make the check below empty. */
+  if (!mpich()) CU_ASSERT(t.shm.len > 0);
+  char *left = segments_left(&t.shm);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(left);
+  CU_ASSERT_STRING_EQUAL(left, "");
+  if (!said || *left) {
+    fprintf(stderr, "the job's segments:\n%sleft:\n%s", t.shm.names, left);
     show(&p);
   }
-  free(before);
-  free(after);
+  free(left);
   rig_proc_free(&p);
 }
 

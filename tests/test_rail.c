@@ -25,6 +25,7 @@
 #include "rig/rig_job.h"
 #include "rig/rig_program.h"
 #include "rig/rig_rail.h"
+#include "wait.h"
 
 static int rank, size;
 static int failures; /* this rank's, in the running test */
@@ -798,13 +799,27 @@ static void job_rail_refusals_name_the_rule_and_make_nothing(void) {
 
 typedef struct waiter {
   const rig_rail_end *e;
+  _Atomic int waiting;  /* set as the wait begins */
   _Atomic int released; /* 1: the wait ended, 2: it timed out */
 } waiter;
 
 static void *wait_arrived(void *arg) {
   waiter *w = arg;
+  /* Said just before the poll of the count: from here on it waits. */
+  atomic_store(&w->waiting, 1);
   atomic_store(&w->released, wait_count(w->e, RIG_RAIL_ARRIVED_AT, 1) ? 1 : 2);
   return NULL;
+}
+
+/* A thread that waits on w's end for bytes that never come; true once it
+ * waits (false: no end, or no thread). */
+static bool start_waiting(waiter *w, pthread_t *th) {
+  if (!w->e || pthread_create(th, NULL, wait_arrived, w) != 0) return false;
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(&w->waiting) && rig_wait_more(&until)) {
+  }
+  CHECK(atomic_load(&w->waiting), "the waiting thread did not start within %.0f s", RIG_HANG_S);
+  return true;
 }
 
 /* Rails 0 <-> 1 and (3 machines) 1 <-> 2; the controller fails the job
@@ -826,12 +841,12 @@ static void a_failed_job_raises_every_count_of_every_end(void) {
       CHECK_OK(st, err);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    waiter w = {a ? rig_rail_end_of(a) : NULL, 0};
+    waiter w = {a ? rig_rail_end_of(a) : NULL, 0, 0};
     pthread_t th;
-    bool started = w.e && pthread_create(&th, NULL, wait_arrived, &w) == 0;
-    /* Let the waits start (not needed for the check: a raise is kept). */
-    struct timespec ts = {0, 100 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+    bool started = start_waiting(&w, &th);
+    /* Every rank's waits have begun: the failure comes while they wait (a
+     * raise is kept, so a wait begun later would end too). */
+    MPI_Barrier(MPI_COMM_WORLD);
     CHECK(rig_job_fail(job, "%s", cause) == RIG_EJOB, "rig_job_fail is not RIG_EJOB");
     if (started) {
       pthread_join(th, NULL);
@@ -856,10 +871,15 @@ static void a_failed_job_raises_every_count_of_every_end(void) {
     if (rank == 1) ends[0] = agent_end(job, 1);
     if (rank <= 2 && size >= 3) ends[1] = agent_end(job, 2);
     MPI_Barrier(MPI_COMM_WORLD);
+    waiter w[2] = {{ends[0], 0, 0}, {ends[1], 0, 0}};
+    pthread_t th[2];
+    bool started[2];
+    for (int i = 0; i < 2; i++) started[i] = start_waiting(&w[i], &th[i]);
+    MPI_Barrier(MPI_COMM_WORLD); /* the controller fails the job after this */
     for (int i = 0; i < 2; i++) {
-      if (!ends[i]) continue;
-      CHECK(wait_count(ends[i], RIG_RAIL_ARRIVED_AT, 1), "the wait on rail %d was not released",
-            i + 1);
+      if (!started[i]) continue;
+      pthread_join(th[i], NULL);
+      CHECK(atomic_load(&w[i].released) == 1, "the wait on rail %d was not released", i + 1);
       CHECK(raised(ends[i]), "machine %d's end of rail %d is not raised", rank, i + 1);
     }
   }
@@ -1217,12 +1237,36 @@ static void rails_made_and_released_leave_nothing_behind(void) {
 
 /* ---- peers: waiting on the worker ------------------------------------------------ */
 
-/* A wait on the worker with no bound worth the name: a wake-up that is
- * lost is a hang, which CTest's timeout ends as a failure. */
-#define FOREVER_NS (3600LL * 1000000000LL)
-#define PEER_KIND  9
+#define PEER_KIND 9
 
 static _Atomic uint32_t peer_word;
+
+/* Sleeps on the worker until peer_word moves, each sleep bounded by what
+ * is left of a hang's bound (a wake-up that is lost then ends the wait
+ * there); whether it moved before that bound. */
+static bool sleep_till_word_moves(void) {
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  double left;
+  while (atomic_load(&peer_word) == 0 && (left = RIG_HANG_S - rig_wait_seconds(&until)) > 0)
+    if (!rig_peer_progress()) rig_peer_wait(&peer_word, 0, (int64_t)(left * 1e9) + 1);
+  return rig_wait_seconds(&until) < RIG_HANG_S;
+}
+
+/* Whether thread tid, seen within a hang's bound, sleeps on the worker
+ * (rig_peer_wait sleeps in ppoll on its eventfd and the worker's). */
+static bool seen_asleep_on_the_worker(pid_t tid) {
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  while (!rig_thread_asleep_in(0, tid, SYS_ppoll) && rig_wait_more(&until)) {
+  }
+  return rig_thread_asleep_in(0, tid, SYS_ppoll);
+}
+
+/* Rank 1's: tells rank 0 once the thread `arg` sleeps on the worker. */
+static void *tell_when_asleep(void *arg) {
+  char asleep = seen_asleep_on_the_worker(*(pid_t *)arg);
+  MPI_Send(&asleep, 1, MPI_CHAR, 0, 12, MPI_COMM_WORLD);
+  return NULL;
+}
 
 static void peer_heard(void *ctx, const void *bytes, size_t len) {
   (void)ctx;
@@ -1232,7 +1276,8 @@ static void peer_heard(void *ctx, const void *bytes, size_t len) {
 }
 
 /* Rank 1 sleeps on its worker (rig_peer_wait) until a message of rank 0
- * moves its word: the message itself wakes it, no other thread does. */
+ * moves its word: the message itself wakes it, no other thread does. Rank
+ * 0 sends once rank 1 is seen asleep. */
 static void a_message_wakes_a_peer_asleep_on_the_worker(void) {
   rig_error err;
   atomic_store(&peer_word, 0);
@@ -1259,15 +1304,25 @@ static void a_message_wakes_a_peer_asleep_on_the_worker(void) {
   if (rank == 1) rig_peer_polling(true);
   /* Rank 1 polls before rank 0 sends. */
   MPI_Barrier(MPI_COMM_WORLD);
+  char asleep = 0;
+  if (rank == 0) {
+    MPI_Recv(&asleep, 1, MPI_CHAR, 1, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(asleep, "rank 1 was not seen asleep on its worker within %.0f s", RIG_HANG_S);
+  }
   if (rank == 0 && p) {
     uint32_t v = 42;
     rig_status ss = rig_peer_send(p, PEER_KIND, &v, sizeof v, &err);
     CHECK_OK(ss, err);
   }
   if (rank == 1) {
-    while (atomic_load(&peer_word) == 0)
-      if (!rig_peer_progress()) rig_peer_wait(&peer_word, 0, FOREVER_NS);
+    pid_t me = rig_thread_self();
+    pthread_t teller;
+    bool told = pthread_create(&teller, NULL, tell_when_asleep, &me) == 0;
+    if (!told) MPI_Send(&asleep, 1, MPI_CHAR, 0, 12, MPI_COMM_WORLD);
+    bool woken = sleep_till_word_moves();
     rig_peer_polling(false);
+    if (told) pthread_join(teller, NULL);
+    CHECK(woken, "not woken within %.0f s of the message", RIG_HANG_S);
     CHECK(atomic_load(&peer_word) == 42, "the word is %u, not the 42 sent",
           atomic_load(&peer_word));
   }
@@ -1278,10 +1333,15 @@ static void a_message_wakes_a_peer_asleep_on_the_worker(void) {
   free(lens);
 }
 
+typedef struct nudge {
+  pid_t waiter;
+  bool saw_it_asleep;
+} nudge;
+
+/* Moves the word and nudges once the waiter is seen asleep on the worker. */
 static void *nudger(void *arg) {
-  (void)arg;
-  /* Most likely asleep by then; awake, it sees the word move at once. */
-  usleep(100000);
+  nudge *n = arg;
+  n->saw_it_asleep = seen_asleep_on_the_worker(n->waiter);
   atomic_store(&peer_word, 7);
   rig_peer_nudge();
   return NULL;
@@ -1298,13 +1358,20 @@ static void a_nudge_wakes_a_peer_waiter_whose_word_moved(void) {
   CHECK_OK(st, err);
   if (st != RIG_OK) return;
   atomic_store(&peer_word, 0);
+  nudge n = {rig_thread_self(), false};
   pthread_t t;
-  CHECK(pthread_create(&t, NULL, nudger, NULL) == 0, "no thread");
+  bool made = pthread_create(&t, NULL, nudger, &n) == 0;
+  CHECK(made, "no thread");
+  if (!made) {
+    rig_peer_self_release();
+    return;
+  }
   rig_peer_polling(true);
-  while (atomic_load(&peer_word) == 0)
-    if (!rig_peer_progress()) rig_peer_wait(&peer_word, 0, FOREVER_NS);
+  bool woken = sleep_till_word_moves();
   rig_peer_polling(false);
   pthread_join(t, NULL);
+  CHECK(n.saw_it_asleep, "the waiter was not seen asleep on the worker within %.0f s", RIG_HANG_S);
+  CHECK(woken, "the nudge did not wake it within %.0f s", RIG_HANG_S);
   CHECK(atomic_load(&peer_word) == 7, "the word is %u", atomic_load(&peer_word));
   rig_peer_self_release();
 }

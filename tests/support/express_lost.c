@@ -1,10 +1,12 @@
 /* The MPI side of test_express_lost (run as `mpirun -n 2 express_lost kill`
  * or `... stop`, with RIG_TEST_KERNELS): the controller runs a program on
  * machine 1 whose host step sleeps 60 s, and waits on its end (a proxy's
- * point, which the agent would report by shared memory); meanwhile it
- * kills (SIGKILL) or stops (SIGSTOP) machine 1's process. It prints how
- * long the wait took to end and with what:
+ * point, which the agent would report by shared memory); once that wait
+ * is seen asleep, it kills (SIGKILL) or stops (SIGSTOP) machine 1's
+ * process. It prints whether the signal came during the wait, how long
+ * after it the wait ended and with what:
  *
+ *   signalled during the wait
  *   ended after 3.1 s: machine 1: silent for 3 s
  *   closed: machine 1: ...
  *
@@ -12,6 +14,8 @@
  * rank. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +25,32 @@
 #include "lost.h"
 #include "rig/rig_job.h"
 #include "rig/rig_program.h"
+#include "wait.h"
 
 typedef struct signaller {
-  pid_t pid;
+  pid_t pid, waiter; /* machine 1's process; the thread that waits here */
   int sig;
+  _Atomic bool waiting; /* said just before the wait is called */
+  bool during;          /* the waiter was seen asleep when signalled */
   double at;
 } signaller;
 
-/* Signals machine 1 once the wait below has surely begun. */
-static void *signal_later(void *arg) {
+/* Whether the waiter is asleep in its wait: once it has said it waits,
+ * the wait is the only place where it sleeps. */
+static bool asleep_in_the_wait(signaller *s) {
+  long nr;
+  unsigned long arg0;
+  return atomic_load(&s->waiting) && rig_thread_state(0, s->waiter, &nr, &arg0) == 'S';
+}
+
+/* Signals machine 1 once the controller's wait is seen asleep (or after a
+ * hang's bound, so that the run ends and says so). */
+static void *signal_during_the_wait(void *arg) {
   signaller *s = arg;
-  struct timespec ts = {0, 300 * 1000 * 1000};
-  nanosleep(&ts, NULL);
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  while (!asleep_in_the_wait(s) && rig_wait_more(&until)) {
+  }
+  s->during = asleep_in_the_wait(s);
   s->at = lost_now_s();
   kill(s->pid, s->sig);
   return NULL;
@@ -80,12 +98,17 @@ int main(int argc, char **argv) {
     fflush(stdout);
     _exit(2);
   }
-  signaller sg = {(pid_t)pids[1], sig, 0};
+  signaller sg = {.pid = (pid_t)pids[1], .waiter = rig_thread_self(), .sig = sig};
   pthread_t th;
-  pthread_create(&th, NULL, signal_later, &sg);
+  pthread_create(&th, NULL, signal_during_the_wait, &sg);
+  atomic_store(&sg.waiting, true);
   rig_status st = rig_point_wait(ends[0], &err);
   double ended = lost_now_s();
   pthread_join(th, NULL);
+  if (sg.during)
+    printf("signalled during the wait\n");
+  else
+    printf("signalled, the wait not seen asleep within %.0f s\n", RIG_HANG_S);
   if (st == RIG_OK)
     printf("ended after %.2f s: reached\n", ended - sg.at);
   else

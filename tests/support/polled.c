@@ -25,6 +25,8 @@ struct rig_polled {
   size_t nqueued;
   rig_status fail_next;
   bool refuse_room, gate_closed;
+  pthread_t sleepers[16]; /* the threads that slept on its points */
+  size_t nsleepers;
   char *log;
   size_t log_len, log_room;
 };
@@ -192,7 +194,11 @@ size_t rig_polled_run(rig_polled *p, size_t n) {
 static void polled_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   rig_polled *p = st;
   pthread_mutex_lock(&p->lock);
-  bool closed = p->gate_closed;
+  bool closed = p->gate_closed, known = false;
+  for (size_t i = 0; i < p->nsleepers && !known; i++)
+    known = pthread_equal(p->sleepers[i], pthread_self());
+  if (!known && p->nsleepers < sizeof p->sleepers / sizeof *p->sleepers)
+    p->sleepers[p->nsleepers++] = pthread_self();
   pthread_mutex_unlock(&p->lock);
   if (!closed && pthread_mutex_trylock(&p->running) == 0) {
     while (atomic_load(&p->word) < value && !rig_device_is_lost(p->dev, NULL) && run_one(p)) {
@@ -282,6 +288,13 @@ void rig_polled_gate(rig_polled *p, bool closed) {
   pthread_mutex_lock(&p->lock);
   p->gate_closed = closed;
   pthread_mutex_unlock(&p->lock);
+}
+
+size_t rig_polled_sleepers(rig_polled *p) {
+  pthread_mutex_lock(&p->lock);
+  size_t n = p->nsleepers;
+  pthread_mutex_unlock(&p->lock);
+  return n;
 }
 
 const char *rig_polled_log(rig_polled *p) {

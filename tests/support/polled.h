@@ -33,6 +33,9 @@ void rig_polled_fault(rig_polled *p, const char *reason);
 void rig_polled_refuse_room(rig_polled *p, bool refuse);
 /* While closed, waits sleeping on the device do not drive its queue. */
 void rig_polled_gate(rig_polled *p, bool closed);
+/* How many threads have slept on its points so far (its sleep hook ran on
+ * them): what a test sees to know that a wait on the device has begun. */
+size_t rig_polled_sleepers(rig_polled *p);
 
 /* The log, one line per call: "alloc 64", "free 64", "image", "submit 3
  * waits cpu:0@2 host@5", "copy 4 waits", "run 3", "fault why". */

@@ -4,13 +4,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "wait.h"
 
 extern char **environ;
 
@@ -37,24 +41,75 @@ typedef struct buf {
   size_t n, room;
 } buf;
 
-static void take(int fd, buf *b, bool *open) {
-  if (b->room - b->n < 4097) {
+static void put(buf *b, const char *bytes, size_t n) {
+  if (b->room - b->n < n + 1) {
     size_t room = b->room ? 2 * b->room : 8192;
+    while (room - b->n < n + 1) room *= 2;
     char *p = realloc(b->p, room);
     if (!p) return;
     b->p = p;
     b->room = room;
   }
-  ssize_t got = read(fd, b->p + b->n, 4096);
-  if (got > 0)
-    b->n += (size_t)got;
-  else if (got == 0 || errno != EINTR)
-    *open = false;
+  memcpy(b->p + b->n, bytes, n);
+  b->n += n;
   b->p[b->n] = 0;
 }
 
-rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout_s, double delay_s,
-                             void (*during)(void *ctx, pid_t pid), void *ctx) {
+struct rig_proc_live {
+  pid_t pid;
+  pthread_mutex_t lock; /* out and err */
+  buf out, err;
+  _Atomic bool ended;
+  void (*during)(void *ctx, rig_proc_live *l);
+  void *ctx;
+};
+
+pid_t rig_proc_live_pid(const rig_proc_live *l) {
+  return l->pid;
+}
+
+bool rig_proc_live_said(rig_proc_live *l, const char *text) {
+  pthread_mutex_lock(&l->lock);
+  bool said = l->err.p && strstr(l->err.p, text);
+  pthread_mutex_unlock(&l->lock);
+  return said;
+}
+
+bool rig_proc_live_ended(const rig_proc_live *l) {
+  return atomic_load(&l->ended);
+}
+
+bool rig_proc_live_until(rig_proc_live *l, bool (*cond)(void *ctx), void *ctx) {
+  double until = rig_wait_now_s() + RIG_HANG_S;
+  bool held;
+  /* A look may scan /proc: one each 10 ms leaves the cores to the command. */
+  while (!(held = cond(ctx)) && !rig_proc_live_ended(l) && rig_wait_now_s() < until) {
+    struct timespec nap = {0, 10000000};
+    nanosleep(&nap, NULL);
+  }
+  return held;
+}
+
+/* Reads what fd has into b (under l's lock); false once it is closed. */
+static bool take(rig_proc_live *l, int fd, buf *b) {
+  char chunk[4096];
+  ssize_t got = read(fd, chunk, sizeof chunk);
+  if (got < 0 && errno == EINTR) return true;
+  if (got <= 0) return false;
+  pthread_mutex_lock(&l->lock);
+  put(b, chunk, (size_t)got);
+  pthread_mutex_unlock(&l->lock);
+  return true;
+}
+
+static void *during_main(void *arg) {
+  rig_proc_live *l = arg;
+  l->during(l->ctx, l);
+  return NULL;
+}
+
+rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout_s,
+                             void (*during)(void *ctx, rig_proc_live *l), void *ctx) {
   rig_proc r = {0};
   int out[2], err[2];
   if (pipe(out) != 0 || pipe(err) != 0) {
@@ -66,40 +121,41 @@ rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout
   close(out[1]);
   close(err[1]);
   r.pid = pid;
-  buf o = {0}, e = {0};
-  bool oo = true, eo = true, called = during == NULL;
+  rig_proc_live l = {.pid = pid, .during = during, .ctx = ctx};
+  pthread_mutex_init(&l.lock, NULL);
+  pthread_t hook;
+  bool hooked = during && pthread_create(&hook, NULL, during_main, &l) == 0;
+  bool oo = true, eo = true;
   while (oo || eo) {
-    double t = now() - t0;
-    if (!called && t >= delay_s) {
-      during(ctx, pid);
-      called = true;
-    }
-    if (t > timeout_s) {
+    if (now() - t0 > timeout_s) {
       kill(-pid, SIGKILL);
       r.timed_out = true;
       break;
     }
     struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
     if (poll(fds, 2, 50) > 0) {
-      if (oo && fds[0].revents) take(out[0], &o, &oo);
-      if (eo && fds[1].revents) take(err[0], &e, &eo);
+      if (oo && fds[0].revents) oo = take(&l, out[0], &l.out);
+      if (eo && fds[1].revents) eo = take(&l, err[0], &l.err);
     }
   }
+  atomic_store(&l.ended, true);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   kill(-pid, SIGKILL); /* nothing it started outlives the test */
+  if (hooked) pthread_join(hook, NULL);
   r.seconds = now() - t0;
   r.code = r.timed_out ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = o.p ? o.p : calloc(1, 1);
-  r.err = e.p ? e.p : calloc(1, 1);
+  r.out = l.out.p ? l.out.p : calloc(1, 1);
+  r.err = l.err.p ? l.err.p : calloc(1, 1);
+  pthread_mutex_destroy(&l.lock);
   close(out[0]);
   close(err[0]);
   return r;
 }
 
 rig_proc rig_proc_run(char *const *argv, char *const *env, double timeout_s) {
-  return rig_proc_run_during(argv, env, timeout_s, 0, NULL, NULL);
+  return rig_proc_run_during(argv, env, timeout_s, NULL, NULL);
 }
 
 void rig_proc_free(rig_proc *p) {

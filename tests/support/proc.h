@@ -1,6 +1,7 @@
 /* Running a command for a test: its stdout and stderr captured, its exit
  * status and how long it took, under a timeout that kills its whole
- * process group. */
+ * process group; and, while it runs, a hook that waits on what it does
+ * (what it said so far, its processes) to act on it. */
 #ifndef RIG_PROC_H
 #define RIG_PROC_H
 
@@ -21,9 +22,24 @@ typedef struct rig_proc {
 pid_t rig_proc_start(char *const *argv, char *const *env, int out_fd, int err_fd);
 /* Runs argv to its end, or kills its process group after timeout_s. */
 rig_proc rig_proc_run(char *const *argv, char *const *env, double timeout_s);
-/* As rig_proc_run, but calls during(ctx, pid) once, after delay_s. */
-rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout_s, double delay_s,
-                             void (*during)(void *ctx, pid_t pid), void *ctx);
+
+/* A command that runs, as the hook of rig_proc_run_during sees it. */
+typedef struct rig_proc_live rig_proc_live;
+pid_t rig_proc_live_pid(const rig_proc_live *l);
+/* Whether its stderr holds text so far. */
+bool rig_proc_live_said(rig_proc_live *l, const char *text);
+/* Whether it has ended (its output closed, or its timeout passed). */
+bool rig_proc_live_ended(const rig_proc_live *l);
+/* Waits until cond(ctx) holds, polling; false when the command ended or a
+ * hang's bound (RIG_HANG_S, wait.h) passed first. */
+bool rig_proc_live_until(rig_proc_live *l, bool (*cond)(void *ctx), void *ctx);
+
+/* As rig_proc_run, but calls during(ctx, live) at once, on a thread of its
+ * own, while the command runs and its output is read: the hook waits there
+ * on what it needs to see, not on time. The run is over once both the
+ * command and the hook are. */
+rig_proc rig_proc_run_during(char *const *argv, char *const *env, double timeout_s,
+                             void (*during)(void *ctx, rig_proc_live *l), void *ctx);
 void rig_proc_free(rig_proc *p);
 
 /* Fills argv[0..k) with the launcher and its flags for this build's MPI:

@@ -1,15 +1,16 @@
 /* The MPI side of test_rail_lost (run as `mpirun -n 2 rail_lost kill` or
  * `... stop`): the controller makes rail 1 to machine 1 and waits on its
- * end for bytes that never come, then kills (SIGKILL) or stops (SIGSTOP)
- * machine 1's process. It prints how long its wait took to be released
- * and the job to fail, and the job's cause, each line as it happens:
+ * end for bytes that never come; once that wait has begun, it kills
+ * (SIGKILL) or stops (SIGSTOP) machine 1's process. It prints how long
+ * after the signal its wait was released and the job failed, and the job's
+ * cause, each line as it happens:
  *
  *   released 1 after 2.9 s
  *   failed after 2.9 s: machine 1: silent for 3 s
  *   closed: machine 1: ...
  *
- * (released 0: the wait was not released within 30 s). It leaves with
- * _exit once closed: MPI_Finalize would wait on the lost rank. */
+ * (released 0: the wait was not released within 60 s, a hang). It leaves
+ * with _exit once closed: MPI_Finalize would wait on the lost rank. */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 
 #include "lost.h"
 #include "rig/rig_job.h"
+#include "wait.h"
 
 static _Atomic uint64_t *arrived(const rig_rail_end *e) {
   return (_Atomic uint64_t *)((unsigned char *)rig_buffer_host(e->counts) + RIG_RAIL_ARRIVED_AT);
@@ -28,13 +30,15 @@ static _Atomic uint64_t *arrived(const rig_rail_end *e) {
 
 typedef struct waiter {
   const rig_rail_end *e;
-  _Atomic bool released;
+  _Atomic bool waiting, released;
   double at;
 } waiter;
 
 static void *wait_arrived(void *arg) {
   waiter *w = arg;
-  double deadline = lost_now_s() + 30;
+  /* Said just before the poll of the count: from here on it waits. */
+  atomic_store(&w->waiting, true);
+  double deadline = lost_now_s() + RIG_HANG_S;
   while (atomic_load_explicit(arrived(w->e), memory_order_acquire) < 1 && lost_now_s() < deadline)
     sched_yield();
   w->at = lost_now_s();
@@ -65,25 +69,26 @@ int main(int argc, char **argv) {
     _exit(2);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  waiter w = {rig_rail_end_of(r), false, 0};
+  waiter w = {rig_rail_end_of(r), false, false, 0};
   pthread_t th;
   pthread_create(&th, NULL, wait_arrived, &w);
-  struct timespec ts = {0, 200 * 1000 * 1000};
-  nanosleep(&ts, NULL);
+  rig_wait begun = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(&w.waiting) && rig_wait_more(&begun)) {
+  }
   double t0 = lost_now_s();
   kill((pid_t)pids[1], sig);
   printf("signalled machine 1\n");
   fflush(stdout);
-  double deadline = t0 + 30;
-  while (!rig_job_failed(job, NULL) && lost_now_s() < deadline)
-    nanosleep(&(struct timespec){0, 1000000}, NULL);
+  rig_wait failing = rig_wait_begin(RIG_HANG_S);
+  while (!rig_job_failed(job, NULL) && rig_wait_more(&failing)) {
+  }
   double failed_at = lost_now_s();
   pthread_join(th, NULL);
   printf("released %d after %.2f s\n", (int)atomic_load(&w.released), w.at - t0);
   if (rig_job_failed(job, &err))
     printf("failed after %.2f s: %s\n", failed_at - t0, err.message);
   else
-    printf("not failed after 30 s\n");
+    printf("not failed after %.0f s\n", RIG_HANG_S);
   fflush(stdout);
   rig_rail_release(r);
   rig_job_close(job, &err);
