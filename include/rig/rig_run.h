@@ -43,7 +43,7 @@ typedef rig_device *rig_device_opener(void *ctx, const char *name, rig_error *wh
  *   (NULL: rig_device_open) and of its device's arch; else RIG_EINVAL,
  *   `<given_by>: <n> devices for a program of <m>`, `<given_by>: <why
  *   the name does not open>`, `<given_by>: device <i>: <name> is
- *   "<arch>", not "<want>"` (given_by: what named them, "devices");
+ *   "<arch>", not "<want>"` (given_by: what named them; NULL: "devices");
  * - else by arch, as progrun maps them: this machine's ISA the host,
  *   "cpu-<ISA>" the next free cpu:N, "sm_XY" the next free cuda:N of that
  *   arch, devices tried in their family's order by name through `open`;

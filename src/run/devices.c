@@ -74,6 +74,7 @@ static rig_status by_name(const rig_desc *d, const char *const *names, size_t nn
                          d->ndevices);
   for (size_t i = 0; i < nnames; i++) {
     rig_error why = {0};
+    if (!names[i]) return rig_error_set(err, RIG_EINVAL, "%s: device %zu: no name", given_by, i);
     if (!(out[i] = open(ctx, names[i], &why)))
       return rig_error_set(err, RIG_EINVAL, "%s: %s", given_by, why.message);
     /* The load's own message (rig_program.h), told as the fault of what
