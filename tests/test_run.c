@@ -414,6 +414,31 @@ static void test_an_arch_no_device_here_has_is_refused(void) {
   rig_desc_free(d);
 }
 
+/* sm_XY is the cuda family's (the run-fakecuda test: two of fakecuda's
+ * sm_90 devices; skipped where this machine has none). */
+static void test_sm_archs_map_to_the_next_free_cuda_device(void) {
+  int family = rig_family_of_arch("sm_90");
+  unsigned n = 0;
+  rig_error why = {0};
+  rig_status st = family < 0 ? RIG_EINVAL : rig_family_devices((size_t)family, &n, &why);
+  if (st != RIG_OK || n < 2) {
+    rig_test_skip("sm archs map to the next free cuda device",
+                  family < 0     ? "no cuda backend in this build"
+                  : st != RIG_OK ? why.message
+                                 : "fewer than 2 cuda devices");
+    return;
+  }
+  const char *archs[] = {"sm_90", rig_host_isa(), "sm_90"};
+  rig_desc *d = of_archs(archs, 3);
+  rig_device *out[3];
+  rig_error err = {0};
+  CU_ASSERT_EQUAL_FATAL(rig_run_map_devices(d, NULL, 0, NULL, NULL, NULL, out, &err), RIG_OK);
+  CU_ASSERT_STRING_EQUAL(rig_device_name(out[0]), "cuda:0");
+  CU_ASSERT_STRING_EQUAL(rig_device_name(out[1]), "host");
+  CU_ASSERT_STRING_EQUAL(rig_device_name(out[2]), "cuda:1");
+  rig_desc_free(d);
+}
+
 /* An opener of another machine's devices that has none: counts its calls. */
 static rig_device *refusing(void *ctx, const char *name, rig_error *why) {
   ++*(int *)ctx;
@@ -496,6 +521,7 @@ void rig_test_register(void) {
       {"an arch whose devices are taken is refused",
        test_an_arch_whose_devices_are_taken_is_refused},
       {"an arch no device here has is refused", test_an_arch_no_device_here_has_is_refused},
+      {"sm archs map to the next free cuda device", test_sm_archs_map_to_the_next_free_cuda_device},
       {"a name the opener refuses is told as what gave it",
        test_a_name_the_opener_refuses_is_told_as_what_gave_it},
       {"an arch the opener has none of says why", test_an_arch_the_opener_has_none_of_says_why},
