@@ -1,0 +1,132 @@
+/* rig_run.h: a description file run on this machine in one call, as
+ * `progrun run FILE --runs N --ints ... --input I=PATH --output I=PATH
+ * --devices ...` runs it (docs/embedding.md, "Run a description in one
+ * call"), and the pieces it stands on that progrun shares: a description
+ * read from its file, and a description's devices mapped to a machine's.
+ *
+ * Nothing here prints: every failure is a status and a message in the
+ * caller's rig_error, naming the field that caused it as progrun names the
+ * option ("input 0=x.bin: cannot read x.bin: No such file or directory"
+ * where progrun says "--input 0=x.bin: ..."). */
+#ifndef RIG_RUN_H
+#define RIG_RUN_H
+
+#include "rig_program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exported; the rest of librig is hidden (src/librig.map). */
+#pragma GCC visibility push(default)
+
+/* The most bytes a description file may have (a longer one is refused
+ * unread when its size says so). */
+#define RIG_RUN_MAX_DESC ((uint64_t)1 << 30)
+
+/* The description in the file at path: its bytes (magic "rig.program\n")
+ * or its JSON text, whose {"file": ...} paths are relative to the file's
+ * folder. Only decodes: no rule is checked. RIG_ESYS `cannot read PATH:
+ * <why>`; RIG_EINVAL `PATH: <n> bytes, more than the 1 GiB librig reads
+ * of a description`; RIG_EMALFORMED `PATH: <why>` (the decoder's), or
+ * `PATH:LINE:COLUMN: not a program description: neither the bytes' magic
+ * nor JSON: <why>`; RIG_ENOMEM. */
+rig_status rig_run_read_desc(const char *path, rig_desc **out, rig_error *err);
+
+/* Opens the device called `name`, or says why not in *why (NULL then).
+ * rig_device_open's devices, or, say, a job's devices of one machine. */
+typedef rig_device *rig_device_opener(void *ctx, const char *name, rig_error *why);
+
+/* The devices standing for d's devices, into out (room for d->ndevices):
+ *
+ * - names given (not NULL): names[i] for device i, each opened by `open`
+ *   (NULL: rig_device_open) and of its device's arch; else RIG_EINVAL,
+ *   `<given_by>: <n> devices for a program of <m>`, `<given_by>: <why
+ *   the name does not open>`, `<given_by>: device <i>: <name> is
+ *   "<arch>", not "<want>"` (given_by: what named them; NULL: "devices");
+ * - else by arch, as progrun maps them: this machine's ISA the host,
+ *   "cpu-<ISA>" the next free cpu:N, "sm_XY" the next free cuda:N of that
+ *   arch, devices tried in their family's order by name through `open`;
+ *   none: RIG_EREFUSED, `device <i>: no device of arch "<arch>" on this
+ *   machine` (with why the family has none, when it has none), or `device
+ *   <i>: no free device of arch "<arch>": this machine's <n> <family>
+ *   devices are taken by earlier ones (docs/environment.md says how to
+ *   have more)`.
+ *
+ * Opened devices live as long as the process (rig_device_open). */
+rig_status rig_run_map_devices(const rig_desc *d, const char *const *names, size_t nnames,
+                               const char *given_by, rig_device_opener *open, void *ctx,
+                               rig_device **out, rig_error *err);
+
+/* An input's file: read into input `index` before the runs, or written
+ * with its bytes after the last. */
+typedef struct rig_run_io {
+  int64_t index;
+  const char *path;
+} rig_run_io;
+
+/* A word of a run's ints: `number`, or, when run_index is set, the run's
+ * index (0, 1, ...: progrun's "run"). */
+typedef struct rig_run_int {
+  int64_t number;
+  bool run_index;
+} rig_run_int;
+
+static inline rig_run_int rig_run_number(int64_t n) {
+  rig_run_int x = {n, false};
+  return x;
+}
+static inline rig_run_int rig_run_index(void) {
+  rig_run_int x = {0, true};
+  return x;
+}
+
+/* How rig_run_file runs a description; all zero (or NULL options): once,
+ * devices by arch, every input zeros, no file written. */
+typedef struct rig_run_options {
+  uint64_t runs;           /* how many runs, one after the other; 0 is 1 */
+  const rig_run_int *ints; /* the first words of every run's ints; the rest are 0 */
+  size_t nints;
+  const rig_run_io *inputs; /* each input's first bytes, from its file; the rest zeros */
+  size_t ninputs;
+  const rig_run_io *outputs; /* files given each input's bytes after the last run */
+  size_t noutputs;
+  const char *const *devices; /* one name per device of the description ("host",
+                                 "cpu:1"); NULL: by arch */
+  size_t ndevices;
+  uint64_t *times; /* when not NULL: each run's time in ns, hand-over to ends reached */
+  size_t ntimes;   /* room in times: the runs at least */
+} rig_run_options;
+
+/* Runs the description in the file at `path` on this machine, as progrun
+ * runs it alone: the file read (rig_run_read_desc) and checked
+ * (rig_desc_check); the options fitted to it; every output's file found
+ * writable; every input's file read (a shorter one is zeros past its end,
+ * a longer one refused, unread when its size says so); the devices mapped
+ * (rig_run_map_devices, given by "devices"), the program loaded and its
+ * inputs filled; then each run handed over and its ends waited for; then
+ * the outputs, all or none: each into a temporary file beside its own,
+ * then every one renamed over its file (a symbolic link's target is
+ * replaced; a file that is no regular file, such as /dev/null, is written
+ * in place). A failure leaves every output as it was.
+ *
+ * RIG_EINVAL for options that do not fit (`PATH: ints: <n> ints for a
+ * program of <m>`, `PATH: input <i>: no such input (the program has
+ * <n>)`, `PATH: output <i>: ...`, `PATH: devices: <n> devices for a
+ * program of <m>`, `input <i> given twice`, `times: room for <n> of
+ * <runs> runs`), a rule the description breaks (`PATH: <rule>`), or a
+ * longer input's file (`input 1=big.bin: 4097 bytes, more than the
+ * input's 4096`); RIG_ESYS for a file that cannot be read or written
+ * (`input 0=x.bin: cannot read x.bin: <why>`, `output 1=out/y.bin:
+ * cannot write out/y.bin: its folder out does not exist`); a device's
+ * or the load's refusal as rig_run_map_devices and rig_program_load give
+ * it, after `PATH: `; a run's as rig_program_run or the wait gives it,
+ * after `run <r>: `; RIG_ENOMEM. */
+rig_status rig_run_file(const char *path, const rig_run_options *o, rig_error *err);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

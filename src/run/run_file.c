@@ -1,0 +1,159 @@
+/* rig_run_file (rig_run.h): `progrun run FILE` on this machine, as one
+ * call. What can be found wrong before any device is touched is found
+ * first, in progrun's order: the file and its rules, the options against
+ * it, the outputs' files, the inputs' files; then the devices, the load
+ * and the runs; the outputs are written last, all or none. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_internal.h"
+
+/* What one call holds, freed by plan_free. */
+typedef struct plan {
+  const char *path;
+  const rig_run_options *o;
+  uint64_t runs;
+  rig_desc *d;
+  uint8_t **bytes; /* per input of d: its file's bytes (the input's length), or NULL */
+  run_outs outs;   /* the k-th is output k's */
+} plan;
+
+/* "LABEL" of input or output k as messages name it: "input 0=x.bin". */
+static void label_of(const char *what, const rig_run_io *io, char *buf, size_t size) {
+  char shown[RUN_PATH_SHOWN];
+  snprintf(buf, size, "%s %" PRId64 "=%s", what, io->index,
+           run_short_path(io->path ? io->path : "", shown, sizeof shown));
+}
+
+/* The options against the description: RIG_EINVAL after "PATH: ", as
+ * progrun's against its file. */
+static rig_status fit(const plan *p, rig_error *err) {
+  const rig_run_options *o = p->o;
+  const rig_desc *d = p->d;
+  char shown[RUN_PATH_SHOWN];
+  const char *file = run_short_path(p->path, shown, sizeof shown);
+  if (o->nints > (uint64_t)d->ints)
+    return rig_error_set(err, RIG_EINVAL, "%s: ints: %zu ints for a program of %" PRId64, file,
+                         o->nints, d->ints);
+  for (size_t k = 0; k < o->ninputs + o->noutputs; k++) {
+    const rig_run_io *io = k < o->ninputs ? &o->inputs[k] : &o->outputs[k - o->ninputs];
+    const char *what = k < o->ninputs ? "input" : "output";
+    if (io->index < 0 || (uint64_t)io->index >= d->ninputs)
+      return rig_error_set(err, RIG_EINVAL,
+                           "%s: %s %" PRId64 ": no such input (the program has %zu)", file, what,
+                           io->index, d->ninputs);
+    if (!io->path)
+      return rig_error_set(err, RIG_EINVAL, "%s %" PRId64 ": no path", what, io->index);
+  }
+  if (o->devices && o->ndevices != d->ndevices)
+    return rig_error_set(err, RIG_EINVAL, "%s: devices: %zu devices for a program of %zu", file,
+                         o->ndevices, d->ndevices);
+  return RIG_OK;
+}
+
+/* What needs no description: inputs given once, room for the times. */
+static rig_status sane(const plan *p, rig_error *err) {
+  const rig_run_options *o = p->o;
+  if (!p->path) return rig_error_set(err, RIG_EINVAL, "no file given");
+  if ((o->ninputs && !o->inputs) || (o->noutputs && !o->outputs) || (o->nints && !o->ints))
+    return rig_error_set(err, RIG_EINVAL, "a count of inputs, outputs or ints without its array");
+  for (size_t k = 0; k < o->ninputs; k++)
+    for (size_t j = 0; j < k; j++)
+      if (o->inputs[j].index == o->inputs[k].index)
+        return rig_error_set(err, RIG_EINVAL, "input %" PRId64 " given twice", o->inputs[k].index);
+  if (o->times && o->ntimes < p->runs)
+    return rig_error_set(err, RIG_EINVAL, "times: room for %zu of %" PRIu64 " runs", o->ntimes,
+                         p->runs);
+  return RIG_OK;
+}
+
+/* The description read, checked and fitted; the outputs' files found
+ * writable; the inputs' files read. */
+static rig_status make_plan(plan *p, rig_error *err) {
+  rig_status st = sane(p, err);
+  if (st == RIG_OK) st = rig_run_read_desc(p->path, &p->d, err);
+  if (st != RIG_OK) return st;
+  char shown[RUN_PATH_SHOWN], label[2 * RUN_PATH_SHOWN];
+  if ((st = rig_desc_check(p->d, err)) != RIG_OK)
+    return rig_error_prefix(err, "%s", run_short_path(p->path, shown, sizeof shown));
+  if ((st = fit(p, err)) != RIG_OK) return st;
+  const rig_run_options *o = p->o;
+  if ((st = run_outs_make(&p->outs, o->noutputs, err)) != RIG_OK) return st;
+  for (size_t k = 0; k < o->noutputs; k++) {
+    label_of("output", &o->outputs[k], label, sizeof label);
+    if ((st = run_outs_add(&p->outs, o->outputs[k].path, label, err)) != RIG_OK) return st;
+  }
+  p->bytes = calloc(p->d->ninputs + 1, sizeof *p->bytes);
+  if (!p->bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory");
+  for (size_t k = 0; k < o->ninputs; k++) {
+    const rig_run_io *io = &o->inputs[k];
+    label_of("input", io, label, sizeof label);
+    st = run_read_input(label, io->path, (uint64_t)p->d->inputs[io->index].bytes,
+                        &p->bytes[io->index], err);
+    if (st != RIG_OK) return st;
+  }
+  return RIG_OK;
+}
+
+/* The devices mapped, the program loaded and its inputs filled: a
+ * failure after "PATH: ", as progrun tells a machine's. */
+static rig_status open_machine(plan *p, run_machine *m, rig_error *err) {
+  const rig_desc *d = p->d;
+  rig_device **devs = calloc(d->ndevices + 1, sizeof *devs);
+  if (!devs) return rig_error_set(err, RIG_ENOMEM, "out of memory");
+  rig_status st =
+      rig_run_map_devices(d, p->o->devices, p->o->ndevices, "devices", NULL, NULL, devs, err);
+  if (st == RIG_OK) st = run_machine_open(m, d, devs, p->bytes, err);
+  free(devs);
+  char shown[RUN_PATH_SHOWN];
+  return st == RIG_OK ? st
+                      : rig_error_prefix(err, "%s", run_short_path(p->path, shown, sizeof shown));
+}
+
+/* Every run, one after the other; then the outputs' bytes into their
+ * temporary files. */
+static rig_status run_all(plan *p, run_machine *m, rig_error *err) {
+  const rig_run_options *o = p->o;
+  for (uint64_t r = 0; r < p->runs; r++) {
+    uint64_t ns = 0;
+    if (run_machine_run(m, r, o->ints, o->nints, &ns, err) != RIG_OK)
+      return rig_error_prefix(err, "run %" PRIu64, r);
+    if (o->times) o->times[r] = ns;
+  }
+  for (size_t k = 0; k < o->noutputs; k++) {
+    uint8_t *b = NULL;
+    size_t n = 0;
+    rig_status st = run_machine_read(m, (size_t)o->outputs[k].index, &b, &n, err);
+    if (st == RIG_OK) st = run_outs_put(&p->outs, k, b, n, err);
+    free(b);
+    if (st != RIG_OK) return st;
+  }
+  return RIG_OK;
+}
+
+static void plan_free(plan *p) {
+  for (size_t i = 0; p->bytes && p->d && i < p->d->ninputs; i++) free(p->bytes[i]);
+  free(p->bytes);
+  run_outs_free(&p->outs); /* removes the temporaries not renamed */
+  rig_desc_free(p->d);
+}
+
+rig_status rig_run_file(const char *path, const rig_run_options *options, rig_error *err) {
+  static const rig_run_options none = {0};
+  rig_error scratch; /* messages are prefixed as they come up */
+  if (!err) err = &scratch;
+  plan p = {.path = path, .o = options ? options : &none};
+  p.runs = p.o->runs ? p.o->runs : 1;
+  rig_status st = make_plan(&p, err);
+  run_machine m;
+  bool open = false;
+  if (st == RIG_OK) open = (st = open_machine(&p, &m, err)) == RIG_OK;
+  if (st == RIG_OK) st = run_all(&p, &m, err);
+  /* Done with the program: the outputs' bytes are in their temporaries. */
+  if (open) run_machine_close(&m);
+  if (st == RIG_OK) st = run_outs_commit(&p.outs, err);
+  plan_free(&p);
+  return st;
+}
