@@ -70,13 +70,14 @@ const char *rig_job_label(const rig_job *job, int m) {
 
 void rig_job_unreached(const rig_job *job, int m_from, int m, rig_error *err) {
   if (!strstr(err->message, "UCX: ")) return;
-  char from[RIG_JOB_LABEL], msg[RIG_ERROR_MESSAGE_MAX + 3 * RIG_JOB_LABEL];
+  /* Room for every part whole: the message is cut to its size at the end. */
+  char from[RIG_JOB_LABEL], msg[RIG_ERROR_MESSAGE_MAX + 4 * RIG_JOB_LABEL + 512];
   snprintf(from, sizeof from, "%s", rig_job_label(job, m_from));
   const char *dev = getenv("UCX_NET_DEVICES"), *tls = rig_env_get()->ucx_tls;
   snprintf(msg, sizeof msg,
-           "%s (%s to %s; UCX_NET_DEVICES%s%.64s names the network device UCX takes between "
+           "%s (%s to %.*s; UCX_NET_DEVICES%s%.64s names the network device UCX takes between "
            "hosts%s%.64s%s)",
-           err->message, from, rig_job_label(job, m), dev ? "=" : " (unset)", dev ? dev : "",
+           err->message, from, (int)RIG_JOB_LABEL, rig_job_label(job, m), dev ? "=" : " (unset)", dev ? dev : "",
            tls[0] ? ", RIG_UCX_TLS=" : "", tls,
            dev && strcmp(dev, "lo") == 0 ? ": lo reaches no other host" : "");
   rig_error_set(err, err->code, "%s", msg);
