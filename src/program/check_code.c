@@ -8,49 +8,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "rig/rig_core.h"
 #include "rig/rig_program.h"
 
 /* The names an image exports, as one buffer of NUL-ended names. */
 typedef struct exports {
-  char *names;
-  size_t len, room;
-  bool known; /* the family can tell (else every name passes) */
+  rig_array names; /* of char */
+  bool known;      /* the family can tell (else every name passes) */
   bool oom;
 } exports;
 
 static void add_name(void *ctx, const char *name) {
   exports *e = ctx;
-  size_t n = strlen(name) + 1;
-  if (e->oom) return;
-  if (e->len + n > e->room) {
-    size_t room = e->room ? e->room : 256;
-    while (room < e->len + n) room *= 2;
-    char *p = realloc(e->names, room);
-    if (!p) {
-      e->oom = true;
-      return;
-    }
-    e->names = p;
-    e->room = room;
-  }
-  memcpy(e->names + e->len, name, n);
-  e->len += n;
+  if (!e->oom && !rig_array_append(&e->names, name, strlen(name) + 1)) e->oom = true;
+}
+
+static const char *names_of(const exports *e) {
+  return e->names.n ? rig_array_at(&e->names, 0) : "";
 }
 
 static bool exported(const exports *e, rig_desc_string name) {
-  for (size_t at = 0; at < e->len; at += strlen(e->names + at) + 1)
-    if (strlen(e->names + at) == name.len && memcmp(e->names + at, name.bytes, name.len) == 0)
+  const char *names = names_of(e);
+  for (size_t at = 0; at < e->names.n; at += strlen(names + at) + 1)
+    if (strlen(names + at) == name.len && memcmp(names + at, name.bytes, name.len) == 0)
       return true;
   return false;
 }
 
 /* "a, b, c" of what e exports; "..." ends a list cut to fit `size`. */
 static void list_exports(const exports *e, char *out, size_t size) {
+  const char *names = names_of(e);
   size_t w = 0;
-  snprintf(out, size, "%s", e->len ? "" : "nothing");
-  for (size_t at = 0; at < e->len; at += strlen(e->names + at) + 1) {
-    const char *name = e->names + at;
+  snprintf(out, size, "%s", e->names.n ? "" : "nothing");
+  for (size_t at = 0; at < e->names.n; at += strlen(names + at) + 1) {
+    const char *name = names + at;
     /* Room for this name, its comma and a last ", ..." */
     if (w + strlen(name) + 2 + 6 >= size) {
       snprintf(out + w, size - w, "%s...", w ? ", " : "");
@@ -129,6 +121,7 @@ rig_status rig_desc_check_code(const rig_desc *d, rig_error *err) {
   }
   code_check c = {d, calloc(d->nimages + 1, sizeof *c.images), 0, err};
   if (!c.images) return rig_error_set(err, RIG_ENOMEM, "out of memory checking images");
+  for (size_t k = 0; k < d->nimages; k++) rig_array_init(&c.images[k].names, 1, 0);
   rig_status r = RIG_OK;
   for (size_t k = 0; r == RIG_OK && k < d->nimages; k++) {
     const rig_desc_image *im = &d->images[k];
@@ -152,7 +145,7 @@ rig_status rig_desc_check_code(const rig_desc *d, rig_error *err) {
     }
   }
   if (r == RIG_OK) r = check_steps(&c, &d->steps);
-  for (size_t k = 0; k < d->nimages; k++) free(c.images[k].names);
+  for (size_t k = 0; k < d->nimages; k++) rig_array_free(&c.images[k].names);
   free(c.images);
   return r;
 }
