@@ -1256,9 +1256,10 @@ static bool sleep_till_word_moves(void) {
  * (rig_peer_wait sleeps in ppoll on its eventfd and the worker's). */
 static bool seen_asleep_on_the_worker(pid_t tid) {
   rig_wait until = rig_wait_begin(RIG_HANG_S);
-  while (!rig_thread_asleep_in(0, tid, SYS_ppoll) && rig_wait_more(&until)) {
+  bool asleep = false;
+  while (!(asleep = rig_thread_asleep_in(0, tid, SYS_ppoll)) && rig_wait_more(&until)) {
   }
-  return rig_thread_asleep_in(0, tid, SYS_ppoll);
+  return asleep; /* as seen: the worker's events may wake it a moment later */
 }
 
 /* Rank 1's: tells rank 0 once the thread `arg` sleeps on the worker. */

@@ -48,9 +48,12 @@ static bool asleep_in_the_wait(signaller *s) {
 static void *signal_during_the_wait(void *arg) {
   signaller *s = arg;
   rig_wait until = rig_wait_begin(RIG_HANG_S);
-  while (!asleep_in_the_wait(s) && rig_wait_more(&until)) {
+  bool asleep = false;
+  while (!(asleep = asleep_in_the_wait(s)) && rig_wait_more(&until)) {
   }
-  s->during = asleep_in_the_wait(s);
+  /* As seen: a waiter that wakes to progress UCX's worker (TCP) may be
+   * running again a moment later, inside the same wait. */
+  s->during = asleep;
   s->at = lost_now_s();
   kill(s->pid, s->sig);
   return NULL;
