@@ -180,8 +180,10 @@ static void test_each_machine_reads_its_own_input_by_rank(void) {
   const char *args[] = {saxpy, "--ints", "3", "--input", inarg, "--output", outarg, "-q", NULL};
   rig_proc p = mpirun(3, args, 60);
   CU_ASSERT_EQUAL(p.code, 0);
-  CU_ASSERT_STRING_EQUAL(p.err, "");
-  if (p.code != 0) show(&p);
+  /* No word from progrun (no short input warned of); under ASan the
+   * leak check's summary may be there. */
+  CU_ASSERT_PTR_NULL(strstr(p.err, "progrun:"));
+  if (p.code != 0 || strstr(p.err, "progrun:")) show(&p);
   rig_proc_free(&p);
   for (int r = 0; r < 3; r++) {
     char one[512], onearg[600], mine[600], path[512];
