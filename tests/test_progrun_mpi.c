@@ -698,6 +698,15 @@ static void tree_failure(int rank, int sig) {
  * is replaced (every machine's were written, none renamed: the tree's
  * agreement came out against). */
 static void test_no_output_is_replaced_when_one_inside_the_tree_fails(void) {
+  /* The machines inside the tree leave with the failure as rank 0 does:
+   * under hydra the first to exit ends the others, rank 0 included. */
+  if (mpich()) {
+    rig_test_skip("no output is replaced when one inside the tree fails",
+                  "hydra ends every rank once one exits with a failure: an agent leaving with "
+                  "the job's cause can end rank 0 before it exits with its own status "
+                  "(docs/jobs.md, \"Open MPI and MPICH\")");
+    return;
+  }
   char saxpy[512], job[512], text[4096], y[512], name[64];
   int n = tree_machines();
   size_t at = (size_t)snprintf(text, sizeof text, "{\"machines\": [");
