@@ -116,6 +116,15 @@ static const char *hydra_ends_at_a_failure(void) {
 
 /* ---- runs ------------------------------------------------------------------- */
 
+/* The machines of a tree test: one a host across hosts (RIG_HOSTS, 4 or
+ * more), else 4; K = 2, so that machine 1 is inside the tree (its
+ * children 3 and 4) and the last machine a leaf. */
+static int tree_machines(void) {
+  const char *hosts = getenv("RIG_HOSTS");
+  int n = hosts ? atoi(hosts) : 4;
+  return n < 4 ? 4 : n;
+}
+
 static void test_every_machine_runs_the_example_and_gives_the_same_bytes(void) {
   char saxpy[512], x[512], out[512], single[512];
   write_x(in_tmp("x.bin", x, sizeof x));
@@ -159,22 +168,56 @@ static void test_every_machine_runs_the_example_and_gives_the_same_bytes(void) {
   rig_proc_free(&q);
 }
 
-/* {rank} in --input gives each machine its own shard: machine r's output
- * is what the program makes of shard r alone, as the same program on this
- * machine alone makes of that file. */
-static void test_each_machine_reads_its_own_input_by_rank(void) {
-  char saxpy[512], shard[512], out[512], inarg[600], outarg[600];
-  example("saxpy.json", saxpy, sizeof saxpy);
-  for (int r = 0; r < 3; r++) {
+/* Shards shard0.bin .. shard<n-1>.bin in the test's folder, each its
+ * machine's own floats, so that every machine's output differs. */
+static void write_shards(int n) {
+  for (int r = 0; r < n; r++) {
     float x[1024];
     for (int i = 0; i < 1024; i++) x[i] = (float)(i % 7 + 10 * r);
-    char name[64];
+    char name[64], shard[512];
     snprintf(name, sizeof name, "shard%d.bin", r);
     FILE *f = fopen(in_tmp(name, shard, sizeof shard), "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fwrite(x, sizeof x, 1, f);
     fclose(f);
   }
+}
+
+/* Whether, for each of n machines, the file `prefix`<r>.bin in the test's
+ * folder holds what saxpy with `ints` makes of shard r alone, as progrun
+ * makes it on this machine alone; a file missing or other is said. */
+static bool outputs_match_each_shard(int n, const char *prefix, const char *ints) {
+  char saxpy[512];
+  example("saxpy.json", saxpy, sizeof saxpy);
+  bool all = true;
+  for (int r = 0; r < n; r++) {
+    char one[512], onearg[600], mine[600], path[512];
+    snprintf(mine, sizeof mine, "0=%s/shard%d.bin", tmp, r);
+    snprintf(onearg, sizeof onearg, "1=%s", in_tmp("alone.bin", one, sizeof one));
+    char *argv[] = {(char *)progrun(), "run",  saxpy,     "--ints", (char *)ints, "--input", mine,
+                    "--output",        onearg, "--quiet", NULL};
+    rig_proc q = rig_proc_run(argv, NULL, 60);
+    CU_ASSERT_EQUAL(q.code, 0);
+    rig_proc_free(&q);
+    size_t n0 = 0, len = 0;
+    snprintf(path, sizeof path, "%s/%s%d.bin", tmp, prefix, r);
+    void *want = slurp(one, &n0), *got = slurp(path, &len);
+    bool same = want && got && len == n0 && memcmp(got, want, len) == 0;
+    if (!same) fprintf(stderr, "%s: %s\n", path, got ? "other bytes" : "missing");
+    all &= same;
+    free(want);
+    free(got);
+  }
+  return all;
+}
+
+/* {rank} in --input gives each machine its own shard: machine r's output
+ * is what the program makes of shard r alone, as the same program on this
+ * machine alone makes of that file. */
+static void test_each_machine_reads_its_own_input_by_rank(void) {
+  char saxpy[512], shard[512], out[512], inarg[600], outarg[600];
+  example("saxpy.json", saxpy, sizeof saxpy);
+  write_shards(3);
   snprintf(inarg, sizeof inarg, "0=%s", in_tmp("shard{rank}.bin", shard, sizeof shard));
   snprintf(outarg, sizeof outarg, "1=%s", in_tmp("ys{rank}.bin", out, sizeof out));
   const char *args[] = {saxpy, "--ints", "3", "--input", inarg, "--output", outarg, "-q", NULL};
@@ -185,22 +228,63 @@ static void test_each_machine_reads_its_own_input_by_rank(void) {
   CU_ASSERT_PTR_NULL(strstr(p.err, "progrun:"));
   if (p.code != 0 || strstr(p.err, "progrun:")) show(&p);
   rig_proc_free(&p);
-  for (int r = 0; r < 3; r++) {
-    char one[512], onearg[600], mine[600], path[512];
-    snprintf(mine, sizeof mine, "0=%s/shard%d.bin", tmp, r);
-    snprintf(onearg, sizeof onearg, "1=%s", in_tmp("ys-alone.bin", one, sizeof one));
-    char *argv[] = {(char *)progrun(), "run",  saxpy,     "--ints", "3", "--input", mine,
-                    "--output",        onearg, "--quiet", NULL};
-    rig_proc q = rig_proc_run(argv, NULL, 60);
-    CU_ASSERT_EQUAL(q.code, 0);
-    rig_proc_free(&q);
-    size_t n0 = 0, n = 0;
-    snprintf(path, sizeof path, "%s/ys%d.bin", tmp, r);
-    void *want = slurp(one, &n0), *got = slurp(path, &n);
-    CU_ASSERT(want && got && n == n0 && memcmp(got, want, n) == 0);
-    free(want);
-    free(got);
-  }
+  CU_ASSERT(outputs_match_each_shard(3, "ys", "3"));
+}
+
+/* --gather-outputs: rank 0 writes every machine's output, each machine's
+ * own bytes (one a host across hosts, so that each comes over the wire). */
+static void test_gathered_outputs_hold_every_machines_bytes(void) {
+  int n = tree_machines();
+  char saxpy[512], shard[512], out[512], inarg[600], outarg[600];
+  example("saxpy.json", saxpy, sizeof saxpy);
+  write_shards(n);
+  snprintf(inarg, sizeof inarg, "0=%s", in_tmp("shard{rank}.bin", shard, sizeof shard));
+  snprintf(outarg, sizeof outarg, "1=%s", in_tmp("yg{rank}.bin", out, sizeof out));
+  const char *args[] = {saxpy,    "--runs", "3",  "--ints",           "4", "--input",
+                        inarg,    "--output", outarg, "--gather-outputs", "-q", NULL};
+  rig_proc p = mpirun(n, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  rig_proc_free(&p);
+  CU_ASSERT(outputs_match_each_shard(n, "yg", "4"));
+}
+
+/* A job file's outputs gathered: every part's, `machines`' and `every`'s. */
+static void test_a_job_files_gathered_outputs_hold_every_machines_bytes(void) {
+  int n = tree_machines();
+  char saxpy[512], job[512], text[4096];
+  write_shards(n);
+  snprintf(text, sizeof text,
+           "{\"runs\": 2,\n"
+           " \"machines\": [{\"program\": \"%s\", \"inputs\": {\"0\": \"shard{rank}.bin\"},\n"
+           "               \"outputs\": {\"1\": \"yj{rank}.bin\"}, \"ints\": [2]}],\n"
+           " \"every\": {\"program\": \"%s\", \"inputs\": {\"0\": \"shard{rank}.bin\"},\n"
+           "           \"outputs\": {\"1\": \"yj{rank}.bin\"}, \"ints\": [2]}}\n",
+           example("saxpy.json", saxpy, sizeof saxpy), saxpy);
+  write_text(in_tmp("gather-job.json", job, sizeof job), text);
+  const char *args[] = {job, "--gather-outputs", "-q", NULL};
+  rig_proc p = mpirun(n, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  if (p.code != 0) show(&p);
+  rig_proc_free(&p);
+  CU_ASSERT(outputs_match_each_shard(n, "yj", "2"));
+}
+
+/* Two outputs of one input would leave one unwritten: refused first. */
+static void test_two_outputs_of_one_input_are_refused(void) {
+  char saxpy[512], a[512], b[512], aarg[600], barg[600];
+  snprintf(aarg, sizeof aarg, "1=%s", in_tmp("a{rank}.bin", a, sizeof a));
+  snprintf(barg, sizeof barg, "1=%s", in_tmp("b{rank}.bin", b, sizeof b));
+  const char *args[] = {example("saxpy.json", saxpy, sizeof saxpy), "--output", aarg,
+                        "--output", barg, "--gather-outputs", NULL};
+  rig_proc p = mpirun(2, args, 60);
+  CU_ASSERT_EQUAL(p.code, 2);
+  char want[1400];
+  snprintf(want, sizeof want, "progrun: --output 1=%s: input 1 goes to --output 1=%s already\n",
+           b, a);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
 }
 
 static void test_a_job_file_gives_each_machine_its_program(void) {
@@ -634,14 +718,6 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
 
 /* ---- failure inside the tree -------------------------------------------------- */
 
-/* The machines of a tree test: one a host across hosts (RIG_HOSTS, 4 or
- * more), else 4; K = 2, so that machine 1 is inside the tree (its
- * children 3 and 4) and the last machine a leaf. */
-static int tree_machines(void) {
-  const char *hosts = getenv("RIG_HOSTS");
-  int n = hosts ? atoi(hosts) : 4;
-  return n < 4 ? 4 : n;
-}
 
 typedef struct tree_victim {
   int rank, sig, pid;
@@ -2145,6 +2221,11 @@ void rig_test_register(void) {
       {"every machine runs the example and gives the same bytes",
        test_every_machine_runs_the_example_and_gives_the_same_bytes},
       {"each machine reads its own input by rank", test_each_machine_reads_its_own_input_by_rank},
+      {"gathered outputs hold every machine's bytes",
+       test_gathered_outputs_hold_every_machines_bytes},
+      {"a job file's gathered outputs hold every machine's bytes",
+       test_a_job_files_gathered_outputs_hold_every_machines_bytes},
+      {"two outputs of one input are refused", test_two_outputs_of_one_input_are_refused},
       {"a job file gives each machine its program", test_a_job_file_gives_each_machine_its_program},
       {"a run failing on machine 2 ends every rank with its message",
        test_a_run_failing_on_machine_2_ends_every_rank_with_its_message},

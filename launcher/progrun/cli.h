@@ -351,11 +351,13 @@ int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *i
  * written in place, kept until the commit). */
 int cli_outset_put(cli_outset *s, size_t index, const void *b, size_t n, rig_error *err);
 /* Writes the in-place files (each once): the first half of the commit, for
- * a job whose machines each write their own before all rename. */
+ * a job whose machines each write their own before all rename. A file
+ * added but never put fails it (`cannot write PATH: its bytes never
+ * came`), every temporary removed: no output is skipped. */
 int cli_outset_in_place(cli_outset *s, rig_error *err);
 /* Writes the in-place files, then renames every temporary over its file;
- * a failure before the renames leaves every file as it was. Files added
- * but not put are left alone. */
+ * a failure before the renames (a file never put among them) leaves every
+ * file as it was. */
 int cli_outset_commit(cli_outset *s, rig_error *err);
 /* Removes the temporaries written: no file changes. */
 void cli_outset_abort(cli_outset *s);

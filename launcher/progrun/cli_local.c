@@ -376,6 +376,29 @@ static void blobs_free(blobs *b, size_t n) {
   items_free(&b->inputs);
 }
 
+/* Machine m's outputs: where it writes each itself, or, when machine 0
+ * writes them (--gather-outputs), the inputs it sends back, no path. */
+static void pack_outs(cli_wbuf *pk, const cli_plan *p, bool gather) {
+  if (!gather) {
+    cli_wbuf_u64(pk, p->nouts);
+    for (size_t k = 0; k < p->nouts; k++) {
+      cli_wbuf_u64(pk, (uint64_t)p->outs[k].index);
+      cli_wbuf_str(pk, p->outs[k].path);
+      cli_wbuf_str(pk, p->outs[k].label);
+    }
+    return;
+  }
+  uint64_t n = 0;
+  for (size_t i = 0; i < p->ninputs; i++) n += p->outputs[i] != SIZE_MAX;
+  cli_wbuf_u64(pk, n);
+  for (size_t i = 0; i < p->ninputs; i++)
+    if (p->outputs[i] != SIZE_MAX) {
+      cli_wbuf_u64(pk, i);
+      cli_wbuf_str(pk, "");
+      cli_wbuf_str(pk, "");
+    }
+}
+
 static int make_blobs(cli_session *s, blobs *b, rig_error *err) {
   size_t n = s->n;
   b->shared = (cli_wbuf)CLI_WBUF_INIT;
@@ -450,12 +473,7 @@ static int make_blobs(cli_session *s, blobs *b, rig_error *err) {
         cli_wbuf_u64(pk, REF_NONE);
       }
     }
-    cli_wbuf_u64(pk, p->nouts);
-    for (size_t k = 0; k < p->nouts; k++) {
-      cli_wbuf_u64(pk, (uint64_t)p->outs[k].index);
-      cli_wbuf_str(pk, p->outs[k].path);
-      cli_wbuf_str(pk, p->outs[k].label);
-    }
+    pack_outs(pk, p, s->opts->gather_outputs);
     /* Its rail map, resolved here: the description stays shared. */
     cli_wbuf_u64(pk, p->rails.given);
     cli_wbuf_u64(pk, p->rails.n);

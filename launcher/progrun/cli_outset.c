@@ -30,7 +30,8 @@ struct cli_out {
   char *tmp;      /* replaced: the temporary holding its bytes, once put */
   uint8_t *bytes; /* in place: its bytes, once put, until the commit */
   size_t n;
-  bool put;
+  bool put;     /* its bytes given (an in-place one's until written) */
+  bool written; /* in place: written */
 };
 
 /* ---- where a path's bytes go -------------------------------------------------- */
@@ -294,14 +295,22 @@ static int write_in_place(const cli_out *o) {
 }
 
 int cli_outset_in_place(cli_outset *s, rig_error *err) {
+  /* A file added was promised: one that never got its bytes fails the
+   * set, rather than be skipped while the others go. */
+  for (size_t k = 0; k < s->n; k++)
+    if (!s->outs[k].put && !s->outs[k].written) {
+      cli_outset_abort(s);
+      cli_cannot(err, "write", s->outs[k].path, "its bytes never came");
+      return CLI_EXIT_FAIL; /* progrun's fault, not the input's */
+    }
   for (size_t k = 0; k < s->n; k++) {
     cli_out *o = &s->outs[k];
-    int e = o->put && o->fd >= 0 ? write_in_place(o) : 0;
+    int e = o->fd >= 0 && !o->written ? write_in_place(o) : 0;
     if (e) {
       cli_outset_abort(s);
       return cli_cannot(err, "write", o->path, strerror(e));
     }
-    if (o->fd >= 0) o->put = false; /* written */
+    if (o->fd >= 0) o->written = true;
   }
   return CLI_EXIT_OK;
 }

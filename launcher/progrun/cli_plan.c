@@ -55,6 +55,12 @@ static int plan_outputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
     const cli_io *io = &t->outputs[k];
     if ((uint64_t)io->index >= p->ninputs)
       return cli_fail(CLI_EXIT_USAGE, "%s: output %" PRId64 ": no such input", t->file, io->index);
+    /* An input's bytes go to one file: a second would be left unwritten. */
+    for (size_t j = 0; j < k; j++)
+      if (t->outputs[j].index == io->index)
+        return cli_usage_error("--output %" PRId64 "=%s: input %" PRId64
+                               " goes to --output %" PRId64 "=%s already",
+                               io->index, io->path, io->index, io->index, t->outputs[j].path);
     char label[4200], *path = with_rank(io->path, m);
     if (!path) return cli_fail(CLI_EXIT_FAIL, "out of memory");
     if (t->where)
