@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/env.h"
 #include "job.h"
 
@@ -77,8 +78,8 @@ void rig_job_unreached(const rig_job *job, int m_from, int m, rig_error *err) {
   snprintf(msg, sizeof msg,
            "%s (%s to %.*s; UCX_NET_DEVICES%s%.64s names the network device UCX takes between "
            "hosts%s%.64s%s)",
-           err->message, from, (int)RIG_JOB_LABEL, rig_job_label(job, m), dev ? "=" : " (unset)", dev ? dev : "",
-           tls[0] ? ", RIG_UCX_TLS=" : "", tls,
+           err->message, from, (int)RIG_JOB_LABEL, rig_job_label(job, m), dev ? "=" : " (unset)",
+           dev ? dev : "", tls[0] ? ", RIG_UCX_TLS=" : "", tls,
            dev && strcmp(dev, "lo") == 0 ? ": lo reaches no other host" : "");
   rig_error_set(err, err->code, "%s", msg);
 }
@@ -126,6 +127,7 @@ rig_status rig_job_error(rig_job *job, rig_error *err) {
 }
 
 void rig_job_mark_closed(rig_job *job) {
+  atomic_store(&job->as_agent.closed_ns, (int64_t)(rig_now_s() * 1e9));
   atomic_store(&job->closing, true);
   pthread_mutex_lock(&job->lock);
   job->as_agent.closed = true;

@@ -256,6 +256,13 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
     }
   } else if (atomic_load(&job->failed)) {
     st = rig_job_error(job, err);
+  } else if (!atomic_load(&job->closing)) {
+    /* An agent leaving before the controller closed the job would leave
+     * the others waiting for it in a run: its leaving is the job's
+     * failure, told before its goodbye. */
+    rig_job_fail(job, "%s: left the job (rig_job_close) before the controller closed it",
+                 rig_job_label(job, job->rank));
+    st = rig_job_error(job, err);
   }
   atomic_store(&job->closing, true);
   /* A communicator with frames on their way must not be freed: its

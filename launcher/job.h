@@ -31,7 +31,8 @@ struct rig_job {
   /* An agent's own; all zero on the controller. */
   struct job_as_agent {
     struct agent *agent;
-    bool closed; /* the controller closed the job */
+    bool closed;               /* the controller closed the job */
+    _Atomic int64_t closed_ns; /* when it did (rig_now_s, in ns), for the tree's waits */
   } as_agent;
   /* The end: the first failure is the root cause (failure.h). */
   pthread_mutex_t lock;

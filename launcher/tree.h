@@ -66,5 +66,8 @@ rig_status rig_tree_send(rig_job *job, int to, bool start, uint64_t run, uint64_
 /* Waits for run's start from the parent, or its done from every child; or
  * the job's failure. */
 rig_status rig_tree_await(rig_job *job, bool start, uint64_t run, rig_error *err);
+/* An agent whose wait on the tree outlasted the controller's close of the
+ * job by a grace: err says so. */
+bool rig_tree_closed(rig_job *job, rig_error *err);
 
 #endif

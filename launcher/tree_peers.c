@@ -296,6 +296,10 @@ rig_status rig_tree_await(rig_job *job, bool start, uint64_t run, rig_error *err
       st = rig_job_error(job, err);
       break;
     }
+    if (rig_tree_closed(job, err)) {
+      st = RIG_EJOB;
+      break;
+    }
     if (rig_peer_progress()) continue;
     if (polls < 256) {
       rig_cpu_relax();

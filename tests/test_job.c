@@ -21,7 +21,19 @@ void rig_test_agent_setup(int rank) {
 
 /* ---- the tree: machine-local runs' (every rank takes part) ------------------- */
 
-enum { SPMD_RUNS = 1, SPMD_SHARE, SPMD_SCATTER, SPMD_AGREE, SPMD_FAIL };
+enum {
+  SPMD_RUNS = 1,
+  SPMD_SHARE,
+  SPMD_SCATTER,
+  SPMD_AGREE,
+  SPMD_FAIL,
+  SPMD_LEAVE,  /* the last machine closes the job in run 0 */
+  SPMD_CLOSED, /* every agent waits for run 0, which the controller never begins */
+  SPMD_REPORT  /* every agent gathers what its last SPMD_CLOSED wait said */
+};
+
+/* What an agent's wait in SPMD_CLOSED ended with. */
+static char closed_said[RIG_ERROR_MESSAGE_MAX];
 
 #define TREE_RUNS 50
 /* Machine m's run r "takes" (m + 1) * 1000 + r ns: the last machine is the
@@ -45,7 +57,7 @@ static void spmd_runs(rig_job *job, int m) {
 }
 
 /* An agent's part: what it got is sent back (gather) for rank 0 to judge. */
-void rig_test_agent_spmd(rig_job *job, int which) {
+bool rig_test_agent_spmd(rig_job *job, int which) {
   int m = rig_job_rank(job);
   rig_error err;
   void *b = NULL;
@@ -55,7 +67,7 @@ void rig_test_agent_spmd(rig_job *job, int which) {
       spmd_runs(job, m);
       break;
     case SPMD_SHARE: {
-      if (rig_job_share(job, &b, &n, &err) != RIG_OK) return;
+      if (rig_job_share(job, &b, &n, &err) != RIG_OK) return false;
       unsigned char ok = n == SHARED_BYTES;
       for (size_t i = 0; ok && i < n; i++) ok = ((unsigned char *)b)[i] == shared_byte(i);
       free(b);
@@ -63,28 +75,46 @@ void rig_test_agent_spmd(rig_job *job, int which) {
       break;
     }
     case SPMD_SCATTER:
-      if (rig_job_scatter(job, NULL, NULL, &b, &n, &err) != RIG_OK) return;
+      if (rig_job_scatter(job, NULL, NULL, &b, &n, &err) != RIG_OK) return false;
       rig_job_gather(job, b, n, NULL, NULL, &err);
       free(b);
       break;
     case SPMD_AGREE: {
       bool all;
-      if (rig_job_agree(job, m != (int)rig_job_machines(job) - 1, &all, &err) != RIG_OK) return;
-      if (rig_job_agree(job, true, &all, &err) != RIG_OK) return;
+      if (rig_job_agree(job, m != (int)rig_job_machines(job) - 1, &all, &err) != RIG_OK)
+        return false;
+      if (rig_job_agree(job, true, &all, &err) != RIG_OK) return false;
       unsigned char got = (unsigned char)all;
       rig_job_gather(job, &got, 1, NULL, NULL, &err);
       break;
     }
     case SPMD_FAIL:
       /* Machine 1 fails in run 0 instead of ending it; the others wait. */
-      if (rig_job_run_begin(job, 0, &err) != RIG_OK) return;
+      if (rig_job_run_begin(job, 0, &err) != RIG_OK) return false;
       if (m == 1) {
         rig_job_fail(job, "machine 1: a test failed run 0");
-        return;
+        return false;
       }
       rig_job_run_end(job, 0, 1, NULL, &err);
       break;
+    case SPMD_LEAVE:
+      if (rig_job_run_begin(job, 0, &err) != RIG_OK) return false;
+      if (m == (int)rig_job_machines(job) - 1) {
+        rig_job_close(job, &err);
+        return true;
+      }
+      rig_job_run_end(job, 0, 1, NULL, &err);
+      break;
+    case SPMD_CLOSED:
+      snprintf(closed_said, sizeof closed_said, "(it began)");
+      if (rig_job_run_begin(job, 0, &err) != RIG_OK)
+        snprintf(closed_said, sizeof closed_said, "%s", err.message);
+      break;
+    case SPMD_REPORT:
+      rig_job_gather(job, closed_said, strlen(closed_said) + 1, NULL, NULL, &err);
+      break;
   }
+  return false;
 }
 
 /* Runs begun down the tree and ended up it: run after run, machine 0
@@ -195,6 +225,51 @@ static void test_a_failure_ends_a_wait_on_the_tree(void) {
   RIG_ASSERT_ERROR(rig_job_run_end(job, 0, 1, NULL, &err), err, RIG_EJOB,
                    "machine 1: a test failed run 0");
   rig_job_close(job, &err);
+}
+
+/* An agent that closes the job while the others wait for it in a run:
+ * its leaving is the job's failure, told to the controller, whose wait
+ * ends with it rather than at the silence bound or never. */
+static void test_an_agent_that_closes_in_a_run_fails_the_job_naming_itself(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_LEAVE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job);
+  char label[96], want[256];
+  snprintf(want, sizeof want, "%s: left the job (rig_job_close) before the controller closed it",
+           rig_test_label(job, n - 1, label, sizeof label));
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_job_run_begin(job, 0, &err), RIG_OK);
+  RIG_ASSERT_ERROR(rig_job_run_end(job, 0, 1, NULL, &err), err, RIG_EJOB, want);
+  rig_job_close(job, &err);
+}
+
+/* The controller closes the job while every agent waits for a run it
+ * never begins: each wait ends, saying so, and every agent serves the
+ * next job. */
+static void test_a_close_of_the_controller_ends_every_agents_wait(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_CLOSED);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job);
+  rig_test_job_close_ok(job);
+  job = rig_test_job_start_spmd(SPMD_REPORT);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  void **parts = calloc(n, sizeof *parts);
+  size_t *lens = calloc(n, sizeof *lens);
+  CU_ASSERT_FATAL(parts && lens);
+  rig_error err;
+  CU_ASSERT_EQUAL(rig_job_gather(job, NULL, 0, parts, lens, &err), RIG_OK);
+  for (size_t m = 1; m < n; m++) {
+    char label[96], want[256];
+    snprintf(want, sizeof want, "%s: the controller closed the job while this machine waited in it",
+             rig_test_label(job, m, label, sizeof label));
+    CU_ASSERT(parts[m] && lens[m] == strlen(want) + 1 && strcmp(parts[m], want) == 0);
+    if (parts[m] && strcmp(parts[m], want) != 0)
+      fprintf(stderr, "machine %zu: %s\n", m, (char *)parts[m]);
+    free(parts[m]);
+  }
+  free(parts);
+  free(lens);
+  rig_test_job_close_ok(job);
 }
 
 /* Jobs closed one after another, each with its tree and its requests:
@@ -637,6 +712,10 @@ void rig_test_register(void) {
       {"the tree starts and ends every run and names the slowest",
        test_the_tree_starts_and_ends_every_run_and_names_the_slowest},
       {"the tree shares bytes with every machine", test_the_tree_shares_bytes_with_every_machine},
+      {"an agent that closes in a run fails the job naming itself",
+       test_an_agent_that_closes_in_a_run_fails_the_job_naming_itself},
+      {"a close of the controller ends every agent's wait",
+       test_a_close_of_the_controller_ends_every_agents_wait},
       {"the tree scatters and gathers each machine's bytes",
        test_the_tree_scatters_and_gathers_each_machines_bytes},
       {"the tree agrees only when every machine does",

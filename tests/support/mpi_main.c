@@ -48,9 +48,10 @@ void *rig_test_read_file(const char *path, size_t *len) {
 }
 
 /* A suite without work of its agents' own has none. */
-__attribute__((weak)) void rig_test_agent_spmd(rig_job *job, int which) {
+__attribute__((weak)) bool rig_test_agent_spmd(rig_job *job, int which) {
   (void)job;
   (void)which;
+  return false;
 }
 
 rig_job *rig_test_job_start_spmd(int which) {
@@ -112,7 +113,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "agent %d: rig_job_start: %s\n", rank, err.message);
         continue;
       }
-      if (cmd[0] == SPMD) rig_test_agent_spmd(job, cmd[1]);
+      if (cmd[0] == SPMD && rig_test_agent_spmd(job, cmd[1])) continue; /* it closed the job */
       rig_job_serve(job, &err);
       last_cause = (int)rig_job_cause(job, NULL);
       rig_job_close(job, &err);

@@ -30,8 +30,9 @@ void rig_test_agent_causes(rig_status *codes);
 /* Starts a job whose agents each run rig_test_agent_spmd(job, which)
  * before they serve it (work of their own, beside the controller's). */
 rig_job *rig_test_job_start_spmd(int which);
-/* A suite may define it (weak: none): an agent's part of an SPMD job. */
-void rig_test_agent_spmd(rig_job *job, int which);
+/* A suite may define it (weak: none): an agent's part of an SPMD job;
+ * true when the part closed the job itself (then it is not served). */
+bool rig_test_agent_spmd(rig_job *job, int which);
 
 /* Each suite defines this: what every rank sets up before the first job
  * (devices of its own, say). */
