@@ -4,8 +4,10 @@ one per machine), rails between machines made first, runs begun and ended
 by the job's tree, and each machine's outputs gathered to rank 0. A
 failure anywhere is the job's root cause, raised as JobError on every
 rank (docs/embedding.md "Every machine its own program")."""
+import atexit
 import ctypes
 import json
+import weakref
 
 from . import _lib
 from ._lib import JobError, RigError, lib
@@ -29,6 +31,9 @@ class Job:
         self.rank = lib.rig_job_rank(h)
         self.machines = lib.rig_job_machines(h)
         self._rails = []
+        # An interpreter that exits with the job open fails it, told,
+        # rather than leave the other ranks waiting for this one.
+        atexit.register(_left_open, weakref.ref(self))
 
     # ---- failing -----------------------------------------------------------
     def _raise_cause(self):
@@ -170,11 +175,30 @@ class Job:
         return self
 
     def __exit__(self, kind, value, tb):
+        if kind is not None and not issubclass(kind, JobError):
+            # The block raised: the job's root cause, this machine's, so
+            # that no rank waits for this one (a JobError is the cause).
+            self._fail_quietly(f"{kind.__name__}: {value}" if str(value) else kind.__name__)
         try:
             self.close()
         except JobError:
             if kind is None:
                 raise
+
+    def _fail_quietly(self, why):
+        """Fails the job with "<this machine>: why" unless it failed."""
+        if getattr(self, "_h", None) and not lib.rig_job_failed(self._h, None):
+            lib.rig_job_fail(self._h, b"%s", ctypes.c_char_p(f"{self.label(self.rank)}: {why}".encode()))
+
+
+def _left_open(ref):
+    job = ref()
+    if job is not None and getattr(job, "_h", None):
+        job._fail_quietly("the interpreter exited with the job open")
+        try:
+            job.close()
+        except JobError:
+            pass
 
 
 def _transfer(t):

@@ -73,3 +73,22 @@ def test_the_root_cause_is_raised_on_every_rank():
     assert said == [("RIG_EINVAL",
                      "machine 1: step 0: memory 0: a view of 8 bytes at 60 outside its 64 bytes")
                     ] * COMM.size
+
+
+def test_a_block_that_raises_fails_the_job_with_its_cause_on_every_rank():
+    """The last rank's block raises before its run: the job fails with its
+    exception as the cause, which every other rank raises as JobError,
+    instead of waiting for it in the run for ever."""
+    d = rig.Description.read(os.path.join(EXAMPLES, "saxpy.json"))
+    last = COMM.size - 1
+    cause = f"machine {last}: ValueError: a test raised on rank {last}"
+    if COMM.rank == last:
+        with pytest.raises(ValueError):
+            with Job(COMM) as job:
+                raise ValueError(f"a test raised on rank {last}")
+    else:
+        with pytest.raises(rig.JobError) as e:
+            with Job(COMM) as job:
+                job.run(d, ints=[TRIPS], runs=3)
+        assert str(e.value) == cause
+    COMM.barrier()
