@@ -350,6 +350,9 @@ int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *i
 /* The file's bytes: into a temporary file beside it, synced (or, for one
  * written in place, kept until the commit). */
 int cli_outset_put(cli_outset *s, size_t index, const void *b, size_t n, rig_error *err);
+/* File `index` takes the bytes put to `first` too (two outputs of one
+ * input): a put to first writes both. */
+void cli_outset_also(cli_outset *s, size_t index, size_t first);
 /* Writes the in-place files (each once): the first half of the commit, for
  * a job whose machines each write their own before all rename. A file
  * added but never put fails it (`cannot write PATH: its bytes never

@@ -32,6 +32,7 @@ struct cli_out {
   size_t n;
   bool put;     /* its bytes given (an in-place one's until written) */
   bool written; /* in place: written */
+  size_t also;  /* the file that takes the same bytes (one input, two outputs), or SIZE_MAX */
 };
 
 /* ---- where a path's bytes go -------------------------------------------------- */
@@ -196,6 +197,7 @@ int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *i
   cli_out *o = &s->outs[s->n];
   memset(o, 0, sizeof *o);
   o->fd = -1;
+  o->also = SIZE_MAX;
   o->label = strdup(label);
   o->path = strdup(path);
   int e = !o->label || !o->path ? ENOMEM : resolve(o);
@@ -259,8 +261,13 @@ static int write_temporary(cli_out *o, const uint8_t *b, size_t n) {
   return e;
 }
 
-int cli_outset_put(cli_outset *s, size_t index, const void *b, size_t n, rig_error *err) {
-  cli_out *o = &s->outs[index];
+void cli_outset_also(cli_outset *s, size_t index, size_t first) {
+  /* Put at the chain's end, so that every file of the chain is written. */
+  while (s->outs[first].also != SIZE_MAX) first = s->outs[first].also;
+  if (first != index) s->outs[first].also = index;
+}
+
+static int put_one(cli_out *o, const void *b, size_t n, rig_error *err) {
   int e = 0;
   if (o->fd >= 0) {
     /* Kept: bytes written in place cannot be taken back, so they go last. */
@@ -276,6 +283,13 @@ int cli_outset_put(cli_outset *s, size_t index, const void *b, size_t n, rig_err
   o->put = !e;
   if (e == ENOMEM) return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
   return e ? cli_cannot(err, "write", o->path, strerror(e)) : CLI_EXIT_OK;
+}
+
+int cli_outset_put(cli_outset *s, size_t index, const void *b, size_t n, rig_error *err) {
+  int rc = CLI_EXIT_OK;
+  for (size_t k = index; rc == CLI_EXIT_OK && k != SIZE_MAX; k = s->outs[k].also)
+    rc = put_one(&s->outs[k], b, n, err);
+  return rc;
 }
 
 /* Writes fd in place with SIGPIPE held, so that a reader gone is EPIPE

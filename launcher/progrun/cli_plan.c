@@ -55,12 +55,6 @@ static int plan_outputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
     const cli_io *io = &t->outputs[k];
     if ((uint64_t)io->index >= p->ninputs)
       return cli_fail(CLI_EXIT_USAGE, "%s: output %" PRId64 ": no such input", t->file, io->index);
-    /* An input's bytes go to one file: a second would be left unwritten. */
-    for (size_t j = 0; j < k; j++)
-      if (t->outputs[j].index == io->index)
-        return cli_usage_error("--output %" PRId64 "=%s: input %" PRId64
-                               " goes to --output %" PRId64 "=%s already",
-                               io->index, io->path, io->index, io->index, t->outputs[j].path);
     char label[4200], *path = with_rank(io->path, m);
     if (!path) return cli_fail(CLI_EXIT_FAIL, "out of memory");
     if (t->where)
@@ -72,8 +66,12 @@ static int plan_outputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
       if (rc != CLI_EXIT_OK) return rc;
       continue;
     }
-    int rc = cli_outset_add(&s->files, path, label, &p->outputs[io->index], &err);
+    size_t at = SIZE_MAX, *first = &p->outputs[io->index];
+    int rc = cli_outset_add(&s->files, path, label, &at, &err);
     free(path);
+    /* One input, several files: each gets its bytes. */
+    if (rc == CLI_EXIT_OK && *first != SIZE_MAX) cli_outset_also(&s->files, at, *first);
+    if (rc == CLI_EXIT_OK && *first == SIZE_MAX) *first = at;
     /* A job file's outputs that are one file: its fault, named by its name. */
     if (rc == CLI_EXIT_USAGE && t->where && err.code == RIG_EINVAL)
       rig_error_prefix(&err, "%s", s->opts->file);
