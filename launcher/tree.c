@@ -101,19 +101,6 @@ void rig_job_tree_facts(const rig_job *job, rig_job_tree *out) {
 
 /* ---- waiting ------------------------------------------------------------------------ */
 
-/* How long a wait of the tree goes on once the controller closed the job:
- * a word already on its way from another machine (the last agreement,
- * forwarded by a parent) may still come, on a communicator of its own. */
-#define CLOSED_GRACE_S 2.0
-
-bool rig_tree_closed(rig_job *job, rig_error *err) {
-  int64_t at = atomic_load(&job->as_agent.closed_ns);
-  if (job->rank == 0 || !at || rig_now_s() - (double)at * 1e-9 < CLOSED_GRACE_S) return false;
-  rig_error_set(err, RIG_EJOB, "%s: the controller closed the job while this machine waited in it",
-                rig_job_label(job, job->rank));
-  return true;
-}
-
 /* Whether the tree can be used: made, and the job not failed. */
 static rig_status usable(rig_job *job, rig_error *err) {
   if (atomic_load(&job->failed)) return rig_job_error(job, err);

@@ -33,6 +33,19 @@ typedef struct tree_msg {
   int64_t machine;
 } tree_msg;
 
+/* How long a wait of the tree goes on once the controller closed the job:
+ * a word already on its way from another machine (the last agreement,
+ * forwarded by a parent) may still come, on a communicator of its own. */
+#define CLOSED_GRACE_S 2.0
+
+bool rig_tree_closed(rig_job *job, rig_error *err) {
+  int64_t at = atomic_load(&job->as_agent.closed_ns);
+  if (job->rank == 0 || !at || rig_now_s() - (double)at * 1e-9 < CLOSED_GRACE_S) return false;
+  rig_error_set(err, RIG_EJOB, "%s: the controller closed the job while this machine waited in it",
+                rig_job_label(job, job->rank));
+  return true;
+}
+
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static rig_job *table[64]; /* jobs whose tree goes by messages, under table_lock */
 static size_t ntable;
