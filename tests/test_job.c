@@ -215,15 +215,17 @@ static void test_the_tree_agrees_only_when_every_machine_does(void) {
   rig_test_job_close_ok(job);
 }
 
-/* A machine that fails instead of ending its run: machine 0's wait for the
- * run's end ends with the job's cause, not never. */
+/* A machine that fails instead of ending its run: machine 0's wait in the
+ * run ends with the job's cause, not never. */
 static void test_a_failure_ends_a_wait_on_the_tree(void) {
   rig_job *job = rig_test_job_start_spmd(SPMD_FAIL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(job);
   rig_error err;
-  CU_ASSERT_EQUAL(rig_job_run_begin(job, 0, &err), RIG_OK);
-  RIG_ASSERT_ERROR(rig_job_run_end(job, 0, 1, NULL, &err), err, RIG_EJOB,
-                   "machine 1: a test failed run 0");
+  /* Machine 1 fails as soon as it starts: the failure may reach machine 0
+   * while it still starts its other children, which ends the start. */
+  rig_status st = rig_job_run_begin(job, 0, &err);
+  if (st == RIG_OK) st = rig_job_run_end(job, 0, 1, NULL, &err);
+  RIG_ASSERT_ERROR(st, err, RIG_EJOB, "machine 1: a test failed run 0");
   rig_job_close(job, &err);
 }
 
