@@ -23,7 +23,8 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
   /* A loss seen just after this process was stopped past the bound is
    * the stop's doing: the peers took this machine for gone. */
   char own[RIG_ERROR_MESSAGE_MAX];
-  if (rig_ctl_stalled(&job->c, own, sizeof own)) {
+  bool stopped = rig_ctl_stalled(&job->c, own, sizeof own);
+  if (stopped) {
     cause = own;
     code = RIG_EJOB;
   }
@@ -33,6 +34,7 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
     snprintf(job->cause, sizeof job->cause, "%s", cause);
     job->cause_code = known(code);
     job->cause_set = true;
+    job->stopped = stopped;
   }
   pthread_mutex_unlock(&job->lock);
   if (!first) return;
@@ -120,6 +122,21 @@ bool rig_job_failed(const rig_job *job, rig_error *why) {
   if (!atomic_load(&job->failed)) return false;
   if (why) rig_error_set(why, RIG_EJOB, "%s", job->cause);
   return true;
+}
+
+bool rig_job_stopped(rig_job *job, rig_error *why) {
+  char own[RIG_ERROR_MESSAGE_MAX];
+  /* Before the control thread turns again: its stamp is stale. After: the
+   * cause it set is the stop. */
+  if (rig_ctl_stalled(&job->c, own, sizeof own)) {
+    if (why) rig_error_set(why, RIG_EJOB, "%s", own);
+    return true;
+  }
+  pthread_mutex_lock(&job->lock);
+  bool stopped = job->cause_set && job->stopped;
+  if (stopped && why) rig_error_set(why, RIG_EJOB, "%s", job->cause);
+  pthread_mutex_unlock(&job->lock);
+  return stopped;
 }
 
 rig_status rig_job_error(rig_job *job, rig_error *err) {

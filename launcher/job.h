@@ -39,6 +39,7 @@ struct rig_job {
   pthread_cond_t changed; /* a reply came, the job closed or failed */
   _Atomic bool failed;
   bool cause_set; /* under lock: the first failure claimed the cause */
+  bool stopped;   /* under lock: the cause is this process's own stop */
   char cause[RIG_ERROR_MESSAGE_MAX];
   rig_status cause_code;           /* what the cause stands for (rig_job_cause) */
   void (*on_fail)(rig_job *job);   /* after the cause is set: the proxies lost */

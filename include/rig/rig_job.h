@@ -114,6 +114,13 @@ rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Whether the job failed, and why (RIG_EJOB with the root cause). */
 bool rig_job_failed(const rig_job *job, rig_error *why);
+/* Whether this process itself was stopped or starved past the silence
+ * bound (SIGSTOP, a debugger: a gap in the job's own thread's turns), and
+ * why ("machine 0: stopped for 12 s, past the 10 s silence bound: ..."):
+ * decided from what this process saw, whether or not the job has failed
+ * yet. Its peers then took it for gone: what they did since (leaving, a
+ * launcher ending the job) is the stop's doing, not theirs. */
+bool rig_job_stopped(rig_job *job, rig_error *why);
 /* fn(ctx) is called once, when the job fails (at once if it has): on the
  * thread of librig that found the failure, after every rank was told. It
  * must not block or call librig: it wakes whoever tells the failure while

@@ -158,6 +158,20 @@ static void tell_launcher_end(cli_session *s, int64_t r) {
 void cli_session_interrupted(int sig, void *session) {
   cli_session *s = session;
   int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
+  /* Stopped past the bound: the agents took this machine for gone and
+   * left, and the launcher ends the job for it. That is what this side
+   * saw, whichever of the signal and the job's own failure came first. */
+  rig_error why;
+  if (s->job && rig_job_stopped(s->job, &why)) {
+    if (!cli_failure_claim()) return; /* told by whoever claimed it */
+    cli_outset_abort(&s->files);
+    if (r >= 0)
+      cli_fail(CLI_EXIT_FAIL, "run %" PRId64 ": %s", r, why.message);
+    else
+      cli_fail(CLI_EXIT_FAIL, "%s", why.message);
+    fflush(stderr);
+    _exit(CLI_EXIT_FAIL);
+  }
   if (s->job && s->n > 1) told_room(s, true);
   /* Only the launcher ends every rank: a signal from another process
    * (this rank's alone) blames no other machine. */
