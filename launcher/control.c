@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/array.h"
 #include "base/clock.h"
@@ -185,6 +186,7 @@ static bool complete_sends(ctl *c) {
     if (mpi_check(c, MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE), "MPI_Test") != RIG_OK) flag = 1;
     if (flag) {
       any |= kind_of(s->buf) != F_BEAT;
+      if (kind_of(s->buf) == F_BYE) atomic_fetch_add(&c->byes_out, 1);
       free(s->buf);
       rig_array_remove(&c->sends, i);
     } else {
@@ -197,6 +199,7 @@ static bool complete_sends(ctl *c) {
 static void dispatch(ctl *c, int src, const frame *f, const unsigned char *payload) {
   if (f->h.kind == F_BYE) {
     c->byes++;
+    if (c->hooks.bye) c->hooks.bye(c->hooks.job, src);
     return;
   }
   /* Leaving: what still comes is drained, not acted on. */
@@ -435,6 +438,23 @@ static void abandon(ctl *c) {
   a->next = abandoned_sends;
   abandoned_sends = a;
   pthread_mutex_unlock(&abandoned_lock);
+}
+
+void rig_ctl_goodbye(ctl *c, double bound) {
+  if (!c->started) return;
+  frame bye = {.h.kind = F_BYE};
+  int peers = 0;
+  for (int r = 0; r < c->size; r++)
+    if (r != c->rank && (c->rank == 0 || r == 0) &&
+        rig_ctl_send(c, r, &bye, NULL, 0, NULL) == RIG_OK)
+      peers++;
+  atomic_fetch_add(&c->wake, 1);
+  rig_futex_wake(&c->wake, 1);
+  double until = rig_now_s() + bound;
+  while (atomic_load(&c->byes_out) < peers && rig_now_s() < until) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
 }
 
 bool rig_ctl_stop(ctl *c) {

@@ -36,6 +36,8 @@ typedef struct ctl_hooks {
   /* A frame went to rank dest: the job may knock there (rig_ctl_knock),
    * so that a control thread asleep takes it at once. May be NULL. */
   void (*knock)(rig_job *job, int dest);
+  /* Rank src's goodbye came, on the control thread. May be NULL. */
+  void (*bye)(rig_job *job, int src);
 } ctl_hooks;
 
 typedef struct ctl {
@@ -52,6 +54,7 @@ typedef struct ctl {
   _Atomic bool sleeping; /* the thread may be asleep on wake */
   _Atomic bool stop;     /* leave once every queued frame is sent */
   int byes;              /* BYE frames received (they may come before we leave) */
+  _Atomic int byes_out;  /* BYE frames whose send completed */
   bool quiet;            /* every peer's BYE came: the communicator is idle */
   rig_array sends;       /* ctl_send (control.c): frames MPI is sending */
   double *heard;         /* per rank: when a frame last came from it */
@@ -82,6 +85,10 @@ rig_status rig_ctl_start(ctl *c, rig_error *err);
  * another thread sees (a peer that left, taking it for gone) is this
  * machine's own failure: cause (n bytes) says so. Any thread. */
 bool rig_ctl_stalled(ctl *c, char *cause, size_t n);
+/* A BYE to each peer after what is queued, waited for up to `bound`
+ * seconds: a process leaving at once (a failure told) lets its peers
+ * know, without stopping the thread. */
+void rig_ctl_goodbye(ctl *c, double bound);
 /* Sends what is queued and a BYE to each peer, takes frames until each
  * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
  * Whether the communicator is idle: only then may it be freed. */

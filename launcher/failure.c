@@ -19,7 +19,17 @@ static rig_status known(rig_status code) {
              : RIG_EJOB;
 }
 
-void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause) {
+void rig_job_said(rig_job *job, int from, const char *cause) {
+  if (job->rank != 0 || from < 0 || from >= job->size) return;
+  if (!job->said && !(job->said = calloc((size_t)job->size, sizeof *job->said))) return;
+  struct job_said *w = &job->said[from];
+  if (!w->answered && from != 0) job->nsaid++; /* the agents that answered */
+  w->answered = true;
+  if (cause && !w->text[0]) snprintf(w->text, sizeof w->text, "%s", cause);
+}
+
+/* The failure with cause from machine `from` (this one's own when tell). */
+static void fail(rig_job *job, bool tell, int from, rig_status code, const char *cause) {
   /* A loss seen just after this process was stopped past the bound is
    * the stop's doing: the peers took this machine for gone. */
   char own[RIG_ERROR_MESSAGE_MAX];
@@ -27,6 +37,7 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
   if (stopped) {
     cause = own;
     code = RIG_EJOB;
+    from = job->rank;
   }
   pthread_mutex_lock(&job->lock);
   bool first = !atomic_load(&job->failed) && !job->cause_set;
@@ -34,17 +45,36 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
     snprintf(job->cause, sizeof job->cause, "%s", cause);
     job->cause_code = known(code);
     job->cause_set = true;
+    job->cause_from = from;
     job->stopped = stopped;
   }
+  if (job->rank == 0) rig_job_said(job, from, cause);
+  /* An agent takes the controller's cause for the job's, which every rank
+   * then tells alike, and sends its own there once, even when it came
+   * second: machines that failed alike are told together. */
+  if (job->rank != 0 && from == 0) {
+    job->heard_controller = true;
+    if (!first && !job->stopped) {
+      snprintf(job->cause, sizeof job->cause, "%s", cause);
+      job->cause_code = known(code);
+      job->cause_from = from;
+    }
+    pthread_cond_broadcast(&job->changed);
+  }
+  bool send_own = job->rank != 0 && tell && !job->told_own;
+  job->told_own |= send_own;
   pthread_mutex_unlock(&job->lock);
+  if (send_own) {
+    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)known(code)}};
+    rig_ctl_send(&job->c, 0, &f, cause, strlen(cause), NULL);
+  }
   if (!first) return;
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
-  if (tell) {
-    frame fail = {.h = {.kind = F_FAIL, .status = (int32_t)job->cause_code}};
-    for (int r = 0; r < job->size; r++)
-      if (r != job->rank && (job->rank == 0 || r == 0))
-        rig_ctl_send(&job->c, r, &fail, job->cause, strlen(job->cause), NULL);
+  if (tell && job->rank == 0) {
+    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)job->cause_code}};
+    for (int r = 1; r < job->size; r++)
+      rig_ctl_send(&job->c, r, &f, job->cause, strlen(job->cause), NULL);
   }
   pthread_mutex_lock(&job->lock);
   atomic_store(&job->failed, true);
@@ -56,6 +86,15 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
   rig_rails_raise_all(job->cause);
   if (job->on_fail) job->on_fail(job);
   if (user) user(user_ctx);
+}
+
+void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause) {
+  fail(job, tell, job->rank, code, cause);
+}
+
+void rig_job_fail_from(rig_job *job, int from, rig_status code, const char *cause) {
+  /* The controller tells every agent; an agent heard it from there. */
+  fail(job, job->rank == 0, from, code, cause);
 }
 
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
@@ -112,15 +151,26 @@ rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...) 
   return RIG_EJOB;
 }
 
+/* The cause may change on an agent (the controller's replaces its own):
+ * read under the lock. */
+static rig_status cause_read(const rig_job *job, rig_error *why) {
+  pthread_mutex_t *lock = (pthread_mutex_t *)&job->lock;
+  pthread_mutex_lock(lock);
+  rig_status code = job->cause_code;
+  if (why) rig_error_set(why, code, "%s", job->cause);
+  pthread_mutex_unlock(lock);
+  return code;
+}
+
 rig_status rig_job_cause(const rig_job *job, rig_error *why) {
   if (!atomic_load(&job->failed)) return RIG_OK;
-  if (why) rig_error_set(why, job->cause_code, "%s", job->cause);
-  return job->cause_code;
+  return cause_read(job, why);
 }
 
 bool rig_job_failed(const rig_job *job, rig_error *why) {
   if (!atomic_load(&job->failed)) return false;
-  if (why) rig_error_set(why, RIG_EJOB, "%s", job->cause);
+  cause_read(job, why);
+  if (why) why->code = RIG_EJOB;
   return true;
 }
 
@@ -140,7 +190,9 @@ bool rig_job_stopped(rig_job *job, rig_error *why) {
 }
 
 rig_status rig_job_error(rig_job *job, rig_error *err) {
-  return rig_error_set(err, RIG_EJOB, "%s", job->cause);
+  cause_read(job, err);
+  if (err) err->code = RIG_EJOB;
+  return RIG_EJOB;
 }
 
 void rig_job_mark_closed(rig_job *job) {

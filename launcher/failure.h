@@ -16,6 +16,15 @@ typedef struct rig_job rig_job;
  * RIG_EJOB, or a kind rig_job_fail_as gave), tells every other rank when
  * tell, raises this process's rails and runs the job's on_fail. */
 void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause);
+/* The same for a cause that came from machine `from` (its F_FAIL). */
+void rig_job_fail_from(rig_job *job, int from, rig_status code, const char *cause);
+/* Each machine's word on the failure, as the controller heard it
+ * (told.c): `from` said cause (NULL: its goodbye came), under job->lock. */
+struct job_said {
+  bool answered;
+  char text[RIG_ERROR_MESSAGE_MAX];
+};
+void rig_job_said(rig_job *job, int from, const char *cause);
 /* The same, standing for RIG_EJOB. */
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
 /* The same as the control thread's hook: err gets the root cause. */

@@ -17,17 +17,22 @@
 #include "job.h"
 #include "machine.h"
 #include "proxy.h"
+#include "told.h"
 
 /* ---- routing ------------------------------------------------------------------------ */
 
 /* A frame the control thread took (never a beat or a goodbye). */
 static void deliver(rig_job *job, int src, const frame *f, const unsigned char *payload) {
   const frame_header *h = &f->h;
-  if (h->kind == F_FAIL) {
+  if (h->kind == F_FAIL && h->payload == 0) {
+    /* An agent's word that it has no cause of its own (told.c). */
+    pthread_mutex_lock(&job->lock);
+    rig_job_said(job, src, NULL);
+    pthread_mutex_unlock(&job->lock);
+  } else if (h->kind == F_FAIL) {
     char cause[RIG_ERROR_MESSAGE_MAX];
     snprintf(cause, sizeof cause, "%.*s", (int)h->payload, (const char *)payload);
-    /* The controller tells every agent; an agent heard it from there. */
-    rig_job_fail_code(job, job->rank == 0, (rig_status)h->status, cause);
+    rig_job_fail_from(job, src, (rig_status)h->status, cause);
   } else if (job->rank != 0) {
     rig_agent_frame(job->as_agent.agent, f, payload);
   } else if (h->kind == F_REPLY) {
@@ -116,7 +121,7 @@ static rig_job *new_job(rig_error *err) {
   job->c.comm = MPI_COMM_NULL;
   job->tree.comm = MPI_COMM_NULL;
   job->c.failed = &job->failed;
-  job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_hook, knock};
+  job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_hook, knock, rig_job_bye};
   return job;
 }
 

@@ -41,7 +41,14 @@ struct rig_job {
   bool cause_set; /* under lock: the first failure claimed the cause */
   bool stopped;   /* under lock: the cause is this process's own stop */
   char cause[RIG_ERROR_MESSAGE_MAX];
-  rig_status cause_code;           /* what the cause stands for (rig_job_cause) */
+  rig_status cause_code; /* what the cause stands for (rig_job_cause) */
+  int cause_from;        /* under lock: the machine whose word the cause is */
+  /* How the failure is told once (told.c), under lock: an agent's own
+   * cause went to the controller; the controller's cause and goodbye came
+   * to an agent; what each machine said, on the controller. */
+  bool told_own, heard_controller, bye_from_controller;
+  struct job_said *said;
+  int nsaid;
   void (*on_fail)(rig_job *job);   /* after the cause is set: the proxies lost */
   void (*user_on_fail)(void *ctx); /* rig_job_on_failure's, under lock */
   void *user_on_fail_ctx;

@@ -119,7 +119,7 @@ static void on_lost(void *ctx, const char *why) {
   for (size_t i = 0; i < ntable; i++) live |= table[i] == l->job;
   if (live && !atomic_load(&l->job->failed) && !atomic_load(&l->job->closing)) {
     char cause[RIG_ERROR_MESSAGE_MAX];
-    snprintf(cause, sizeof cause, "%s: UCX: the peer is lost: %s",
+    snprintf(cause, sizeof cause, "%s: %s", /* why names UCX */
              rig_job_label(l->job, l->machine), why);
     rig_job_fail_with(l->job, true, cause);
   }

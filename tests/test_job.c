@@ -27,6 +27,7 @@ enum {
   SPMD_SCATTER,
   SPMD_AGREE,
   SPMD_FAIL,
+  SPMD_ALIKE,  /* every machine fails alike at once */
   SPMD_LEAVE,  /* the last machine closes the job in run 0 */
   SPMD_CLOSED, /* every agent waits for run 0, which the controller never begins */
   SPMD_REPORT  /* every agent gathers what its last SPMD_CLOSED wait said */
@@ -110,6 +111,14 @@ bool rig_test_agent_spmd(rig_job *job, int which) {
       if (rig_job_run_begin(job, 0, &err) != RIG_OK)
         snprintf(closed_said, sizeof closed_said, "%s", err.message);
       break;
+    case SPMD_ALIKE: {
+      /* Every machine fails alike; each leaves once the controller told it. */
+      rig_job_fail(job, "%s: a test failed alike", rig_job_label(job, m));
+      snprintf(closed_said, sizeof closed_said, "%s",
+               rig_job_await_told(job) ? "told" : "not told");
+      rig_job_close(job, &err);
+      return true;
+    }
     case SPMD_REPORT:
       rig_job_gather(job, closed_said, strlen(closed_said) + 1, NULL, NULL, &err);
       break;
@@ -227,6 +236,35 @@ static void test_a_failure_ends_a_wait_on_the_tree(void) {
   if (st == RIG_OK) st = rig_job_run_end(job, 0, 1, NULL, &err);
   RIG_ASSERT_ERROR(st, err, RIG_EJOB, "machine 1: a test failed run 0");
   rig_job_close(job, &err);
+}
+
+/* Every machine fails alike: the controller tells it once, naming them
+ * together, and every agent, told that the controller took it, need not
+ * say it itself. */
+static void test_machines_that_fail_alike_are_told_once_together(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_ALIKE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job);
+  char label[96], want[256];
+  rig_job_fail(job, "%s: a test failed alike", rig_test_label(job, 0, label, sizeof label));
+  rig_error why, err;
+  rig_job_told_cause(job, &why);
+  snprintf(want, sizeof want, "machines 0-%zu: a test failed alike", n - 1);
+  CU_ASSERT_STRING_EQUAL(why.message, want);
+  rig_job_close(job, &err);
+  job = rig_test_job_start_spmd(SPMD_REPORT);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  void *parts[16] = {0};
+  size_t lens[16];
+  CU_ASSERT_FATAL(n <= 16);
+  CU_ASSERT_EQUAL(rig_job_gather(job, NULL, 0, parts, lens, &err), RIG_OK);
+  for (size_t m = 1; m < n; m++) {
+    CU_ASSERT(parts[m] && strcmp(parts[m], "told") == 0);
+    if (parts[m] && strcmp(parts[m], "told") != 0)
+      fprintf(stderr, "machine %zu: %s\n", m, (char *)parts[m]);
+    free(parts[m]);
+  }
+  rig_test_job_close_ok(job);
 }
 
 /* An agent that closes the job while the others wait for it in a run:
@@ -723,6 +761,8 @@ void rig_test_register(void) {
       {"the tree agrees only when every machine does",
        test_the_tree_agrees_only_when_every_machine_does},
       {"a failure ends a wait on the tree", test_a_failure_ends_a_wait_on_the_tree},
+      {"machines that fail alike are told once together",
+       test_machines_that_fail_alike_are_told_once_together},
       {"jobs closed one after another leave nothing for the next",
        test_jobs_closed_one_after_another_leave_nothing_for_the_next},
       {"a closed job leaves no proxy in the device table",

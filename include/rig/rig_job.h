@@ -121,6 +121,19 @@ bool rig_job_failed(const rig_job *job, rig_error *why);
  * yet. Its peers then took it for gone: what they did since (leaving, a
  * launcher ending the job) is the stop's doing, not theirs. */
 bool rig_job_stopped(rig_job *job, rig_error *why);
+/* A failure told once (docs/jobs.md, "Failure"). On the controller: the
+ * job's root cause as it is to be told, machines that failed alike named
+ * together ("FILE: machines 0-3: host: image 0 has no function ..."),
+ * after waiting a moment (at most 0.5 s) for each agent's word. */
+void rig_job_told_cause(rig_job *job, rig_error *why);
+/* On the controller leaving a failed job without its close (its own
+ * thread still in work): a goodbye to every agent, which then leaves. */
+void rig_job_goodbye(rig_job *job);
+/* On an agent after a failure: waits, up to the silence bound, for the
+ * controller's goodbye, which it sends once it told the cause. True when
+ * the controller took the cause and said goodbye: this machine need not
+ * tell it; false when the controller is out of reach. */
+bool rig_job_await_told(rig_job *job);
 /* fn(ctx) is called once, when the job fails (at once if it has): on the
  * thread of librig that found the failure, after every rank was told. It
  * must not block or call librig: it wakes whoever tells the failure while

@@ -84,8 +84,14 @@ static int code_of(const rig_job *job) {
 /* An agent learned that the job failed: it says so, and leaves once its
  * goodbye is out (rig_job_close, bounded). */
 static _Noreturn void agent_leaves(rig_job *job, int rank, const rig_error *why) {
-  fprintf(stderr, "progrun: machine %d leaves the job: %s\n", rank, why->message);
-  fflush(stderr);
+  /* The controller tells the failure once for every machine: this one
+   * says it only when the controller is out of reach. It leaves after the
+   * controller's goodbye, so that its exit (which the launcher may take
+   * for the job's end) does not cut the controller's word short. */
+  if (!rig_job_await_told(job)) {
+    fprintf(stderr, "progrun: machine %d leaves the job: %s\n", rank, why->message);
+    fflush(stderr);
+  }
   int rc = code_of(job);
   rig_error ignored;
   cli_fault_untell();
@@ -165,7 +171,7 @@ static void *watch_failure(void *arg) {
   }
   if (!cli_failure_claim()) return NULL;
   rig_error why;
-  rig_job_failed(s->job, &why);
+  rig_job_told_cause(s->job, &why);
   int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
   cli_hold();
   cli_settle();
@@ -174,7 +180,10 @@ static void *watch_failure(void *arg) {
     cli_fail(CLI_EXIT_FAIL, "run %" PRId64 ": %s", r, why.message);
   else
     cli_fail(CLI_EXIT_FAIL, "%s", why.message);
-  /* The peers were told by librig; the work here is not waited for. */
+  /* The peers were told by librig; the work here is not waited for, but
+   * the agents are let go. */
+  fflush(stderr);
+  rig_job_goodbye(s->job);
   leave(code_of(s->job));
 }
 
@@ -225,10 +234,8 @@ static int control(cli_session *s) {
     if (st != RIG_OK) rc = CLI_EXIT_FAIL;
   }
   if (rc != CLI_EXIT_OK) {
-    cli_session_fail(s, rc, &err);
+    cli_session_fail(s, rc, &err); /* the job fails with it */
     if (s->job) {
-      if (!rig_job_failed(s->job, NULL))
-        rig_job_fail_as(s->job, rc == CLI_EXIT_USAGE ? RIG_EINVAL : RIG_EJOB, "%s", err.message);
       rc = code_of(s->job);
       cli_fault_untell();
       rig_job_close(s->job, &err);

@@ -18,9 +18,15 @@ int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
   cli_settle();
   cli_outset_abort(&s->files);
   rig_error cause;
-  if (!s->job || !rig_job_failed(s->job, &cause)) {
+  bool failed = s->job && rig_job_failed(s->job, NULL);
+  /* This machine's own failure is the job's: every machine learns it, and
+   * those that failed alike are told with it, once. */
+  if (s->job && !failed)
+    rig_job_fail_as(s->job, rc == CLI_EXIT_USAGE ? RIG_EINVAL : RIG_EJOB, "%s", err->message);
+  if (s->job) rig_job_told_cause(s->job, &cause);
+  if (!s->job) {
     cli_fail(rc, "%s", err->message);
-  } else if (s->failed_run >= 0) {
+  } else if (failed && s->failed_run >= 0) {
     cli_fail(rc, "run %" PRId64 ": %s", s->failed_run, cause.message);
   } else {
     cli_fail(rc, "%s", cause.message);
@@ -170,6 +176,7 @@ void cli_session_interrupted(int sig, void *session) {
     else
       cli_fail(CLI_EXIT_FAIL, "%s", why.message);
     fflush(stderr);
+    rig_job_goodbye(s->job); /* told: the agents may leave */
     _exit(CLI_EXIT_FAIL);
   }
   if (s->job && s->n > 1) told_room(s, true);

@@ -36,7 +36,7 @@ trap 'rm -rf "$tmp"' EXIT
 declare -A ORDER=(
   [rig_job]="job > tree > tree_peers > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
              > proxy > proxy_submit > proxy_route > controller_rails > rail_table > request > express_messages > far_copy > express
-             > failure > control > queue > machine"
+             > told > failure > control > queue > machine"
   [@progrun]="progrun
               > cli_run cli_job > cli_session > cli_local > cli_control cli_plan
               > cli_progress cli_machine cli_fault
