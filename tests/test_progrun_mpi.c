@@ -1368,6 +1368,35 @@ static void test_faults_of_every_rank_are_said_once_and_where(void) {
 
 static size_t count_of(const char *text, const char *what);
 
+/* A RIG_* value only the last agent has (a per-node environment): rank 0
+ * tells it once, naming the machine, and every rank exits 2 (each rank's
+ * status through a shell of its own). */
+static void test_an_agents_own_bad_environment_is_told_by_rank_0(void) {
+  char noop[512], want[128];
+  write_launch(in_tmp("noop-env.json", noop, sizeof noop), "noop", "0000000000000000");
+  int n = 3;
+  char *argv[32];
+  size_t k = rig_proc_mpiexec(argv, n, false);
+  argv[k++] = "sh";
+  argv[k++] = "-c";
+  argv[k++] = "r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}; [ \"$r\" = 2 ] && export RIG_WORKERS=abc; "
+              "\"$0\" \"$1\"; echo \"rank $r exit $?\" >&2";
+  argv[k++] = (char *)progrun();
+  argv[k++] = noop;
+  argv[k] = NULL;
+  rig_proc p = rig_proc_run(argv, NULL, 60);
+  CU_ASSERT_FALSE(p.timed_out);
+  const char *once = "progrun: machine 2: RIG_WORKERS=abc: not a count\n";
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, once));
+  CU_ASSERT_EQUAL(count_of(p.err, "RIG_WORKERS=abc"), 1);
+  for (int r = 0; r < n; r++) {
+    snprintf(want, sizeof want, "rank %d exit 2\n", r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  }
+  if (!strstr(p.err, once) || !strstr(p.err, "rank 0 exit 2")) show(&p);
+  rig_proc_free(&p);
+}
+
 /* Every machine refuses its program alike (a kernel its image lacks): one
  * line says it, rank 0's, and no agent says it again. */
 static void test_a_failure_of_every_machine_is_one_line(void) {
@@ -2288,6 +2317,8 @@ void rig_test_register(void) {
       {"faults of every rank are said once and where",
        test_faults_of_every_rank_are_said_once_and_where},
       {"a failure of every machine is one line", test_a_failure_of_every_machine_is_one_line},
+      {"an agent's own bad environment is told by rank 0",
+       test_an_agents_own_bad_environment_is_told_by_rank_0},
       {"a failure beside a kernel that never ends is told at once",
        test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once},
       {"no output is replaced when one inside the tree fails",

@@ -97,6 +97,10 @@ void cli_bound_end(void);
  * says who did not answer (rank 0 names the machines) and exits. What
  * follows may then wait unbounded on rank 0 (its planning). */
 void cli_bound_hello(int rank, int size, int *rc);
+/* An agent's own refusal to start (an environment variable of its own),
+ * told to rank 0 with its hello: rank 0 says it, naming the machine, and
+ * every rank gets CLI_EXIT_USAGE as *rc. */
+void cli_bound_refuse(const char *why);
 /* "<what> not done after <bound> s: a machine did not answer (...)". */
 void cli_bound_said(const char *what, double bound, char *out, size_t size);
 /* The network variables of MPI and UCX this process has, "A=a, B=b";

@@ -113,6 +113,10 @@ void cli_bound_end(void) {
 /* ---- the first exchange ----------------------------------------------------------- */
 
 #define HELLO_TAG 7301
+/* A hello says whether the machine refused to start (then its reason
+ * follows, HELLO_TAG + 1). */
+#define HELLO_OK      1
+#define HELLO_REFUSED 2
 
 static double now_s(void) {
   struct timespec ts;
@@ -154,14 +158,81 @@ static _Noreturn void unanswered(int code, const char *fmt, ...) {
   _exit(code);
 }
 
+/* What this machine alone refused before the start (its environment),
+ * told to rank 0 with its hello: "" when nothing. */
+static char refused[RIG_ERROR_MESSAGE_MAX];
+
+void cli_bound_refuse(const char *why) {
+  snprintf(refused, sizeof refused, "%s", why);
+}
+
+/* Whether machine r refused alike machine `first`. */
+static bool same_refusal(char (*said)[RIG_ERROR_MESSAGE_MAX], const int *hellos, int r, int first) {
+  return hellos[r - 1] == HELLO_REFUSED && strcmp(said[r], said[first]) == 0;
+}
+
+/* "1-3,5": the machines that refused alike machine `first`, marked told. */
+static void alike(char (*said)[RIG_ERROR_MESSAGE_MAX], const int *hellos, int size, int first,
+                  bool *told, char *out, size_t room) {
+  size_t at = 0;
+  out[0] = '\0';
+  for (int r = first; r < size;) {
+    if (!same_refusal(said, hellos, r, first)) {
+      r++;
+      continue;
+    }
+    int last = r;
+    while (last + 1 < size && same_refusal(said, hellos, last + 1, first)) last++;
+    for (int m = r; m <= last; m++) told[m] = true;
+    if (at + 32 < room) at += (size_t)snprintf(out + at, room - at, at ? ",%d" : "%d", r);
+    if (last > r && at + 32 < room) at += (size_t)snprintf(out + at, room - at, "-%d", last);
+    r = last + 1;
+  }
+}
+
+/* Rank 0: the refusals that came with the hellos, each told once for the
+ * machines that said it ("machines 1-3: RIG_WORKERS=abc: not a count"). */
+static int tell_refusals(int size, const int *hellos, double until) {
+  int n = 0;
+  for (int r = 1; r < size; r++) n += hellos[r - 1] == HELLO_REFUSED;
+  if (!n) return CLI_EXIT_OK;
+  char(*said)[RIG_ERROR_MESSAGE_MAX] = calloc((size_t)size, sizeof *said);
+  MPI_Request *reqs = calloc((size_t)size, sizeof *reqs);
+  bool *told = calloc((size_t)size, sizeof *told);
+  if (!said || !reqs || !told) {
+    cli_fail(CLI_EXIT_FAIL, "out of memory");
+    _exit(CLI_EXIT_FAIL);
+  }
+  int k = 0;
+  for (int r = 1; r < size; r++)
+    if (hellos[r - 1] == HELLO_REFUSED)
+      MPI_Irecv(said[r], RIG_ERROR_MESSAGE_MAX - 1, MPI_CHAR, r, HELLO_TAG + 1, MPI_COMM_WORLD,
+                &reqs[k++]);
+  if (!test_all(k, reqs, until)) unanswered(CLI_EXIT_FAIL, "at the start, a machine that refused");
+  for (int r = 1, lines = 0; r < size && lines < 8; r++) {
+    if (hellos[r - 1] != HELLO_REFUSED || told[r]) continue;
+    char list[256];
+    alike(said, hellos, size, r, told, list, sizeof list);
+    cli_fail(CLI_EXIT_USAGE, "machine%s %s: %s", strpbrk(list, ",-") ? "s" : "", list, said[r]);
+    lines++;
+  }
+  free(said);
+  free(reqs);
+  free(told);
+  return CLI_EXIT_USAGE;
+}
+
 void cli_bound_hello(int rank, int size, int *rc) {
   double until = now_s() + rig_job_silence();
   if (rank != 0) {
-    MPI_Request reqs[2];
-    int hello = 1;
+    MPI_Request reqs[3];
+    int hello = refused[0] ? HELLO_REFUSED : HELLO_OK, k = 2;
     MPI_Isend(&hello, 1, MPI_INT, 0, HELLO_TAG, MPI_COMM_WORLD, &reqs[0]);
     MPI_Irecv(rc, 1, MPI_INT, 0, HELLO_TAG, MPI_COMM_WORLD, &reqs[1]);
-    if (!test_all(2, reqs, until))
+    if (refused[0])
+      MPI_Isend(refused, (int)strlen(refused) + 1, MPI_CHAR, 0, HELLO_TAG + 1, MPI_COMM_WORLD,
+                &reqs[k++]);
+    if (!test_all(k, reqs, until))
       unanswered(CLI_EXIT_FAIL, "machine %d: at the start, machine 0 (the controller)", rank);
     return;
   }
@@ -189,6 +260,7 @@ void cli_bound_hello(int rank, int size, int *rc) {
     unanswered(CLI_EXIT_FAIL, "at the start, machine%s %s (of %d)", missing == 1 ? "" : "s", who,
                size);
   }
+  if (*rc == CLI_EXIT_OK) *rc = tell_refusals(size, hellos, until);
   for (int r = 1; r < size; r++)
     MPI_Isend(rc, 1, MPI_INT, r, HELLO_TAG, MPI_COMM_WORLD, &reqs[n + r - 1]);
   if (!test_all(n, reqs + n, until))

@@ -445,6 +445,14 @@ int cli_info(int argc, char **argv) {
     /* The first words between the machines, bounded. */
     int go = CLI_EXIT_OK;
     cli_bound_hello(rank, size, &go);
+    if (go != CLI_EXIT_OK) {
+      /* A machine refused to start: rank 0 said it, every rank leaves. */
+      json_decref(mine);
+      cli_bound_begin("the launcher's close (MPI_Finalize)", go);
+      MPI_Finalize();
+      cli_bound_end();
+      return go;
+    }
     cli_bound_begin("the gather of every machine's description", CLI_EXIT_FAIL);
     machines = gather(mine, rank, size);
     cli_bound_end();

@@ -276,8 +276,10 @@ int cli_run_job(int argc, char **argv) {
    * shows, each machine that did not answer named. */
   int go = CLI_EXIT_OK;
   cli_bound_hello(rank, size, &go);
+  /* A machine that refused to start: said by rank 0, every rank leaves. */
+  int rc = go;
   /* Only the controller reads FILE and the options' files. */
-  int rc = rank == 0 ? plan_here(argc, argv, &o, &s, (size_t)size) : CLI_EXIT_OK;
+  if (rc == CLI_EXIT_OK && rank == 0) rc = plan_here(argc, argv, &o, &s, (size_t)size);
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rc == CLI_EXIT_OK) {
     /* Where agents tell the controller of an interrupt: a dead peer must

@@ -124,12 +124,19 @@ int main(int argc, char **argv) {
   /* An invalid RIG_* variable is refused before anything runs, on every
    * rank alike (each has the same environment under mpirun). */
   rig_error env;
-  if (rig_environment_check(&env) != RIG_OK) {
-    /* Every rank has the same environment: rank 0 says it. */
-    if (cli_under_mpi() && cli_rank_is_not_0()) return cli_quiet_rank_leaves();
-    return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
-  }
   const cli_command *c = find_command(first);
+  if (rig_environment_check(&env) != RIG_OK) {
+    /* Rank 0 says it. An agent's may be its own (a batch system's
+     * per-node environment, MPMD's -x): a job's agent tells rank 0 with
+     * its first word (cli_bound_hello); rank 0, having the same, said it. */
+    bool job = c ? strcmp(c->name, "run") == 0 || strcmp(c->name, "info") == 0
+                 : bare_file_command && first[0] != '-';
+    if (cli_under_mpi() && cli_rank_is_not_0() && !job) return cli_quiet_rank_leaves();
+    if (cli_under_mpi() && cli_rank_is_not_0())
+      cli_bound_refuse(env.message);
+    else
+      return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
+  }
   if (c) {
     cli_say_command(cli_help_of(c->name));
     return c->run(argc - 1, argv + 1);
