@@ -2266,17 +2266,21 @@ static void test_a_job_file_failing_here_exits_with_its_message(void) {
   proc_free(&p);
 }
 
-/* stdout a full disk: info and a run's summary say they cannot be written,
- * and why (exit 2). */
-static void test_info_and_the_summary_say_why_they_cannot_be_written(void) {
+/* stdout a full disk: info, a run's summary, dump and its JSON say they
+ * cannot be written, and why (exit 2). */
+static void test_info_the_summary_and_dump_say_why_they_cannot_be_written(void) {
   char ex[4096];
   const char *cases[][2] = {
       {"\"$0\" info > /dev/full",
        "progrun: cannot write the information: No space left on device\n"},
       {"\"$0\" \"$1\" --runs 2 > /dev/full",
        "progrun: cannot write the summary: No space left on device\n"},
+      {"\"$0\" dump \"$1\" > /dev/full",
+       "progrun: cannot write the output: No space left on device\n"},
+      {"\"$0\" dump --json \"$1\" > /dev/full",
+       "progrun: cannot write the output: No space left on device\n"},
   };
-  for (size_t i = 0; i < 2; i++) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *argv[] = {"/bin/sh",
                     "-c",
                     (char *)cases[i][0],
@@ -3592,8 +3596,8 @@ void rig_test_register(void) {
        test_check_finds_what_a_load_would_refuse_without_a_device},
       {"a file neither bytes nor JSON is not a program description",
        test_a_file_neither_bytes_nor_json_is_not_a_program_description},
-      {"info and the summary say why they cannot be written",
-       test_info_and_the_summary_say_why_they_cannot_be_written},
+      {"info, the summary and dump say why they cannot be written",
+       test_info_the_summary_and_dump_say_why_they_cannot_be_written},
       CU_TEST_INFO_NULL};
   static CU_TestInfo dump[] = {
       {"dump lists every field", test_dump_lists_every_field},

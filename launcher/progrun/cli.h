@@ -51,6 +51,9 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* f's buffered output written: code, or CLI_EXIT_USAGE with "cannot write
  * <what>: <why>" said. */
 int cli_flushed(FILE *f, const char *what, int code);
+/* n bytes of text straight to f's file (f flushed first), so that a
+ * failed write keeps its reason: `cannot write WHAT: <why>`, or code. */
+int cli_write_text(FILE *f, const char *what, const char *text, size_t n, int code);
 /* The exit code of a failed status: out of memory is the machine's
  * failure (CLI_EXIT_FAIL); anything else is the input's (CLI_EXIT_USAGE). */
 int cli_exit_of(rig_status st);

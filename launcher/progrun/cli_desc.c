@@ -122,10 +122,11 @@ int cli_dump(int argc, char **argv) {
   rig_desc_free(d);
   if (st != RIG_OK) return cli_fail(cli_exit_of(st), "%s: %s", a.file, err.message);
   size_t n = strlen(text);
-  fputs(text, stdout);
-  if (n == 0 || text[n - 1] != '\n') putchar('\n');
+  rc = cli_write_text(stdout, "the output", text, n, CLI_EXIT_OK);
+  if (rc == CLI_EXIT_OK && (n == 0 || text[n - 1] != '\n'))
+    rc = cli_write_text(stdout, "the output", "\n", 1, CLI_EXIT_OK);
   free(text);
-  return flush_stdout(CLI_EXIT_OK);
+  return rc;
 }
 
 /* Draws even a description that breaks a rule, as dump lists it. */

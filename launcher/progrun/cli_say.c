@@ -157,3 +157,15 @@ bool cli_failure_claim(void) {
 bool cli_failure_was_told(void) {
   return atomic_load(&failure_told);
 }
+
+int cli_write_text(FILE *f, const char *what, const char *text, size_t n, int code) {
+  int rc = cli_flushed(f, what, code);
+  while (rc == code && n > 0) {
+    ssize_t put = write(fileno(f), text, n);
+    if (put < 0 && errno == EINTR) continue;
+    if (put < 0) return cli_fail(CLI_EXIT_USAGE, "cannot write %s: %s", what, strerror(errno));
+    text += put;
+    n -= (size_t)put;
+  }
+  return rc;
+}
