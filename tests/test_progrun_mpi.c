@@ -568,6 +568,43 @@ static void test_a_refusal_of_machine_1_names_it_once(void) {
   rig_proc_free(&p);
 }
 
+/* A job file whose machine 2's program wants a device no machine has: the
+ * refusal names the machine and the job file's field that maps devices. */
+static void test_a_device_machine_2_lacks_names_the_field_that_maps_it(void) {
+  char hello[512], text[2048], job[512], want[256];
+  size_t len = 0;
+  char *desc = slurp(example("hello.json", hello, sizeof hello), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(desc);
+  char *arch = strstr(desc, "\"devices\": [\"");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(arch);
+  char *end = strchr(arch + 13, '"');
+  snprintf(text, sizeof text, "%.*s\"devices\": [\"cuda-sm_10%s", (int)(arch - desc), desc, end);
+  free(desc);
+  /* The kernels' path is relative to the example's folder. */
+  char gpu[600];
+  snprintf(gpu, sizeof gpu, "%s", hello);
+  snprintf(strrchr(gpu, '/') + 1, sizeof gpu - (size_t)(strrchr(gpu, '/') + 1 - gpu),
+           "gpu-hello-%d.json", (int)getpid());
+  write_text(gpu, text);
+  snprintf(text, sizeof text,
+           "{\"machines\": [{\"program\": \"%s\"}, {\"program\": \"%s\"}, "
+           "{\"program\": \"%s\"}]}\n",
+           hello, hello, gpu);
+  write_text(in_tmp("gpu-job.json", job, sizeof job), text);
+  const char *args[] = {job, NULL};
+  rig_proc p = mpirun(3, args, 60);
+  unlink(gpu);
+  CU_ASSERT_EQUAL(p.code, 1);
+  char m2[64];
+  snprintf(want, sizeof want,
+           ": %s: device 0: no device of arch \"cuda-sm_10\" on this machine "
+           "(machines[2].devices maps the program's devices)\n",
+           machine_label(2, m2, sizeof m2));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (!strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
 /* A job file whose machine 2 uses a rail it is no end of: a fault of the
  * input, found before the job starts, and every rank exits 2 for it (each
  * rank's status through a shell of its own). */
@@ -2317,6 +2354,8 @@ void rig_test_register(void) {
       {"faults of every rank are said once and where",
        test_faults_of_every_rank_are_said_once_and_where},
       {"a failure of every machine is one line", test_a_failure_of_every_machine_is_one_line},
+      {"a device machine 2 lacks names the field that maps it",
+       test_a_device_machine_2_lacks_names_the_field_that_maps_it},
       {"an agent's own bad environment is told by rank 0",
        test_an_agents_own_bad_environment_is_told_by_rank_0},
       {"a failure beside a kernel that never ends is told at once",

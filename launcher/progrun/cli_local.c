@@ -105,6 +105,9 @@ static bool open_part(local_machine *lm) {
            p->where[0] ? ".devices" : "");
   int rc = cli_map_devices_on(&cli_local_opener, d, p->devices, p->ndevices, given_by, devs, &err);
   bool jobfile_fault = rc == CLI_EXIT_USAGE && p->where[0];
+  /* A device this machine lacks, in a job file's part: the field that
+   * would map it is named, as the options' --devices is on one machine. */
+  bool unmapped = rc != CLI_EXIT_OK && !jobfile_fault && p->where[0]; /* before the open */
   if (rc == CLI_EXIT_OK && record_used(lm, devs, d->ndevices) != CLI_EXIT_OK)
     rc = (rig_error_set(&err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL);
   if (rc == CLI_EXIT_OK)
@@ -114,6 +117,9 @@ static bool open_part(local_machine *lm) {
   if (rc != CLI_EXIT_OK) {
     if (jobfile_fault)
       fail_job(lm, rc, "%s", err.message); /* the job file's name is prefixed by machine 0 */
+    else if (unmapped)
+      fail_job(lm, rc, "%s: %s: %s (%s.devices maps the program's devices)", p->file, label,
+               err.message, p->where);
     else
       fail_job(lm, rc, "%s: %s: %s", p->file, label, err.message);
     return false;
