@@ -568,6 +568,70 @@ static void test_a_refusal_of_machine_1_names_it_once(void) {
   rig_proc_free(&p);
 }
 
+/* Whether process pid is gone (or a zombie, its parent not yet told). */
+static bool process_gone(pid_t pid) {
+  char path[64], state = 0;
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return true;
+  bool read = fscanf(f, "%*d %*s %c", &state) == 1;
+  fclose(f);
+  return read && (state == 'Z' || state == 'X');
+}
+
+/* Each rank's launcher (here a shell mpirun started, which starts progrun
+ * and dies of SIGKILL once the job runs) gone: every rank notices, rank 0
+ * says so, and every rank leaves. */
+static void test_ranks_whose_launcher_is_gone_say_so_and_leave(void) {
+  char saxpy[512], log[512], pids[512];
+  example("saxpy.json", saxpy, sizeof saxpy);
+  in_tmp("gone.log", log, sizeof log);
+  in_tmp("gone.pid", pids, sizeof pids);
+  unlink(log);
+  int n = 2;
+  char *argv[32];
+  size_t k = rig_proc_mpiexec(argv, n, false);
+  argv[k++] = "sh";
+  argv[k++] = "-c";
+  argv[k++] = "\"$0\" \"$1\" --runs 100000000 --quiet --progress 2>>\"$2\" & "
+              "echo $! > \"$3.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\"; "
+              "until [ -s \"$2\" ]; do sleep 0.1; done; kill -KILL $$";
+  argv[k++] = (char *)progrun();
+  argv[k++] = saxpy;
+  argv[k++] = log;
+  argv[k++] = pids;
+  argv[k] = NULL;
+  rig_proc p = rig_proc_run(argv, NULL, 60);
+  CU_ASSERT_FALSE(p.timed_out);
+  rig_proc_free(&p);
+  /* Bounded: each rank looks twice a second. */
+  pid_t ranks[2] = {0, 0};
+  for (int r = 0; r < n; r++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s.%d", pids, r);
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    ranks[r] = text ? (pid_t)atoi(text) : 0;
+    free(text);
+    CU_ASSERT(ranks[r] > 0);
+  }
+  bool all_gone = false;
+  for (int tenth = 0; tenth < 300 && !all_gone; tenth++) {
+    all_gone = true;
+    for (int r = 0; r < n; r++) all_gone &= ranks[r] <= 0 || process_gone(ranks[r]);
+    if (!all_gone) usleep(100000);
+  }
+  CU_ASSERT(all_gone);
+  size_t len = 0;
+  char *said = slurp(log, &len);
+  CU_ASSERT(said && strstr(said, "progrun: the launcher is gone (signal or timeout)\n"));
+  if (!all_gone || !said || !strstr(said, "launcher is gone"))
+    fprintf(stderr, "log: %s\n", said ? said : "(none)");
+  free(said);
+  for (int r = 0; r < n; r++)
+    if (ranks[r] > 0 && !process_gone(ranks[r])) kill(ranks[r], SIGKILL);
+}
+
 /* A job file whose machine 2's program wants a device no machine has: the
  * refusal names the machine and the job file's field that maps devices. */
 static void test_a_device_machine_2_lacks_names_the_field_that_maps_it(void) {
@@ -2354,6 +2418,8 @@ void rig_test_register(void) {
       {"faults of every rank are said once and where",
        test_faults_of_every_rank_are_said_once_and_where},
       {"a failure of every machine is one line", test_a_failure_of_every_machine_is_one_line},
+      {"ranks whose launcher is gone say so and leave",
+       test_ranks_whose_launcher_is_gone_say_so_and_leave},
       {"a device machine 2 lacks names the field that maps it",
        test_a_device_machine_2_lacks_names_the_field_that_maps_it},
       {"an agent's own bad environment is told by rank 0",

@@ -56,6 +56,15 @@ static void agent_interrupted(int sig, void *ctx) {
   _exit(128 + sig);
 }
 
+/* The launcher is gone: rank 0 says so; an agent leaves without a word
+ * (what it holds of its own files is only temporaries, which go with
+ * it). */
+static void agent_gone(void *ctx) {
+  (void)ctx;
+  cli_local_abort_files();
+  _exit(CLI_EXIT_FAIL);
+}
+
 /* SIGCONT: perhaps the launcher about to end the job (cli_job.h). */
 static void agent_continued(void *ctx) {
   (void)ctx;
@@ -292,6 +301,7 @@ int cli_run_job(int argc, char **argv) {
       cli_interrupt_arm(cli_session_interrupted, cli_session_continued, &s);
     else
       cli_interrupt_arm(agent_interrupted, agent_continued, &s);
+    cli_interrupt_on_gone(rank == 0 ? cli_session_gone : agent_gone);
     if (rank == 0)
       rc = control(&s);
     else

@@ -246,6 +246,9 @@ int cli_local_control(cli_session *s, rig_error *err);
 /* An agent's part, after the job started: its plan received, its program
  * run, its times and outputs; the failures are the job's. */
 void cli_local_agent(rig_job *job);
+/* Under the hold: the agent's temporaries removed, its files as they were
+ * (its launcher gone). */
+void cli_local_abort_files(void);
 /* At an interrupt (SIGCONT, SIGTERM), what an agent tells the controller:
  * the signal and its runs' figures so far. */
 typedef struct cli_told {
@@ -265,6 +268,9 @@ void cli_session_interrupted(int sig, void *session);
  * death): which agents are there is asked then, so that the SIGTERM is
  * told at once. */
 void cli_session_continued(void *session);
+/* The launcher is gone (cli_interrupt_on_gone): says so, leaves every
+ * file as it was and ends the process (1). */
+void cli_session_gone(void *session);
 void cli_session_free(cli_session *s);
 
 /* ---- what a run reports (cli_report.c, cli_table.c, cli_trace.c) --------- */
@@ -319,6 +325,11 @@ void cli_fault_untell(void);
  * the lock, and goes on. */
 typedef void (*cli_interrupt_fn)(int sig, void *ctx);
 int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx);
+/* Under a launcher: fn(ctx) (which ends the process) when the launcher is
+ * gone — this process's parent changed (mpirun killed, or quit at a
+ * second signal from `timeout`) — looked at twice a second by the same
+ * thread, under the same lock. Set after cli_interrupt_arm. */
+void cli_interrupt_on_gone(void (*fn)(void *ctx));
 /* Whether the interrupt being told was sent by this process's launcher
  * (its parent: mpirun, Open MPI's daemon, Slurm's step daemon), rather
  * than by another process (a user's kill, `timeout` to a process group). */

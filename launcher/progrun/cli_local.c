@@ -601,6 +601,14 @@ static bool read_part(const void *b, size_t n, const table *descs, const table *
 
 /* ---- an agent ------------------------------------------------------------------ */
 
+/* The agent's files while it has them, under the hold: what a launcher
+ * gone removes. */
+static cli_outset *agent_files;
+
+void cli_local_abort_files(void) {
+  if (agent_files) cli_outset_abort(agent_files);
+}
+
 void cli_local_agent(rig_job *job) {
   int m = rig_job_rank(job);
   rig_error err = {0};
@@ -613,6 +621,9 @@ void cli_local_agent(rig_job *job) {
   local_machine lm = {.job = job};
   local_part part = {.m = m};
   lm.part = &part;
+  cli_hold();
+  agent_files = &lm.files;
+  cli_release();
   table descs = {0}, inputs = {0};
   cli_rbuf u = {shared, nshared, 0, true};
   lm.o.runs = cli_rbuf_u64(&u);
@@ -645,9 +656,12 @@ void cli_local_agent(rig_job *job) {
   }
   bool all = false;
   if (ok) ok = rig_job_agree(job, true, &all, &err) == RIG_OK && all;
+  cli_hold();
   if (ok && !lm.o.gather && cli_outset_commit(&lm.files, &err) != CLI_EXIT_OK)
     fail_job(&lm, CLI_EXIT_USAGE, "%s: %s", rig_job_label(job, m), err.message);
   if (!ok) cli_outset_abort(&lm.files);
+  agent_files = NULL;
+  cli_release();
   cli_wbuf_free(&results);
   free(outputs);
   machine_free(&lm);

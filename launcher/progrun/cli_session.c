@@ -199,6 +199,16 @@ void cli_session_interrupted(int sig, void *session) {
   _exit(128 + sig);
 }
 
+void cli_session_gone(void *session) {
+  cli_session *s = session;
+  if (s->job && !cli_failure_claim()) return; /* a failure is being told */
+  cli_outset_abort(&s->files);
+  cli_fail(0, "the launcher is gone (signal or timeout)");
+  fflush(stdout);
+  fflush(stderr);
+  _exit(CLI_EXIT_FAIL);
+}
+
 void cli_session_free(cli_session *s) {
   if (s->traces && rig_trace_sink() == s->traces[0]) rig_trace_set(NULL);
   for (size_t m = 0; s->traces && m < s->n; m++) rig_trace_free(s->traces[m]);

@@ -9,6 +9,7 @@
  * MPI's mpirun sends it a second before the SIGTERM that ends a job. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -28,6 +29,8 @@ static cli_interrupt_fn handler_fn;
 static void (*cont_fn)(void *ctx);
 static void *handler_ctx;
 static struct sigaction old_int, old_term, old_cont;
+static void (*_Atomic gone_fn)(void *ctx);
+static _Atomic pid_t parent; /* at the arm: the launcher, whose loss gone_fn tells */
 
 /* What goes through the pipe: the signal, and who sent it (one write, so
  * whole). */
@@ -91,10 +94,31 @@ bool cli_interrupt_from_launcher(void) {
   return from != 0 && from == getppid();
 }
 
+/* How often the thread looks whether the launcher is still there. */
+#define PARENT_LOOK_MS 500
+
+/* Whether the parent this process had at the arm is gone (it was
+ * re-parented to init or a subreaper). */
+static bool launcher_gone(void) {
+  pid_t was = atomic_load(&parent);
+  return atomic_load(&gone_fn) && was > 1 && getppid() != was;
+}
+
 static void *watch(void *arg) {
   (void)arg;
   for (;;) {
     caught c = {0, 0};
+    struct pollfd in = {fds[0], POLLIN, 0};
+    int ready = poll(&in, 1, PARENT_LOOK_MS);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      if (!launcher_gone()) continue;
+      pthread_mutex_lock(&hold_lock);
+      if (!atomic_load(&settled)) atomic_load (&gone_fn)(handler_ctx); /* ends the process */
+      pthread_mutex_unlock(&hold_lock);
+      atomic_store(&parent, 0); /* settled: told once at most */
+      continue;
+    }
     ssize_t n = read(fds[0], &c, sizeof c);
     if (n < 0 && errno == EINTR) continue;
     if (n != (ssize_t)sizeof c || c.sig == 0) return NULL;
@@ -110,8 +134,14 @@ static void *watch(void *arg) {
   }
 }
 
+void cli_interrupt_on_gone(void (*fn)(void *ctx)) {
+  atomic_store(&parent, getppid());
+  atomic_store(&gone_fn, fn);
+}
+
 int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx) {
   if (armed || pipe2(fds, O_CLOEXEC) != 0) return CLI_EXIT_FAIL;
+  atomic_store(&gone_fn, NULL);
   handler_fn = fn;
   cont_fn = on_cont;
   handler_ctx = ctx;
