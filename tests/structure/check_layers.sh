@@ -49,9 +49,18 @@ declare -A ORDER=(
 
 objects() { find "$bin" -path "*/CMakeFiles/$1.dir/*" -name '*.o' | sort; }
 # "symbol object" for each global symbol the objects define (U excluded).
-defines() { for o in "$@"; do nm --defined-only "$o" | awk -v o="$o" 'NF == 3 && $2 ~ /^[A-TV-Z]$/ {print $3, o}'; done; }
+# One nm for every object (-A names each line's object): a process an
+# object would make the test slow on a busy machine.
+defines() {
+  (($#)) || return 0
+  nm -A --defined-only "$@" |
+    awk 'NF == 3 && $2 ~ /^[A-TV-Z]$/ {o = $1; sub(/:[^:]*$/, "", o); print $3, o}'
+}
 # "symbol object" for each symbol the objects need.
-needs() { for o in "$@"; do nm -u "$o" | awk -v o="$o" '{print $NF, o}'; done; }
+needs() {
+  (($#)) || return 0
+  nm -A -u "$@" | awk '{o = $1; sub(/:[^:]*$/, "", o); print $NF, o}'
+}
 # Each object's file name less .c.o.
 stem() { local b="${1##*/}"; echo "${b%.c.o}"; }
 
@@ -81,19 +90,18 @@ check_order() { # layer objects...
   done
   defines "$@" | sort >"$tmp/file_defs"
   needs "$@" | sort >"$tmp/file_needs"
-  while read -r sym needer definer; do
-    local from to
-    from="$(stem "$needer")" to="$(stem "$definer")"
-    [[ -n "${rank[$from]:-}" && -n "${rank[$to]:-}" ]] || continue
-    if ((rank[$to] < rank[$from])); then
-      echo "$layer: $from.c calls $sym of $to.c, a file above it (ORDER)" >&2
-      fail=1
-    fi
-  done < <(join "$tmp/file_needs" "$tmp/file_defs")
+  # "symbol needer definer", by file names less .c.o (one awk, no fork a line).
+  join "$tmp/file_needs" "$tmp/file_defs" |
+    awk '{for (i = 2; i <= 3; i++) {sub(/.*\//, "", $i); sub(/\.c\.o$/, "", $i)} print}' >"$tmp/pairs"
+  for file in "${!rank[@]}"; do echo "$file ${rank[$file]}"; done >"$tmp/ranks"
+  if ! awk -v layer="$layer" 'NR == FNR {rank[$1] = $2; next}
+      ($2 in rank) && ($3 in rank) && rank[$3] < rank[$2] {
+        printf "%s: %s.c calls %s of %s.c, a file above it (ORDER)\n", layer, $2, $1, $3; bad = 1}
+      END {exit bad}' "$tmp/ranks" "$tmp/pairs" >&2; then
+    fail=1
+  fi
   # tsort names a loop on stderr: files that need each other, in any tier.
-  join "$tmp/file_needs" "$tmp/file_defs" | while read -r sym needer definer; do
-    echo "$(stem "$needer") $(stem "$definer")"
-  done | sort -u | tsort >/dev/null 2>"$tmp/loop" || true
+  awk '{print $2, $3}' "$tmp/pairs" | sort -u | tsort >/dev/null 2>"$tmp/loop" || true
   if [[ -s "$tmp/loop" ]]; then
     echo "$layer: files that need each other in a loop:" >&2
     grep -v 'input contains a loop' "$tmp/loop" | sed 's/^tsort: /  /' >&2
