@@ -195,7 +195,7 @@ static void alike(char (*said)[RIG_ERROR_MESSAGE_MAX], const int *hellos, int si
 static int tell_refusals(int size, const int *hellos, double until) {
   int n = 0;
   for (int r = 1; r < size; r++) n += hellos[r - 1] == HELLO_REFUSED;
-  if (!n) return CLI_EXIT_OK;
+  if (!n && !refused[0]) return CLI_EXIT_OK;
   char(*said)[RIG_ERROR_MESSAGE_MAX] = calloc((size_t)size, sizeof *said);
   MPI_Request *reqs = calloc((size_t)size, sizeof *reqs);
   bool *told = calloc((size_t)size, sizeof *told);
@@ -209,6 +209,11 @@ static int tell_refusals(int size, const int *hellos, double until) {
       MPI_Irecv(said[r], RIG_ERROR_MESSAGE_MAX - 1, MPI_CHAR, r, HELLO_TAG + 1, MPI_COMM_WORLD,
                 &reqs[k++]);
   if (!test_all(k, reqs, until)) unanswered(CLI_EXIT_FAIL, "at the start, a machine that refused");
+  /* Rank 0's own, as on one machine: those that said the same go with it. */
+  if (refused[0]) {
+    cli_fail(CLI_EXIT_USAGE, "%s", refused);
+    for (int r = 1; r < size; r++) told[r] = strcmp(said[r], refused) == 0;
+  }
   for (int r = 1, lines = 0; r < size && lines < 8; r++) {
     if (hellos[r - 1] != HELLO_REFUSED || told[r]) continue;
     char list[256];

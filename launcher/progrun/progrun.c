@@ -127,13 +127,14 @@ int main(int argc, char **argv) {
   const cli_command *c = find_command(first);
   if (rig_environment_check(&env) != RIG_OK) {
     /* Rank 0 says it. An agent's may be its own (a batch system's
-     * per-node environment, MPMD's -x): a job's agent tells rank 0 with
-     * its first word (cli_bound_hello); rank 0, having the same, said it. */
+     * per-node environment, MPMD's -x): in a job every rank tells rank 0
+     * with its first word (cli_bound_hello), and rank 0 says each once. */
     bool job = c ? strcmp(c->name, "run") == 0 || strcmp(c->name, "info") == 0
                  : bare_file_command && first[0] != '-';
-    if (cli_under_mpi() && cli_rank_is_not_0() && !job) return cli_quiet_rank_leaves();
-    if (cli_under_mpi() && cli_rank_is_not_0())
-      cli_bound_refuse(env.message);
+    if (cli_under_mpi() && job)
+      cli_bound_refuse(env.message); /* every rank's is told by rank 0 */
+    else if (cli_under_mpi() && cli_rank_is_not_0())
+      return cli_quiet_rank_leaves();
     else
       return cli_fail(CLI_EXIT_USAGE, "%s", env.message);
   }
