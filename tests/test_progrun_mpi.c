@@ -1506,7 +1506,14 @@ static void test_a_failure_of_every_machine_is_one_line(void) {
   write_launch(in_tmp("nope-all.json", nope, sizeof nope), "nope", "0000000000000000");
   const char *args[] = {nope, "--runs", "2", NULL};
   rig_proc p = mpirun(n, args, 60);
-  CU_ASSERT_EQUAL(p.code, 1);
+  /* Hydra ends every rank once one exits with a failure: a rank still
+   * closing then dies of its SIGKILL, whose status mpiexec gives (docs/
+   * jobs.md, "Open MPI and MPICH"). */
+  if (mpich()) {
+    CU_ASSERT_NOT_EQUAL(p.code, 0);
+  } else {
+    CU_ASSERT_EQUAL(p.code, 1);
+  }
   CU_ASSERT_EQUAL(count_of(p.err, "has no function \"nope\""), 1);
   CU_ASSERT_PTR_NULL(strstr(p.err, "leaves the job"));
   /* Rank 0's line, naming machine 0 (its own) and those that said so. */
@@ -1514,7 +1521,7 @@ static void test_a_failure_of_every_machine_is_one_line(void) {
   const char *line = strstr(p.err, want);
   bool named = line && strstr(line, ": cpu:0: image 0 has no function \"nope\"\n");
   CU_ASSERT(named);
-  if (p.code != 1 || count_of(p.err, "no function") != 1 || !named) show(&p);
+  if (p.code == 0 || count_of(p.err, "no function") != 1 || !named) show(&p);
   rig_proc_free(&p);
 }
 
