@@ -104,6 +104,7 @@ static void free_job(rig_job *job) {
   free(job->machines);
   free(job->devices);
   free(job->as_controller.proxies);
+  free(job->said);
   pthread_mutex_destroy(&job->lock);
   pthread_cond_destroy(&job->changed);
   free(job);

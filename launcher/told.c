@@ -14,10 +14,10 @@
 #include "failure.h"
 #include "job.h"
 
-/* How long the controller waits for the agents' words before it tells
- * the failure: each agent that can be reached answers at once (its own
- * cause, or that it has none); only a machine gone makes it wait. */
-#define WORDS_GRACE_S 2.0
+/* How long an agent waits for the controller's goodbye at least: longer
+ * than the controller waits for the words (each agent that can be reached
+ * answers at once, its own cause or that it has none). */
+#define TOLD_AT_LEAST_S 4.0
 
 /* How long the controller's goodbye may take to go out. */
 #define GOODBYE_S 1.0
@@ -71,8 +71,8 @@ static void ranges(const bool *in, int n, char *out, size_t size) {
   }
 }
 
-void rig_job_told_cause(rig_job *job, rig_error *why) {
-  double until = rig_now_s() + WORDS_GRACE_S;
+void rig_job_told_cause(rig_job *job, double seconds, rig_error *why) {
+  double until = rig_now_s() + seconds;
   pthread_mutex_lock(&job->lock);
   while (job->rank == 0 && job->nsaid < job->size - 1 && rig_now_s() < until) {
     pthread_mutex_unlock(&job->lock);
@@ -107,7 +107,7 @@ bool rig_job_await_told(rig_job *job) {
   /* Longer than the controller waits for the words, so that its goodbye
    * can come after it. */
   double bound = rig_env_get()->job_silence;
-  double until = rig_now_s() + (bound > 2 * WORDS_GRACE_S ? bound : 2 * WORDS_GRACE_S);
+  double until = rig_now_s() + (bound > TOLD_AT_LEAST_S ? bound : TOLD_AT_LEAST_S);
   pthread_mutex_lock(&job->lock);
   /* Its word to the controller, after its own cause if it had one (the
    * frames go in order): nothing of its own. */

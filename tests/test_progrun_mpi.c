@@ -593,7 +593,9 @@ static void test_ranks_whose_launcher_is_gone_say_so_and_leave(void) {
   size_t k = rig_proc_mpiexec(argv, n, false);
   argv[k++] = "sh";
   argv[k++] = "-c";
-  argv[k++] = "\"$0\" \"$1\" --runs 100000000 --quiet --progress 2>>\"$2\" & "
+  /* progrun in a session of its own: the launcher's end of the shell's
+   * process group does not reach it, only its own look at its parent. */
+  argv[k++] = "setsid \"$0\" \"$1\" --runs 100000000 --quiet --progress 2>>\"$2\" & "
               "echo $! > \"$3.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\"; "
               "until [ -s \"$2\" ]; do sleep 0.1; done; kill -KILL $$";
   argv[k++] = (char *)progrun();

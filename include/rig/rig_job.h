@@ -124,8 +124,9 @@ bool rig_job_stopped(rig_job *job, rig_error *why);
 /* A failure told once (docs/jobs.md, "Failure"). On the controller: the
  * job's root cause as it is to be told, machines that failed alike named
  * together ("FILE: machines 0-3: host: image 0 has no function ..."),
- * after waiting a moment (at most 0.5 s) for each agent's word. */
-void rig_job_told_cause(rig_job *job, rig_error *why);
+ * after waiting up to `seconds` for each agent's word (they come at once;
+ * only a machine gone makes it wait). */
+void rig_job_told_cause(rig_job *job, double seconds, rig_error *why);
 /* On the controller leaving a failed job without its close (its own
  * thread still in work): a goodbye to every agent, which then leaves. */
 void rig_job_goodbye(rig_job *job);

@@ -271,6 +271,10 @@ void cli_session_continued(void *session);
 /* The launcher is gone (cli_interrupt_on_gone): says so, leaves every
  * file as it was and ends the process (1). */
 void cli_session_gone(void *session);
+/* How long rank 0 waits for the agents' words on a failure, to name those
+ * that failed alike together: they come at once; a machine gone would
+ * make it wait, past the second mpirun gives before it ends the job. */
+#define CLI_WORDS_WAIT_S 0.5
 void cli_session_free(cli_session *s);
 
 /* ---- what a run reports (cli_report.c, cli_table.c, cli_trace.c) --------- */

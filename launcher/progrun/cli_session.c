@@ -14,16 +14,17 @@ int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
   /* Told once: when the watch of a job told it first, it ends the process. */
   if (s->job && !cli_failure_claim())
     for (;;) pause();
-  cli_hold();
-  cli_settle();
-  cli_outset_abort(&s->files);
   rig_error cause;
   bool failed = s->job && rig_job_failed(s->job, NULL);
   /* This machine's own failure is the job's: every machine learns it, and
-   * those that failed alike are told with it, once. */
+   * those that failed alike are told with it, once (their words awaited
+   * outside the hold: an interrupt meanwhile is still told). */
   if (s->job && !failed)
     rig_job_fail_as(s->job, rc == CLI_EXIT_USAGE ? RIG_EINVAL : RIG_EJOB, "%s", err->message);
-  if (s->job) rig_job_told_cause(s->job, &cause);
+  if (s->job) rig_job_told_cause(s->job, CLI_WORDS_WAIT_S, &cause);
+  cli_hold();
+  cli_settle();
+  cli_outset_abort(&s->files);
   if (!s->job) {
     cli_fail(rc, "%s", err->message);
   } else if (failed && s->failed_run >= 0) {
