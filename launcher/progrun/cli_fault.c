@@ -7,6 +7,7 @@
  * and the handler waits a moment for it. The rank still dies of the
  * signal: its memory cannot be trusted after a fault. */
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -69,7 +70,8 @@ static void on_fault(int sig, siginfo_t *info, void *uc) {
     put(line, &at, ": ");
   }
   char running[RIG_PART_LABEL_MAX + 80];
-  if (rig_working_describe(running, sizeof running)) {
+  bool in_work = rig_working_describe(running, sizeof running);
+  if (in_work) {
     put(line, &at, running);
     put(line, &at, ": ");
   }
@@ -84,6 +86,13 @@ static void on_fault(int sig, siginfo_t *info, void *uc) {
   line[at++] = '\n';
   ssize_t w = write(STDERR_FILENO, line, at);
   (void)w;
+  /* Outside any kernel the fault is progrun's own (or a library's): its
+   * stack, for the report (backtrace was loaded at the arm, so that it
+   * allocates nothing here). */
+  if (!in_work) {
+    void *frames[32];
+    backtrace_symbols_fd(frames, backtrace(frames, 32), STDERR_FILENO);
+  }
   if (tell_fds[1] >= 0) {
     struct pollfd p = {ack_fds[0], POLLIN, 0};
     poll(&p, 1, 2000);
@@ -113,6 +122,8 @@ static void *tell_main(void *arg) {
 
 void cli_fault_arm(int m) {
   machine = m;
+  void *frame;
+  backtrace(&frame, 1); /* loads what backtrace needs now, not in the handler */
   struct sigaction sa = {0};
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
