@@ -944,7 +944,10 @@ static void test_a_machine_killed_inside_the_tree_ends_the_job_naming_it(void) {
                   rig_proc_no_survivor());
     return;
   }
-  tree_failure(1, SIGKILL);
+  /* Its leaves left once with a crash on the way out (1 run in 6 across 8
+   * hosts): across 8 hosts, several times (tree_failure asserts none). */
+  int times = tree_machines() >= 8 ? 4 : 1;
+  for (int i = 0; i < times; i++) tree_failure(1, SIGKILL);
 }
 
 static void test_a_leaf_killed_in_the_tree_ends_the_job_naming_it(void) {
