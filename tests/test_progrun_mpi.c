@@ -814,7 +814,11 @@ static void test_an_agent_killed_mid_run_ends_the_job_naming_its_machine(void) {
                         "--progress",
                         NULL};
   int killed = 0;
-  rig_proc p = mpirun_during(3, args, NULL, 60, kill_rank_1, &killed);
+  /* Ranks slowed by a busy machine get the time to tell it before mpirun's
+   * SIGKILL (1 s after its SIGTERM by default): as in the timeout test. */
+  static char kill_wait[] = "OMPI_MCA_odls_base_sigkill_timeout=5";
+  char *env[] = {kill_wait, NULL};
+  rig_proc p = mpirun_during(3, args, env, 60, kill_rank_1, &killed);
   CU_ASSERT(killed > 0);
   CU_ASSERT_NOT_EQUAL(p.code, 0);
   CU_ASSERT_FALSE(p.timed_out);
@@ -863,8 +867,9 @@ static void tree_failure(int rank, int sig) {
                         "--quiet",
                         "--progress",
                         NULL};
-  static char fanout[] = "RIG_JOB_FANOUT=2", silence[] = "RIG_JOB_SILENCE=3";
-  char *env[] = {fanout, silence, NULL};
+  static char fanout[] = "RIG_JOB_FANOUT=2", silence[] = "RIG_JOB_SILENCE=3",
+              kill_wait[] = "OMPI_MCA_odls_base_sigkill_timeout=5"; /* a busy machine's ranks */
+  char *env[] = {fanout, silence, kill_wait, NULL};
   tree_victim v = {rank, sig, 0};
   rig_proc p = mpirun_during(tree_machines(), args, env, 90, signal_victim, &v);
   CU_ASSERT(v.pid > 0);
