@@ -39,6 +39,8 @@ static void fail(rig_job *job, bool tell, int from, rig_status code, const char 
     code = RIG_EJOB;
     from = job->rank;
   }
+  /* An empty F_FAIL is an agent's word that it has none (told.c). */
+  if (!cause[0]) cause = "a failure without a cause";
   pthread_mutex_lock(&job->lock);
   bool first = !atomic_load(&job->failed) && !job->cause_set;
   if (first) {

@@ -61,8 +61,12 @@ static bool alike(const rig_job *job, int root, long root_at, int m) {
 static void ranges(const bool *in, int n, char *out, size_t size) {
   size_t at = 0;
   out[0] = '\0';
-  for (int m = 0; m < n && at + 32 < size; m++) {
+  for (int m = 0; m < n; m++) {
     if (!in[m]) continue;
+    if (at + 32 >= size) { /* the rest cut, and said to be */
+      snprintf(out + at, size - at, ",...");
+      return;
+    }
     int last = m;
     while (last + 1 < n && in[last + 1]) last++;
     at += (size_t)snprintf(out + at, size - at, at ? ",%d" : "%d", m);
