@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/count_wait.h"
 #include "base/env.h"
 #include "base/pci.h"
 #include "base/sync.h"
@@ -57,8 +58,14 @@ static void *scratch_alloc(void) {
   return posix_memalign(&p, 64, RIG_HOST_MAX_SHARED) == 0 ? p : NULL;
 }
 
+/* The calls host code is lent (rig_grid.calls). */
+static int lent_rail_wait(const void *count, uint64_t c) {
+  return rig_count_wait(count, c);
+}
+static const rig_host_calls lent = {.size = sizeof lent, .rail_wait = lent_rail_wait};
+
 static void run_groups(job *j, unsigned worker_index, void *scratch) {
-  rig_grid g;
+  rig_grid g = {.calls = &lent};
   memcpy(g.groups, j->groups, sizeof g.groups);
   memcpy(g.threads, j->threads, sizeof g.threads);
   g.worker = worker_index;

@@ -13,13 +13,33 @@ extern "C" {
 /* Exported; the rest of librig is hidden (src/librig.map). */
 #pragma GCC visibility push(default)
 
+/* What the library lends host code to call back, through rig_grid.calls.
+ * A kernel checks `size` before it uses a member a later header added:
+ * a member is there when offsetof(rig_host_calls, member) < size. */
+typedef struct rig_host_calls {
+  uint32_t size; /* sizeof(rig_host_calls) of the library running the code */
+  /* Waits until the count at `count` (a rail's counts area plus
+   * RIG_RAIL_ARRIVED_AT or RIG_RAIL_SENT_AT, rig_rail.h) reaches c, with
+   * acquire: what the rail wrote before it is then visible. Returns 1 then,
+   * 0 once a failure raised the count (RIG_RAIL_RAISED: the job failed, the
+   * kernel should return). Where the rail's peer is reached by emulated
+   * RMA (TCP between hosts), bytes and counts land only when this process
+   * progresses UCX: this wait progresses it itself, spins a little, yields
+   * a while, then sleeps on the transport's event (one wake-up a message).
+   * On one host it spins, yields, then sleeps in steps, as a wait by hand
+   * would. Any thread may call it; any address may be given (one that is
+   * no rail's count is waited on by the same spin, yield and sleep). */
+  int (*rail_wait)(const void *count, uint64_t c);
+} rig_host_calls;
+
 typedef struct rig_grid {
   uint32_t group[3];   /* this call's group */
   uint32_t groups[3];  /* the launch's groups */
   uint32_t threads[3]; /* the launch's threads per group */
   uint32_t worker;     /* the worker running this call */
   uint32_t shared_bytes;
-  void *shared; /* shared_bytes of scratch, 64-byte aligned, this call's */
+  void *shared;                /* shared_bytes of scratch, 64-byte aligned, this call's */
+  const rig_host_calls *calls; /* the library's calls, always set */
 } rig_grid;
 
 /* A Launch: called once per group, groups in parallel; the threads of a
