@@ -33,7 +33,8 @@
 #define IDLE_SPIN_S 5e-6
 /* How long it keeps progressing the worker after its last activity while
  * a live rail's peer reaches this side by emulated RMA (TCP), which lands
- * only by that progress: an answer within a round trip costs no wake-up. */
+ * only by that progress, when no run is said to be in flight
+ * (rig_rails_serve): an answer within a round trip costs no wake-up. */
 #define SERVE_S 200e-6
 
 typedef struct call {
@@ -64,6 +65,7 @@ typedef struct engine {
 } engine;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Who uses the worker: the rail thread between its sleeps, or a thread
  * that calls ready and finds the worker free (rig_engine_try). */
 static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,6 +76,17 @@ static engine eng = ENGINE_INIT;
 /* Live rail i. */
 static rig_rail *live(size_t i) {
   return ((rig_rail **)eng.live.items)[i];
+}
+
+/* Runs in flight on this process (rig_rails_serve). */
+static _Atomic long serving_runs;
+
+void rig_rails_serve(bool on) {
+  atomic_fetch_add_explicit(&serving_runs, on ? 1 : -1, memory_order_relaxed);
+}
+
+bool rig_engine_serving(void) {
+  return atomic_load_explicit(&serving_runs, memory_order_relaxed) > 0;
 }
 
 /* Operations of peers (peer.c) that wait for progress to complete. */
@@ -224,6 +237,8 @@ static bool efd_watch_maybe(bool *watched) {
  * fd: one at a time, so that a message wakes one thread. */
 static _Atomic bool efd_held;
 
+static void watch(rig_sleeper *me, bool nudged, int64_t timeout_ns);
+
 void rig_engine_watch(const _Atomic uint32_t *word, uint32_t seen, int64_t timeout_ns) {
   rig_sleeper me;
   /* Said before the word is read: a change made after this nudges it. */
@@ -232,10 +247,26 @@ void rig_engine_watch(const _Atomic uint32_t *word, uint32_t seen, int64_t timeo
     rig_sleeper_remove(&me);
     return;
   }
+  watch(&me, nudged, timeout_ns);
+}
+
+void rig_engine_watch_count(const void *count, uint64_t c, int64_t timeout_ns) {
+  rig_sleeper me;
+  bool nudged = rig_sleeper_add_count(&me, count, c);
+  if (rig_sleeper_moved(&me)) {
+    rig_sleeper_remove(&me);
+    return;
+  }
+  watch(&me, nudged, timeout_ns);
+}
+
+/* Sleeps on the worker as rig_engine_watch says, me registered. */
+static void watch(rig_sleeper *me, bool nudged, int64_t timeout_ns) {
   bool holds = false, uncounted = false, on_efd = false, polls = my_polls > 0;
   rig_engine_lock();
   /* Events already there are this thread's to progress: no sleep. */
-  ucs_status_t st = ucp_worker_progress(eng.worker) ? UCS_ERR_BUSY : UCS_OK;
+  bool progressed = ucp_worker_progress(eng.worker) != 0;
+  ucs_status_t st = progressed ? UCS_ERR_BUSY : UCS_OK;
   if (st == UCS_OK) {
     /* A poller watches the worker unless another does; one that does not
      * poll (a quiet waiter) watches it beside the rail thread while no
@@ -257,16 +288,26 @@ void rig_engine_watch(const _Atomic uint32_t *word, uint32_t seen, int64_t timeo
     uncounted = polls && !on_efd;
   }
   rig_engine_unlock();
+  if (progressed) rig_engine_nudge();
   if (uncounted) rig_engine_polling(false);
   if (st == UCS_OK) {
     /* Without a nudge of its own (no eventfd, or too many asleep) a thread
      * watches the worker too, a millisecond at most. */
     if (!nudged && timeout_ns > 1000000) timeout_ns = 1000000;
-    rig_sleeper_sleep(&me, on_efd ? eng.efd : -1, timeout_ns);
+    rig_sleeper_sleep(me, on_efd ? eng.efd : -1, timeout_ns);
   }
   if (holds) atomic_store(&efd_held, false);
   if (uncounted) rig_engine_polling(true);
-  rig_sleeper_remove(&me);
+  rig_sleeper_remove(me);
+}
+
+bool rig_engine_turn(void) {
+  if (!rig_engine_try()) return false;
+  bool any = ucp_worker_progress(eng.worker) != 0;
+  rig_engine_untry();
+  /* A count or word it moved may be another thread's, asleep. */
+  if (any) rig_engine_nudge();
+  return any;
 }
 
 /* Sleeps until woken or the worker has events. While threads poll it
@@ -316,17 +357,23 @@ static bool serving(void) {
 
 static void *rail_main(void *arg) {
   (void)arg;
+  /* For top -H and the tests: the thread that serves the rails. */
+  pthread_setname_np(pthread_self(), "rig-rail");
   double last_busy = rig_now_s();
   while (!atomic_load(&eng.stop)) {
     /* The worker is let go between turns, so that a ready on another
      * thread may post its own puts at once. */
     pthread_mutex_lock(&worker_lock);
     bool busy = run_calls();
-    while (ucp_worker_progress(eng.worker)) busy = true;
+    bool progressed = false;
+    while (ucp_worker_progress(eng.worker)) progressed = true;
+    busy |= progressed;
     bool waiting = atomic_load_explicit(&inflight, memory_order_relaxed) > 0;
     for (size_t i = 0; i < eng.live.n; i++) busy |= rig_rail_pump(live(i), &waiting);
     atomic_store_explicit(&rails_served, serving(), memory_order_relaxed);
     pthread_mutex_unlock(&worker_lock);
+    /* A count or word it moved may be a thread's, asleep on it. */
+    if (progressed) rig_engine_nudge();
     for (int turns = 0; turns < 1000 && atomic_load_explicit(&lock_wanted, memory_order_relaxed);
          turns++)
       sched_yield();
@@ -341,7 +388,13 @@ static void *rail_main(void *arg) {
       sched_yield();
       continue;
     }
-    if (now - last_busy < SERVE_S && atomic_load_explicit(&rails_served, memory_order_relaxed)) {
+    /* Peers reached by emulated RMA land their bytes and counts only by
+     * this process's progress: while a run is in flight (or shortly after
+     * the last activity) it goes on, yielding between turns, unless a
+     * thread progresses the worker itself (a rail wait, the tree's). */
+    if (atomic_load_explicit(&rails_served, memory_order_relaxed) &&
+        !atomic_load_explicit(&pollers, memory_order_relaxed) &&
+        (rig_engine_serving() || now - last_busy < SERVE_S)) {
       sched_yield();
       continue;
     }
@@ -440,6 +493,11 @@ static rig_status engine_make(rig_error *err) {
     engine_destroy();
     return rig_ucx_error(err, what, st);
   }
+  rs = rig_rail_msg_listen(eng.worker, err);
+  if (rs != RIG_OK) {
+    engine_destroy();
+    return rs;
+  }
   eng.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   eng.epfd = epoll_create1(EPOLL_CLOEXEC);
   struct epoll_event wake = {.events = EPOLLIN, .data.fd = eng.wakefd},
@@ -458,6 +516,7 @@ static rig_status engine_make(rig_error *err) {
     return rig_error_set(err, RIG_ESYS, "cannot start the rail thread");
   }
   eng.running = true;
+  rig_rails_wait_lend();
   return RIG_OK;
 }
 

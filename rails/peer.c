@@ -383,10 +383,7 @@ void rig_peer_nudge(void) {
 }
 
 bool rig_peer_progress(void) {
-  if (!rig_engine_try()) return false;
-  bool any = ucp_worker_progress(rig_engine_worker()) != 0;
-  rig_engine_untry();
-  return any;
+  return rig_engine_turn();
 }
 
 /* ---- remote memory ------------------------------------------------------------------------ */

@@ -125,17 +125,23 @@ static bool post_puts(rig_rail *r, uint64_t ready) {
                                  UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
                              .cb.send = put_done,
                              .user_data = slot};
-    ucs_status_ptr_t sp = ucp_put_nbx(
-        r->peer.ep, r->outbound + copy * r->out_copy + (uint64_t)t->src, (size_t)t->length,
-        r->peer.inbound + copy * r->peer.inbound_copy + (uint64_t)t->dst, r->peer.inbound_rkey, &p);
+    const unsigned char *src = r->outbound + copy * r->out_copy + (uint64_t)t->src;
+    ucs_status_ptr_t sp =
+        r->by_msg ? rig_rail_msg_send(r, c, slot, src, (size_t)t->length, &p)
+                  : ucp_put_nbx(r->peer.ep, src, (size_t)t->length,
+                                r->peer.inbound + copy * r->peer.inbound_copy + (uint64_t)t->dst,
+                                r->peer.inbound_rkey, &p);
     if (UCS_PTR_IS_ERR(sp)) {
-      rig_rail_fail_ucx(r, "ucp_put_nbx", UCS_PTR_STATUS(sp));
+      rig_rail_fail_ucx(r, r->by_msg ? "ucp_am_send_nbx" : "ucp_put_nbx", UCS_PTR_STATUS(sp));
       return true;
     }
     if (sp == NULL) atomic_store_explicit(&slot->done, true, memory_order_relaxed);
     r->posted = c;
-    atomic_store_explicit(&r->posted_seen, c, memory_order_relaxed);
+    /* A message tells the peer's arrived itself: no add follows. */
+    if (r->by_msg) r->added = c;
     stamp(r, RIG_RAIL_STAMP_READY, c);
+    if (r->by_msg) stamp(r, RIG_RAIL_STAMP_ARRIVED, c);
+    atomic_store_explicit(&r->posted_seen, c, memory_order_relaxed);
     any = true;
   }
   return any;
@@ -199,6 +205,7 @@ static void drop_peer(rig_rail *r, bool force) {
  * the areas stay mapped, and so does the rail, whose operations may still
  * complete. */
 static bool pump_abandoned(rig_rail *r) {
+  rig_rail_msg_close(r);
   drop_peer(r, true);
   rig_engine_remove(r);
   atomic_store(&r->state, RAIL_CLOSED);
@@ -212,6 +219,7 @@ static bool pump_closing(rig_rail *r, uint64_t ready, bool *busy) {
   uint64_t bye =
       atomic_load_explicit((_Atomic uint64_t *)(r->counts + RAIL_BYE_AT), memory_order_acquire);
   if (r->bye_posted && !r->add_request && !r->flush_request && bye >= 1) {
+    rig_rail_msg_close(r);
     drop_peer(r, false);
     rig_engine_remove(r);
     atomic_store(&r->state, RAIL_CLOSED);

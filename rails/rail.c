@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,19 @@ static void rails_unregister(rig_rail *r, bool keep) {
   pthread_mutex_unlock(&all_lock);
 }
 
+bool rig_rails_count_served(const void *count) {
+  uintptr_t page = (uintptr_t)count & ~(uintptr_t)(RAIL_PAGE - 1);
+  pthread_mutex_lock(&all_lock);
+  bool served = false;
+  for (rig_rail *r = all; r; r = r->next_all)
+    if (!r->elsewhere && (uintptr_t)r->counts == page) {
+      served = atomic_load(&r->served);
+      break;
+    }
+  pthread_mutex_unlock(&all_lock);
+  return served;
+}
+
 static bool rails_id_used(int64_t id) {
   pthread_mutex_lock(&all_lock);
   bool used = false;
@@ -64,6 +78,7 @@ void rig_rail_raise(rig_rail *r, const char *why) {
   rig_rail_raise_to(rig_rail_count_at(r, RIG_RAIL_SENT_AT), RIG_RAIL_RAISED);
   rig_rail_raise_to(rig_rail_count_at(r, RIG_RAIL_ARRIVED_AT), RIG_RAIL_RAISED);
   rig_engine_wake();
+  rig_engine_nudge(); /* a wait asleep on a count ends */
 }
 
 void rig_rails_raise_all(const char *why) {
@@ -170,6 +185,7 @@ typedef struct rail_wire {
   uint64_t nsend, nreceive;
   uint64_t inbound, in_copy, counts;
   uint64_t worker_len, in_rkey_len, counts_rkey_len;
+  uint64_t msg_key; /* names the end in the peer's messages (msg.c) */
 } rail_wire;
 
 /* The address bytes, from the areas made. */
@@ -192,7 +208,8 @@ static rig_status write_address(rig_rail *r, rig_error *err) {
                  .counts = (uint64_t)(uintptr_t)r->counts,
                  .worker_len = worker_len,
                  .in_rkey_len = in_len,
-                 .counts_rkey_len = counts->rkey_len};
+                 .counts_rkey_len = counts->rkey_len,
+                 .msg_key = r->msg_key};
   gethostname(w.host, sizeof w.host - 1);
   memcpy(a, &w, sizeof w);
   a += sizeof w;
@@ -255,10 +272,20 @@ static rig_status make_counts(rig_rail *r, rig_error *err) {
   return RIG_OK;
 }
 
+/* A random key for the end's messages: one no other end of the process
+ * has, and that a process that did not get the end's address cannot
+ * guess. 0 (none) only when the system gives no random bytes. */
+static uint64_t msg_key(void) {
+  uint64_t k = 0;
+  if (getrandom(&k, sizeof k, 0) != (ssize_t)sizeof k) return 0;
+  return k;
+}
+
 static rig_rail *rail_new(int64_t id) {
   rig_rail *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->id = id;
+  r->msg_key = msg_key();
   pthread_mutex_init(&r->why_lock, NULL);
   atomic_init(&r->state, RAIL_MADE);
   return r;
@@ -417,7 +444,10 @@ static rig_status attach_on_thread(void *arg, rig_error *err) {
   rs = st == UCS_OK ? RIG_OK : rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
   if (rs == RIG_OK && !a->same_host) rs = rig_endpoint_watch(r->peer.link, r, err);
   if (rs == RIG_OK) rs = rig_engine_add(r, err);
+  if (rs == RIG_OK && (rs = rig_rail_msg_open(r, err)) != RIG_OK) rig_engine_remove(r);
   if (rs == RIG_OK) {
+    r->by_msg = rig_rail_msg_fits(r);
+    atomic_store(&r->served, rig_endpoint_emulated(r->peer.link));
     atomic_store(&r->state, RAIL_LIVE);
     return RIG_OK;
   }
@@ -469,6 +499,7 @@ rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error 
   r->peer.inbound = w.inbound;
   r->peer.inbound_copy = w.in_copy;
   r->peer.counts = w.counts;
+  r->peer.msg_key = w.msg_key;
   char host[64] = {0};
   gethostname(host, sizeof host - 1);
   w.host[sizeof w.host - 1] = '\0';

@@ -34,7 +34,17 @@ typedef struct rig_endpoint rig_endpoint;
 typedef struct put_slot {
   _Atomic bool done;
   void *request;
+  uint64_t header[2]; /* a message's (msg.c), UCX's until it is done */
 } put_slot;
+
+/* Rails by messages (msg.c): where UCX emulates RMA (TCP), a put and an
+ * add are each a message to the peer and each answered by a completion,
+ * four messages a transfer; a transfer of at most RAIL_MSG_MAX bytes goes
+ * instead as one active message of this id carrying its bytes and count,
+ * which the peer's progress writes into its inbound copy before raising
+ * arrived. */
+#define RAIL_MSG_ID  24
+#define RAIL_MSG_MAX (64 * 1024)
 
 /* ---- memory (shm.c) ------------------------------------------------------- */
 
@@ -85,6 +95,7 @@ rig_status rig_ucx_config(ucp_config_t **out, bool *shared, rig_error *err);
 typedef struct rail_peer {
   uint64_t inbound, inbound_copy; /* its inbound's address, one copy's bytes */
   uint64_t counts;                /* its counts page */
+  uint64_t msg_key;               /* names its end in a message (0: it takes none) */
   rig_endpoint *link;             /* the endpoint, shared with others to the peer */
   ucp_ep_h ep;
   ucp_rkey_h inbound_rkey, counts_rkey;
@@ -104,7 +115,11 @@ struct rig_rail {
   void *address; /* what rig_rail_address gives */
   size_t address_len;
   rail_peer peer;
+  uint64_t msg_key;   /* a random name of this end, which messages for it carry */
+  bool by_msg;        /* its transfers go as messages (rail thread's, set at attach) */
+  uint64_t msg_taken; /* the last count a message brought (under the worker) */
   /* The rail thread's. */
+  _Atomic bool served;          /* its peer reaches it by emulated RMA (rig_rail_wait) */
   _Atomic int state;            /* rail_state */
   uint64_t posted;              /* counts whose put is posted */
   _Atomic uint64_t posted_seen; /* posted, for a look without the worker */
@@ -186,9 +201,18 @@ void rig_engine_polling(bool on);
  * timeout_ns or until rig_engine_nudge; not at all when events are there
  * (progressed here) or *word (when not NULL) is no longer seen. */
 void rig_engine_watch(const _Atomic uint32_t *word, uint32_t seen, int64_t timeout_ns);
+/* The same, asleep until the count at `count` reaches c or is raised. */
+void rig_engine_watch_count(const void *count, uint64_t c, int64_t timeout_ns);
 /* Wakes the threads asleep in rig_engine_watch whose word moved (or that
  * sleep on none). */
 void rig_engine_nudge(void);
+/* One turn of progress of the worker by the calling thread, when no one
+ * else has it: whether it did anything (threads asleep on what it moved
+ * are nudged). */
+bool rig_engine_turn(void);
+/* Runs in flight on this process (rig_rails_serve): the rail thread keeps
+ * progressing the worker for peers reached by emulated RMA meanwhile. */
+bool rig_engine_serving(void);
 
 /* ---- threads asleep on the worker (watch.c) ------------------------------- */
 
@@ -196,12 +220,18 @@ typedef struct rig_sleeper {
   int fd, at; /* its eventfd; its place among those asleep (-1: none) */
   const _Atomic uint32_t *word;
   uint32_t seen;
+  const void *count; /* or a count it waits to reach `want` (rig_rail_wait) */
+  uint64_t want;
 } rig_sleeper;
 
 /* Registers this thread, asleep on word (NULL: on nothing but nudges)
  * while it reads `seen`: false when it cannot be nudged (no eventfd, or
  * too many asleep). */
 bool rig_sleeper_add(rig_sleeper *s, const _Atomic uint32_t *word, uint32_t seen);
+/* The same, asleep until the count reaches want or is raised. */
+bool rig_sleeper_add_count(rig_sleeper *s, const void *count, uint64_t want);
+/* Whether what s sleeps on moved (a sleeper on nothing: always). */
+bool rig_sleeper_moved(const rig_sleeper *s);
 /* Sleeps until nudged, `also` (a file descriptor, -1: none) is readable,
  * or timeout_ns. */
 void rig_sleeper_sleep(rig_sleeper *s, int also, int64_t timeout_ns);
@@ -219,6 +249,25 @@ void rig_rail_fail(rig_rail *r, const char *why);
 void rig_rail_fail_ucx(rig_rail *r, const char *what, ucs_status_t st);
 /* UCX lost r's peer (the rail thread). */
 void rig_rail_peer_lost(rig_rail *r, ucs_status_t st);
+/* Whether count lies in the counts page of a live rail of this process
+ * whose peer reaches it by emulated RMA (its waits progress the worker). */
+bool rig_rails_count_served(const void *count);
+/* Lends host code the rails' wait (rig_grid.calls->rail_wait). */
+void rig_rails_wait_lend(void);
+
+/* ---- rails by messages (msg.c, under the worker) ------------------------------- */
+
+/* Sets the worker's handler of the rails' messages (the engine's make). */
+rig_status rig_rail_msg_listen(ucp_worker_h worker, rig_error *err);
+/* r takes messages from now on / no longer (on the rail thread). */
+rig_status rig_rail_msg_open(rig_rail *r, rig_error *err);
+void rig_rail_msg_close(rig_rail *r);
+/* Whether r's transfers may go as messages to its attached peer. */
+bool rig_rail_msg_fits(const rig_rail *r);
+/* Posts count c's transfer of len bytes at src as a message (p: the put's
+ * completion, its slot's header kept for UCX). */
+ucs_status_ptr_t rig_rail_msg_send(rig_rail *r, uint64_t c, put_slot *slot, const void *src,
+                                   size_t len, const ucp_request_param_t *p);
 
 /* ---- endpoints (peer.c, on the rail thread) ---------------------------------- */
 

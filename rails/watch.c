@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/count_wait.h"
 #include "rails_internal.h"
 
 /* At most this many asleep at once; more sleep a bounded while instead. */
@@ -37,8 +38,7 @@ static int own_eventfd(void) {
   return own_fd;
 }
 
-bool rig_sleeper_add(rig_sleeper *s, const _Atomic uint32_t *word, uint32_t seen) {
-  *s = (rig_sleeper){.fd = own_eventfd(), .word = word, .seen = seen, .at = -1};
+static bool add(rig_sleeper *s) {
   if (s->fd < 0) return false;
   pthread_mutex_lock(&lock);
   for (int i = 0; i < SLEEPERS_MAX && s->at < 0; i++)
@@ -49,6 +49,22 @@ bool rig_sleeper_add(rig_sleeper *s, const _Atomic uint32_t *word, uint32_t seen
   }
   pthread_mutex_unlock(&lock);
   return s->at >= 0;
+}
+
+bool rig_sleeper_add(rig_sleeper *s, const _Atomic uint32_t *word, uint32_t seen) {
+  *s = (rig_sleeper){.fd = own_eventfd(), .word = word, .seen = seen, .at = -1};
+  return add(s);
+}
+
+bool rig_sleeper_add_count(rig_sleeper *s, const void *count, uint64_t want) {
+  *s = (rig_sleeper){.fd = own_eventfd(), .count = count, .want = want, .at = -1};
+  return add(s);
+}
+
+bool rig_sleeper_moved(const rig_sleeper *s) {
+  int ok;
+  if (s->count) return rig_count_seen(s->count, s->want, &ok);
+  return !s->word || atomic_load(s->word) != s->seen;
 }
 
 void rig_sleeper_sleep(rig_sleeper *s, int also, int64_t timeout_ns) {
@@ -77,7 +93,7 @@ void rig_engine_nudge(void) {
   pthread_mutex_lock(&lock);
   for (int i = 0; i < SLEEPERS_MAX; i++) {
     rig_sleeper *s = asleep[i];
-    if (s && (!s->word || atomic_load(s->word) != s->seen)) {
+    if (s && rig_sleeper_moved(s)) {
       ssize_t n = write(s->fd, &one, sizeof one);
       (void)n;
     }

@@ -150,6 +150,25 @@ void rig_rail_raise(rig_rail *r, const char *why);
 /* Raises every end of this process (a job failed). */
 void rig_rails_raise_all(const char *why);
 
+/* Waits until the count at `count` (an end's counts area plus
+ * RIG_RAIL_ARRIVED_AT or RIG_RAIL_SENT_AT) reaches c, with acquire: true
+ * then, false once it is raised (the rail or the job failed). The wait host
+ * code is lent as rig_grid.calls->rail_wait (rig_host_abi.h), for any
+ * thread: where the rail's peer reaches this process by emulated RMA (TCP
+ * between hosts), the count lands only by this process's progress of UCX,
+ * which the waiting thread then does itself, spinning a little, yielding a
+ * while and sleeping on the transport's event; elsewhere (shared memory,
+ * hardware RMA) it spins, yields, then sleeps 50 us at a time. */
+bool rig_rail_wait(const void *count, uint64_t c);
+/* A run that may wait on rails is in flight (on), or no longer (off):
+ * counted. Meanwhile the rail thread keeps progressing UCX for peers
+ * reached by emulated RMA whenever no thread waits in rig_rail_wait, rather
+ * than sleeping on the transport's event after a short idle, so that a
+ * count a GPU's stream or a cpu:N kernel spins on lands without a wake-up.
+ * The job says so around each run on every machine (rig_job_run_begin,
+ * rig_job_run_end). */
+void rig_rails_serve(bool on);
+
 /* Tracing (docs/internals.md "Tracing"): fn, when not NULL, is called on
  * the thread that moves a rail (the rail thread, or one that calls ready
  * and finds the worker free) as the put of count c made ready is posted
