@@ -1377,6 +1377,161 @@ static void a_nudge_wakes_a_peer_waiter_whose_word_moved(void) {
   rig_peer_self_release();
 }
 
+/* ---- waits on a count -------------------------------------------------------------- */
+
+/* A thread that waits on a count with the library's wait. */
+typedef struct count_waiter {
+  const void *count;
+  uint64_t c;
+  _Atomic pid_t tid;
+  bool reached;
+} count_waiter;
+
+static void *count_wait_main(void *arg) {
+  count_waiter *w = arg;
+  atomic_store(&w->tid, rig_thread_self());
+  w->reached = rig_rail_wait(w->count, w->c);
+  return NULL;
+}
+
+/* Whether thread tid (0: not yet known) is seen asleep in a system call
+ * within a hang's bound: its wait spins, yields, then sleeps. */
+static bool seen_asleep(_Atomic pid_t *tid) {
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  for (;;) {
+    pid_t t = atomic_load(tid);
+    long nr;
+    unsigned long arg0;
+    if (t && rig_thread_state(0, t, &nr, &arg0) == 'S' && nr >= 0) return true;
+    if (!rig_wait_more(&until)) return false;
+  }
+}
+
+/* A rail of one 8-byte word from rank 0 to rank 1 (the others: none). */
+static rig_rail *word_rail(int64_t id) {
+  static const rig_rail_transfer word[1] = {{0, 0, 8}};
+  rig_rail *r = NULL;
+  rig_error err;
+  rig_status st = RIG_OK;
+  if (rank == 0) st = rig_rail_connect(MPI_COMM_WORLD, 1, id, word, 1, NULL, 0, &r, &err);
+  if (rank == 1) st = rig_rail_connect(MPI_COMM_WORLD, 0, id, NULL, 0, word, 1, &r, &err);
+  CHECK_OK(st, err);
+  return r;
+}
+
+/* Rank 1 asleep in rig_rail_wait for arrived 1, rank 0 sends once it is
+ * seen asleep: the wait wakes with the word there. Across hosts by TCP it
+ * is the waiting thread that progresses the transport (the rail thread
+ * sleeps, its event fd given up to the waiter). */
+static void a_wait_asleep_on_a_count_wakes_with_its_bytes(void) {
+  rig_rail *r = word_rail(21);
+  const rig_rail_end *e = r ? rig_rail_end_of(r) : NULL;
+  const uint64_t word = UINT64_C(0x5eed0fa11ed0beef);
+  if (rank == 1 && e) {
+    count_waiter w = {(unsigned char *)rig_buffer_host(e->counts) + RIG_RAIL_ARRIVED_AT, 1, 0,
+                      false};
+    pthread_t th;
+    bool made = pthread_create(&th, NULL, count_wait_main, &w) == 0;
+    CHECK(made, "no thread");
+    char asleep = made && seen_asleep(&w.tid);
+    MPI_Send(&asleep, 1, MPI_CHAR, 0, 21, MPI_COMM_WORLD);
+    if (made) pthread_join(th, NULL);
+    CHECK(w.reached, "the wait ended without its count");
+    uint64_t got = 0;
+    memcpy(&got, rig_buffer_host(e->inbound), sizeof got);
+    CHECK(got == word, "the word is %llx", (unsigned long long)got);
+  } else if (rank == 0 && e) {
+    char asleep = 0;
+    MPI_Recv(&asleep, 1, MPI_CHAR, 1, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(asleep, "rank 1's wait was not seen asleep within %.0f s", RIG_HANG_S);
+    memcpy(rig_buffer_host(e->outbound), &word, sizeof word);
+    e->ready(rig_buffer_host(e->counts), 1);
+  } else if (rank < 2) {
+    char none = 0;
+    if (rank == 1) MPI_Send(&none, 1, MPI_CHAR, 0, 21, MPI_COMM_WORLD);
+    if (rank == 0) MPI_Recv(&none, 1, MPI_CHAR, 1, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (r) rig_rail_release(r);
+}
+
+/* A wait asleep on a count that will not come ends, false, once its rail
+ * is raised (as a failed job raises every rail). */
+static void a_wait_ends_false_once_its_rail_is_raised(void) {
+  rig_rail *r = word_rail(22);
+  const rig_rail_end *e = r ? rig_rail_end_of(r) : NULL;
+  if (rank == 1 && e) {
+    count_waiter w = {(unsigned char *)rig_buffer_host(e->counts) + RIG_RAIL_ARRIVED_AT, 1, 0,
+                      true};
+    pthread_t th;
+    bool made = pthread_create(&th, NULL, count_wait_main, &w) == 0;
+    CHECK(made, "no thread");
+    CHECK(made && seen_asleep(&w.tid), "the wait was not seen asleep within %.0f s", RIG_HANG_S);
+    rig_rail_raise(r, "a test raised it");
+    if (made) pthread_join(th, NULL);
+    CHECK(!w.reached, "the wait said its count came");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (r) rig_rail_release(r);
+}
+
+/* This process's rail thread (named rig-rail), or 0. */
+static pid_t rail_thread(void) {
+  DIR *d = opendir("/proc/self/task");
+  pid_t found = 0;
+  for (struct dirent *de; d && !found && (de = readdir(d));) {
+    char path[320], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%.255s/comm", de->d_name);
+    FILE *f = fopen(path, "r");
+    if (f && fgets(comm, sizeof comm, f) && strncmp(comm, "rig-rail", 8) == 0)
+      found = (pid_t)atoi(de->d_name);
+    if (f) fclose(f);
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+static bool asleep_on_its_event(pid_t tid) {
+#ifdef SYS_epoll_wait
+  if (rig_thread_asleep_in(0, tid, SYS_epoll_wait)) return true;
+#endif
+  return rig_thread_asleep_in(0, tid, SYS_epoll_pwait);
+}
+
+/* While a run is in flight (rig_rails_serve) and no thread waits on a
+ * count, the rail thread keeps progressing a rail whose peer reaches it by
+ * emulated RMA (TCP): it is never seen asleep on its event fd, and once
+ * the run is over it is, soon. (On shared memory nothing needs serving.) */
+static void the_rail_thread_serves_emulated_rails_while_a_run_is_in_flight(void) {
+  const char *tls = getenv("RIG_UCX_TLS");
+  if (!tls || !*tls) tls = getenv("UCX_TLS");
+  bool emulated = tls && strncmp(tls, "tcp", 3) == 0;
+  rig_rail *r = word_rail(23);
+  if (rank == 1 && r && !emulated)
+    printf("\n  (rank 1: rails by shared memory here: nothing to serve, only checked over tcp) ");
+  if (rank == 1 && r && emulated) {
+    pid_t tid = rail_thread();
+    CHECK(tid > 0, "no thread named rig-rail");
+    rig_rails_serve(true);
+    unsigned asleep = 0;
+    for (int i = 0; tid > 0 && i < 300; i++) {
+      asleep += asleep_on_its_event(tid);
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+    CHECK(asleep == 0, "the rail thread was seen asleep %u times while a run was in flight",
+          asleep);
+    rig_rails_serve(false);
+    rig_wait until = rig_wait_begin(RIG_HANG_S);
+    bool slept = false;
+    while (tid > 0 && !(slept = asleep_on_its_event(tid)) && rig_wait_more(&until)) {
+    }
+    CHECK(slept, "the rail thread never slept once the run was over");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (r) rig_rail_release(r);
+}
+
 /* Every test, in order: rank 0 runs each inside CUnit, the others beside. */
 static const struct {
   const char *name;
@@ -1403,6 +1558,9 @@ static const struct {
     T(rails_made_and_released_leave_nothing_behind),
     T(a_message_wakes_a_peer_asleep_on_the_worker),
     T(a_nudge_wakes_a_peer_waiter_whose_word_moved),
+    T(a_wait_asleep_on_a_count_wakes_with_its_bytes),
+    T(a_wait_ends_false_once_its_rail_is_raised),
+    T(the_rail_thread_serves_emulated_rails_while_a_run_is_in_flight),
 #undef T
 };
 enum { NTESTS = sizeof tests / sizeof *tests };

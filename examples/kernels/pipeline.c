@@ -17,13 +17,12 @@ void consume(void *params, const rig_grid *grid);
  * block r is word i = r + i, written in copy r mod 2 once run r - 2's
  * block (the same copy) is acknowledged, then made ready as count r + 1. */
 void produce(void *params, const rig_grid *grid) {
-  (void)grid;
   struct {
     uint64_t outbound, counts, ready, run;
   } p;
   memcpy(&p, params, sizeof p);
   unsigned char *counts = (unsigned char *)(uintptr_t)p.counts;
-  if (p.run >= 2 && !rail_wait(counts + RIG_RAIL_ARRIVED_AT, p.run - 1)) return;
+  if (p.run >= 2 && !rail_wait(grid, counts + RIG_RAIL_ARRIVED_AT, p.run - 1)) return;
   uint64_t *block = (uint64_t *)(uintptr_t)p.outbound + (p.run % 2) * WORDS;
   for (uint64_t i = 0; i < WORDS; i++) block[i] = p.run + i;
   rig_ready_fn *ready = (rig_ready_fn *)(uintptr_t)p.ready;
@@ -35,18 +34,17 @@ void produce(void *params, const rig_grid *grid) {
  * into sum (after R runs sum[i] = R i + R (R - 1) / 2), then acknowledges
  * it with the run's number in copy r mod 2 of the way back. */
 void consume(void *params, const rig_grid *grid) {
-  (void)grid;
   struct {
     uint64_t inbound, outbound, counts, sum, ready, run;
   } p;
   memcpy(&p, params, sizeof p);
   unsigned char *counts = (unsigned char *)(uintptr_t)p.counts;
-  if (!rail_wait(counts + RIG_RAIL_ARRIVED_AT, p.run + 1)) return;
+  if (!rail_wait(grid, counts + RIG_RAIL_ARRIVED_AT, p.run + 1)) return;
   const uint64_t *block = (const uint64_t *)(uintptr_t)p.inbound + (p.run % 2) * WORDS;
   uint64_t *sum = (uint64_t *)(uintptr_t)p.sum;
   for (uint64_t i = 0; i < WORDS; i++) sum[i] += block[i];
   /* The acknowledgement's copy was last sent two runs ago. */
-  if (p.run >= 2 && !rail_wait(counts + RIG_RAIL_SENT_AT, p.run - 1)) return;
+  if (p.run >= 2 && !rail_wait(grid, counts + RIG_RAIL_SENT_AT, p.run - 1)) return;
   uint64_t *ack = (uint64_t *)(uintptr_t)p.outbound + (p.run % 2) * 32; /* copies of 256 bytes */
   ack[0] = p.run;
   rig_ready_fn *ready = (rig_ready_fn *)(uintptr_t)p.ready;

@@ -14,10 +14,9 @@ void rail_wait_count(void *params, const rig_grid *grid);
  * thread, before the steps that read what arrived. It returns at once when
  * a failure raised the count. */
 void rail_wait_count(void *params, const rig_grid *grid) {
-  (void)grid;
   struct {
     uint64_t counts, at, c;
   } p;
   memcpy(&p, params, sizeof p);
-  rail_wait((const unsigned char *)(uintptr_t)p.counts + p.at, p.c);
+  rail_wait(grid, (const unsigned char *)(uintptr_t)p.counts + p.at, p.c);
 }
