@@ -202,6 +202,7 @@ int main(int argc, char **argv) {
   double *times = calloc(RUNS, sizeof *times);
   CHECK(begins && times);
   double cpu0 = 0;
+  if (rank == 0) rig_job_runs_plan(job, RUNS + WARMUP);
   for (int r = 0; r < RUNS + WARMUP; r++) {
     if (r == WARMUP) {
       rig_job_tree_facts(job, &t0);
@@ -217,6 +218,7 @@ int main(int argc, char **argv) {
       die("run_end", &err);
     if (r >= WARMUP) times[r - WARMUP] = (double)(bench_now_ns() - start);
   }
+  if (rig_job_runs_done(job, NULL, &err) != RIG_OK) die("runs_done", &err);
   double cpu = (cpu_us() - cpu0) / RUNS;
   rig_job_tree_facts(job, &t1);
   unload(&mine);

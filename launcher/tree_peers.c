@@ -69,9 +69,14 @@ static void judge(const rig_job *job, const tree_msg *m, char *why, size_t n) {
              (int)m->from, (long long)m->machine);
   else if (m->what != WHAT_START && m->what != WHAT_DONE)
     snprintf(why, n, "a tree message of kind %u from machine %d", m->what, (int)m->from);
-  else if (m->run == UINT64_MAX)
-    snprintf(why, n, "a run numbered %llu from machine %d", (unsigned long long)m->run,
-             (int)m->from);
+  else if (m->what == WHAT_START && m->run != atomic_load(&t->start_came))
+    snprintf(why, n, "the start of run %llu from machine %d, after run %llu's",
+             (unsigned long long)m->run, (int)m->from,
+             (unsigned long long)atomic_load(&t->start_came) - 1);
+  else if (m->what == WHAT_DONE && m->run != atomic_load(&t->done_came[m->from - t->first]))
+    snprintf(why, n, "the end of run %llu from machine %d, after run %llu's",
+             (unsigned long long)m->run, (int)m->from,
+             (unsigned long long)atomic_load(&t->done_came[m->from - t->first]) - 1);
   else
     why[0] = '\0';
 }
@@ -95,10 +100,12 @@ static void on_message(void *ctx, const void *bytes, size_t len) {
   } else if (t && m.what == WHAT_START) {
     atomic_store_explicit(&t->start_came, m.run + 1, memory_order_release);
   } else if (t) {
-    int c = m.from - t->first;
-    t->done_ns[c] = m.ns;
-    t->done_machine[c] = m.machine;
-    atomic_store_explicit(&t->done_came[c], m.run + 1, memory_order_release);
+    /* Runs come in order, and run q's slot is free once run q - 2 was
+     * reported up (a child's q begins after its parent's q - 1 ended). */
+    size_t at = 2 * (size_t)(m.from - t->first) + m.run % 2;
+    t->done_ns[at] = m.ns;
+    t->done_machine[at] = m.machine;
+    atomic_store_explicit(&t->done_came[m.from - t->first], m.run + 1, memory_order_release);
   }
   if (t) atomic_fetch_add_explicit(&t->mail, 1, memory_order_release);
   pthread_mutex_unlock(&table_lock);
@@ -126,10 +133,8 @@ static void on_lost(void *ctx, const char *why) {
   pthread_mutex_unlock(&table_lock);
 }
 
-/* Swaps addresses with the neighbours over the tree's communicator: n
- * bytes each way with each (0: none here). */
-static rig_status swap_addresses(rig_job *job, const void *mine, size_t n, void **theirs,
-                                 size_t *lens, bool *pending, rig_error *err) {
+rig_status rig_tree_swap(rig_job *job, const void *mine, size_t n, size_t max, void **theirs,
+                         size_t *lens, bool *pending, rig_error *err) {
   job_tree *t = &job->tree;
   int k = t->nchildren + (t->parent >= 0);
   int *peers = calloc((size_t)k + 1, sizeof *peers);
@@ -144,7 +149,7 @@ static rig_status swap_addresses(rig_job *job, const void *mine, size_t n, void 
   for (int i = 0; st == RIG_OK && i < 2 * k; i++)
     st = rig_bootstrap_wait(&req[i], "MPI_Irecv", pending, err);
   for (int i = 0; st == RIG_OK && i < k; i++) {
-    if (got[i] > RIG_PEER_ADDRESS_MAX) got[i] = 0;
+    if (got[i] > max) got[i] = 0;
     if (!(theirs[i] = malloc(got[i] ? got[i] : 1)))
       st = rig_error_set(err, RIG_ENOMEM, "out of memory");
     lens[i] = got[i];
@@ -181,20 +186,16 @@ static void listen_drop(void) {
   pthread_mutex_unlock(&listen_lock);
 }
 
-rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
+rig_status rig_tree_peers_start(rig_job *job, bool *pending, bool *ok, rig_error *err) {
   job_tree *t = &job->tree;
   int k = t->nchildren + (t->parent >= 0);
-  t->done_came = calloc((size_t)t->nchildren + 1, sizeof *t->done_came);
-  t->done_ns = calloc((size_t)t->nchildren + 1, sizeof *t->done_ns);
-  t->done_machine = calloc((size_t)t->nchildren + 1, sizeof *t->done_machine);
   t->peers = calloc((size_t)k + 1, sizeof *t->peers);
   t->lost = calloc((size_t)k + 1, sizeof(lost_ctx));
-  if (!t->done_came || !t->done_ns || !t->done_machine || !t->peers || !t->lost)
-    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  if (!t->peers || !t->lost) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   /* This machine's address, or none: then every machine's tree goes by
-   * MPI (each learns whether all have one). On one host too: there MPI's
-   * shared memory, polled, beats a message's wake-up (UCX's endpoints
-   * with peer failure handling go by TCP there). */
+   * MPI (each learns whether all have one). Not on one host: there the
+   * tree goes by shared memory, or MPI's (UCX's endpoints with peer
+   * failure handling go by TCP there). */
   const void *self = NULL;
   size_t n = 0;
   rig_error e;
@@ -205,6 +206,7 @@ rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
   rig_status st = rig_mpi_status(MPI_Iallreduce(&all, &every, 1, MPI_INT, MPI_LAND, t->comm, &req),
                                  "MPI_Iallreduce", err);
   if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Iallreduce", pending, err);
+  *ok = false;
   if (st != RIG_OK || !every) return st;
   /* Listening before a neighbour can know this address: its first
    * message may come as soon as the addresses are swapped. */
@@ -219,7 +221,8 @@ rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
   size_t *lens = calloc((size_t)k + 1, sizeof *lens);
   if (st == RIG_OK && (!theirs || !lens))
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
-  if (st == RIG_OK) st = swap_addresses(job, self, n, theirs, lens, pending, err);
+  if (st == RIG_OK)
+    st = rig_tree_swap(job, self, n, RIG_PEER_ADDRESS_MAX, theirs, lens, pending, err);
   lost_ctx *lost = t->lost;
   for (int i = 0; st == RIG_OK && i < k; i++) {
     int m = i < t->nchildren ? t->first + i : t->parent;
@@ -230,7 +233,7 @@ rig_status rig_tree_peers_start(rig_job *job, bool *pending, rig_error *err) {
   for (int i = 0; theirs && i < k; i++) free(theirs[i]);
   free(theirs);
   free(lens);
-  t->by_messages = st == RIG_OK;
+  *ok = st == RIG_OK;
   return st;
 }
 
@@ -251,15 +254,9 @@ void rig_tree_peers_free(rig_job *job) {
   /* A close still under way may yet call its loss: its context stays. */
   if (closed) free(t->lost);
   free(t->peers);
-  free(t->done_came);
-  free(t->done_ns);
-  free(t->done_machine);
   if (t->self_held) rig_peer_self_release();
   t->peers = NULL;
   t->lost = NULL;
-  t->done_came = NULL;
-  t->done_ns = NULL;
-  t->done_machine = NULL;
   t->self_held = false;
 }
 
@@ -275,62 +272,42 @@ rig_status rig_tree_send(rig_job *job, int to, bool start, uint64_t run, uint64_
   return rig_peer_send(t->peers[i], MSG_TREE, &m, sizeof m, err);
 }
 
-static bool ready(const job_tree *t, bool start, uint64_t run) {
-  if (start) return atomic_load_explicit(&t->start_came, memory_order_acquire) >= run + 1;
-  for (int c = 0; c < t->nchildren; c++)
-    if (atomic_load_explicit(&t->done_came[c], memory_order_acquire) < run + 1) return false;
+static rig_status take(rig_job *job, rig_error *err) {
+  (void)job;
+  (void)err; /* the handler fills the mailbox, checking each word */
+  return RIG_OK;
+}
+
+static bool may_send(rig_job *job, bool start, uint64_t q) {
+  (void)job;
+  (void)start;
+  (void)q; /* a message is copied as it is sent */
   return true;
 }
 
-/* How long a waiter progresses the worker and yields before it sleeps on
- * it, at most: a hop by message takes tens of microseconds across hosts,
- * and a sleep costs a wake-up on top (as an executor's watch does,
- * executor.c). The window adapts, one per kind of wait: it halves after a
- * wait that outlasted it (yielding only took the cores of the machines
- * this one waits for: more ranks than cores, or runs longer than a hop),
- * and doubles back after one it saw end. */
-#define YIELD_S     200e-6
-#define YIELD_MIN_S 2e-6
-
-rig_status rig_tree_await(rig_job *job, bool start, uint64_t run, rig_error *err) {
+static rig_status start(rig_job *job, uint64_t q, rig_error *err) {
   job_tree *t = &job->tree;
-  /* This thread progresses the worker (the rail thread leaves it the
-   * messages): spinning about a microsecond, yielding a while, then
-   * asleep on the worker. */
-  rig_peer_polling(true);
-  rig_status st = RIG_OK;
-  double t0 = 0, *window = &t->yield_s[start];
-  if (!*window) *window = YIELD_S;
-  bool slept = false;
-  for (unsigned polls = 0;; polls++) {
-    uint32_t seen = atomic_load_explicit(&t->mail, memory_order_acquire);
-    if (ready(t, start, run)) break;
-    if (atomic_load(&job->failed)) {
-      st = rig_job_error(job, err);
-      break;
-    }
-    if (rig_tree_closed(job, err)) {
-      st = RIG_EJOB;
-      break;
-    }
-    if (rig_peer_progress()) continue;
-    if (polls < 256) {
-      rig_cpu_relax();
-      continue;
-    }
-    double now = rig_now_s();
-    if (!t0) t0 = now;
-    if (now - t0 < *window) {
-      sched_yield();
-      continue;
-    }
-    slept = true;
-    rig_peer_wait(&t->mail, seen, 100000000L);
-  }
-  rig_peer_polling(false);
-  if (slept && *window > YIELD_MIN_S)
-    *window /= 2;
-  else if (!slept && t0 && *window < YIELD_S)
-    *window *= 2;
-  return st;
+  for (int c = 0; c < t->nchildren; c++)
+    if (rig_tree_send(job, t->first + c, true, q, 0, 0, err) != RIG_OK) return RIG_EJOB;
+  return RIG_OK;
 }
+
+static rig_status done(rig_job *job, uint64_t q, uint64_t ns, int64_t machine, rig_error *err) {
+  return rig_tree_send(job, job->tree.parent, false, q, ns, machine, err);
+}
+
+/* A waiter progresses the worker itself (the rail thread leaves it the
+ * messages), and sleeps on it until a message (a nudge) comes. */
+static void sleep_on_worker(job_tree *t, uint32_t seen, long *nap_ns) {
+  (void)nap_ns;
+  rig_peer_wait(&t->mail, seen, 100000000L);
+}
+
+static bool settled(rig_job *job) {
+  (void)job;
+  return true;
+}
+
+const tree_way rig_tree_by_messages = {
+    "messages",      take,   may_send, start, done, rig_peer_polling, rig_peer_progress,
+    sleep_on_worker, settled};

@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "job.h"
 #include "polled.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
+#include "tree.h"
 
 /* Every agent has a polled device whose functions allow 64 threads, so
  * that the controller's threads check has something to check. */
@@ -30,7 +33,9 @@ enum {
   SPMD_ALIKE,  /* every machine fails alike at once */
   SPMD_LEAVE,  /* the last machine closes the job in run 0 */
   SPMD_CLOSED, /* every agent waits for run 0, which the controller never begins */
-  SPMD_REPORT  /* every agent gathers what its last SPMD_CLOSED wait said */
+  SPMD_REPORT, /* every agent gathers what its last SPMD_CLOSED wait said */
+  SPMD_TIMED,  /* runs as SPMD_RUNS, then gathers each run's begin and end */
+  SPMD_FORGE   /* the last machine forges the end of a run it never ran */
 };
 
 /* What an agent's wait in SPMD_CLOSED ended with. */
@@ -55,6 +60,34 @@ static void spmd_runs(rig_job *job, int m) {
     if (rig_job_run_begin(job, r, &err) != RIG_OK) return;
     if (rig_job_run_end(job, r, run_ns(m, r), NULL, &err) != RIG_OK) return;
   }
+  rig_job_runs_done(job, NULL, &err);
+}
+
+/* Each machine's begin and end of every run, on CLOCK_MONOTONIC (one host:
+ * one clock): run r began here after begins[r], ended before ends[r]. */
+typedef struct run_times {
+  uint64_t begins[TREE_RUNS], ends[TREE_RUNS], done;
+} run_times;
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Runs as spmd_runs does, keeping the times: a run's begin is taken once
+ * rig_job_run_begin returned, its end before rig_job_run_end is called,
+ * the runs' done after rig_job_runs_done. */
+static bool timed_runs(rig_job *job, run_times *t, rig_error *err) {
+  for (uint64_t r = 0; r < TREE_RUNS; r++) {
+    if (rig_job_run_begin(job, r, err) != RIG_OK) return false;
+    t->begins[r] = now_ns();
+    t->ends[r] = now_ns();
+    if (rig_job_run_end(job, r, 1, NULL, err) != RIG_OK) return false;
+  }
+  if (rig_job_runs_done(job, NULL, err) != RIG_OK) return false;
+  t->done = now_ns();
+  return true;
 }
 
 /* An agent's part: what it got is sent back (gather) for rank 0 to judge. */
@@ -96,7 +129,7 @@ bool rig_test_agent_spmd(rig_job *job, int which) {
         rig_job_fail(job, "machine 1: a test failed run 0");
         return false;
       }
-      rig_job_run_end(job, 0, 1, NULL, &err);
+      if (rig_job_run_end(job, 0, 1, NULL, &err) == RIG_OK) rig_job_runs_done(job, NULL, &err);
       break;
     case SPMD_LEAVE:
       if (rig_job_run_begin(job, 0, &err) != RIG_OK) return false;
@@ -104,7 +137,7 @@ bool rig_test_agent_spmd(rig_job *job, int which) {
         rig_job_close(job, &err);
         return true;
       }
-      rig_job_run_end(job, 0, 1, NULL, &err);
+      if (rig_job_run_end(job, 0, 1, NULL, &err) == RIG_OK) rig_job_runs_done(job, NULL, &err);
       break;
     case SPMD_CLOSED:
       snprintf(closed_said, sizeof closed_said, "(it began)");
@@ -122,36 +155,126 @@ bool rig_test_agent_spmd(rig_job *job, int which) {
     case SPMD_REPORT:
       rig_job_gather(job, closed_said, strlen(closed_said) + 1, NULL, NULL, &err);
       break;
+    case SPMD_FORGE:
+      /* The end of run 999 up the tree, as its way sends one; then no run
+       * of its own, whose true end would take the forged one's place. */
+      if (m == (int)rig_job_machines(job) - 1)
+        job->tree.way->done(job, 999, 1, m, &err);
+      else
+        spmd_runs(job, m);
+      break;
+    case SPMD_TIMED: {
+      static run_times t;
+      if (timed_runs(job, &t, &err)) rig_job_gather(job, &t, sizeof t, NULL, NULL, &err);
+      break;
+    }
   }
   return false;
 }
 
 /* Runs begun down the tree and ended up it: run after run, machine 0
- * learns each run's slowest machine and its time, and sends K messages a
- * run at most (the starts of its children). */
+ * learns each run's slowest machine and its time (with W runs in flight,
+ * at the end of the run W - 1 later, the last ones once the runs are
+ * done), and sends K messages a run (the starts of its children). */
 static void test_the_tree_starts_and_ends_every_run_and_names_the_slowest(void) {
   rig_job *job = rig_test_job_start_spmd(SPMD_RUNS);
   CU_ASSERT_PTR_NOT_NULL_FATAL(job);
   int n = (int)rig_job_machines(job);
   rig_job_tree t;
   rig_job_tree_facts(job, &t);
-  uint64_t sent0 = t.messages;
+  uint64_t sent0 = t.messages, w = t.in_flight;
+  CU_ASSERT(w == 1 || w == 2);
   rig_error err;
   bool ok = true;
+  uint64_t next = 0; /* the next run machine 0 should learn of */
+  rig_job_runs_plan(job, TREE_RUNS);
   for (uint64_t r = 0; r < TREE_RUNS && ok; r++) {
-    rig_job_slowest slow = {0, -1};
+    rig_job_slowest slow = {0, -1, 0};
     ok = rig_job_run_begin(job, r, &err) == RIG_OK &&
          rig_job_run_end(job, r, run_ns(0, r), &slow, &err) == RIG_OK;
+    if (r + 1 < w) {
+      CU_ASSERT_EQUAL(slow.run, RIG_JOB_NO_RUN);
+      continue;
+    }
+    CU_ASSERT_EQUAL(slow.run, next);
     CU_ASSERT_EQUAL(slow.machine, n - 1);
-    CU_ASSERT_EQUAL(slow.ns, run_ns(n - 1, r));
+    CU_ASSERT_EQUAL(slow.ns, run_ns(n - 1, next));
+    next++;
+  }
+  rig_job_slowest last = {0, -1, 0};
+  CU_ASSERT_EQUAL(rig_job_runs_done(job, &last, &err), RIG_OK);
+  if (w == 2) {
+    CU_ASSERT_EQUAL(last.run, (uint64_t)TREE_RUNS - 1);
+    CU_ASSERT_EQUAL(last.ns, run_ns(n - 1, TREE_RUNS - 1));
+  } else {
+    CU_ASSERT_EQUAL(last.run, RIG_JOB_NO_RUN);
   }
   CU_ASSERT_TRUE(ok);
   if (!ok) fprintf(stderr, "tree: %s\n", err.message);
   rig_job_tree_facts(job, &t);
   CU_ASSERT_EQUAL(t.parent, -1);
+  /* Planned: no start goes past the last run. */
   CU_ASSERT_EQUAL(t.messages - sent0, (uint64_t)TREE_RUNS * (uint64_t)t.children);
   CU_ASSERT(t.children <= (int)t.fanout);
   rig_test_job_close_ok(job);
+}
+
+/* With W runs in flight, no machine begins run r before every machine
+ * ended run r - W, and once machine 0's runs are done every machine's
+ * are: each machine's times (one host, one clock) gathered and compared. */
+static void test_no_machine_begins_a_run_before_run_r_less_w_ended_everywhere(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_TIMED);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job);
+  rig_job_tree facts;
+  rig_job_tree_facts(job, &facts);
+  uint64_t w = facts.in_flight;
+  static run_times mine;
+  run_times *all[16] = {&mine};
+  size_t lens[16] = {sizeof mine};
+  CU_ASSERT_FATAL(n <= 16);
+  rig_error err;
+  bool ok = timed_runs(job, &mine, &err);
+  CU_ASSERT_TRUE(ok);
+  if (!ok) fprintf(stderr, "timed runs: %s\n", err.message);
+  CU_ASSERT_EQUAL(rig_job_gather(job, NULL, 0, (void **)all, lens, &err), RIG_OK);
+  all[0] = &mine;
+  bool whole = true;
+  for (size_t m = 1; m < n; m++) whole = whole && all[m] && lens[m] == sizeof mine;
+  CU_ASSERT_TRUE_FATAL(whole);
+  unsigned early = 0, late = 0;
+  for (size_t m = 0; m < n; m++)
+    for (uint64_t r = w; r < TREE_RUNS; r++)
+      for (size_t o = 0; o < n; o++) early += all[m]->begins[r] < all[o]->ends[r - w];
+  for (size_t o = 0; o < n; o++) late += all[o]->ends[TREE_RUNS - 1] > mine.done;
+  CU_ASSERT_EQUAL(early, 0);
+  CU_ASSERT_EQUAL(late, 0);
+  for (size_t m = 1; m < n; m++) free(all[m]);
+  rig_test_job_close_ok(job);
+}
+
+/* A machine that reports the end of a run it never ran (the tree's words
+ * are input from the wire, by whichever way they go): the job fails,
+ * naming it and the run, rather than take it for done. */
+static void test_the_tree_fails_the_job_on_a_forged_report_naming_its_sender(void) {
+  rig_job *job = rig_test_job_start_spmd(SPMD_FORGE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+  size_t n = rig_job_machines(job);
+  rig_error err;
+  rig_status st = RIG_OK;
+  for (uint64_t r = 0; st == RIG_OK && r < TREE_RUNS; r++) {
+    st = rig_job_run_begin(job, r, &err);
+    if (st == RIG_OK) st = rig_job_run_end(job, r, 1, NULL, &err);
+  }
+  if (st == RIG_OK) st = rig_job_runs_done(job, NULL, &err);
+  char label[96], sender[128];
+  snprintf(sender, sizeof sender, "from %s", rig_test_label(job, n - 1, label, sizeof label));
+  CU_ASSERT_EQUAL(st, RIG_EJOB);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "run 999"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, sender));
+  if (!strstr(err.message, "run 999") || !strstr(err.message, sender))
+    fprintf(stderr, "forged report: %s\n", err.message);
+  rig_job_close(job, &err);
 }
 
 /* A buffer of three pieces and a bit reaches every machine byte exact. */
@@ -234,6 +357,7 @@ static void test_a_failure_ends_a_wait_on_the_tree(void) {
    * while it still starts its other children, which ends the start. */
   rig_status st = rig_job_run_begin(job, 0, &err);
   if (st == RIG_OK) st = rig_job_run_end(job, 0, 1, NULL, &err);
+  if (st == RIG_OK) st = rig_job_runs_done(job, NULL, &err);
   RIG_ASSERT_ERROR(st, err, RIG_EJOB, "machine 1: a test failed run 0");
   rig_job_close(job, &err);
 }
@@ -279,7 +403,9 @@ static void test_an_agent_that_closes_in_a_run_fails_the_job_naming_itself(void)
            rig_test_label(job, n - 1, label, sizeof label));
   rig_error err;
   CU_ASSERT_EQUAL(rig_job_run_begin(job, 0, &err), RIG_OK);
-  RIG_ASSERT_ERROR(rig_job_run_end(job, 0, 1, NULL, &err), err, RIG_EJOB, want);
+  rig_status st = rig_job_run_end(job, 0, 1, NULL, &err);
+  if (st == RIG_OK) st = rig_job_runs_done(job, NULL, &err);
+  RIG_ASSERT_ERROR(st, err, RIG_EJOB, want);
   rig_job_close(job, &err);
 }
 
@@ -326,6 +452,7 @@ static void test_jobs_closed_one_after_another_leave_nothing_for_the_next(void) 
     for (uint64_t r = 0; r < TREE_RUNS && ok; r++)
       ok = rig_job_run_begin(job, r, &err) == RIG_OK &&
            rig_job_run_end(job, r, run_ns(0, r), NULL, &err) == RIG_OK;
+    ok = ok && rig_job_runs_done(job, NULL, &err) == RIG_OK;
     CU_ASSERT_TRUE(ok);
     for (size_t m = 1; ok && m < rig_job_machines(job); m++) {
       rig_buffer *b = NULL;
@@ -751,6 +878,10 @@ void rig_test_register(void) {
       {"bootstrap gathers every machine", test_bootstrap_gathers_every_machine},
       {"the tree starts and ends every run and names the slowest",
        test_the_tree_starts_and_ends_every_run_and_names_the_slowest},
+      {"the tree begins no run before run r less w ended everywhere",
+       test_no_machine_begins_a_run_before_run_r_less_w_ended_everywhere},
+      {"the tree fails the job on a forged report naming its sender",
+       test_the_tree_fails_the_job_on_a_forged_report_naming_its_sender},
       {"the tree shares bytes with every machine", test_the_tree_shares_bytes_with_every_machine},
       {"an agent that closes in a run fails the job naming itself",
        test_an_agent_that_closes_in_a_run_fails_the_job_naming_itself},

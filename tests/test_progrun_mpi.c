@@ -1964,7 +1964,7 @@ static void test_a_traced_pipeline_shows_both_machines(void) {
 /* The pipeline (i == 0) or the ring of 2 machines (i == 1), 300 runs
  * traced into `trace`, its promises checked (trace_check); false when a
  * run or a check failed. */
-static bool trace_sequential(int i, char *trace, size_t size, trace_facts *f) {
+static bool trace_sequential(int i, char *const *env, char *trace, size_t size, trace_facts *f) {
   char job[512], name[64];
   snprintf(name, sizeof name, "sequential-%d-trace.json", i);
   const char *args[] = {i == 0 ? write_pipeline("pipeline-300.json", 300, job, sizeof job)
@@ -1975,7 +1975,7 @@ static bool trace_sequential(int i, char *trace, size_t size, trace_facts *f) {
                         "--trace",
                         in_tmp(name, trace, size),
                         NULL};
-  rig_proc p = mpirun(2, args, 90);
+  rig_proc p = mpirun_during(2, args, env, 90, NULL, NULL);
   CU_ASSERT_EQUAL(p.code, 0);
   if (p.code != 0) show(&p);
   bool ok = p.code == 0 && trace_check(trace, 2, 300, f);
@@ -1986,13 +1986,14 @@ static bool trace_sequential(int i, char *trace, size_t size, trace_facts *f) {
 
 /* Machine 1's slices are stamped there, before its report of the run's end
  * leaves, and its clock is narrowed by the runs: each lies inside its
- * run's window of the job (trace_check), none clamped there, and on one
- * host (one clock) the offset is 0 within its error. */
+ * run's window of the job (trace_check; with two runs in flight a run's
+ * window opens at machine 0's begin of the run before), none clamped
+ * there, and on one host (one clock) the offset is 0 within its error. */
 static void test_a_traced_machine_s_slices_lie_inside_their_hand_overs_unclamped(void) {
   for (int i = 0; i < 2; i++) {
     char trace[512];
     trace_facts f;
-    CU_ASSERT(trace_sequential(i, trace, sizeof trace, &f));
+    CU_ASSERT(trace_sequential(i, NULL, trace, sizeof trace, &f));
     CU_ASSERT_EQUAL(f.windows, 300);
     CU_ASSERT_EQUAL(f.clamped, 0);
     CU_ASSERT(llabs(f.offset_ns[1]) <= f.error_ns[1]);
@@ -2003,13 +2004,16 @@ static void test_a_traced_machine_s_slices_lie_inside_their_hand_overs_unclamped
 }
 
 /* The pipeline and the ring run one step a run on each machine, one run
- * after the other: no slice of a track overlaps another, so each track
- * has one row, and each thread id is one machine's (trace_check). */
+ * after the other (one run in flight at a time, RIG_JOB_IN_FLIGHT=1): no
+ * slice of a track overlaps another, so each track has one row, and each
+ * thread id is one machine's (trace_check). */
 static void test_a_traced_sequential_job_has_one_row_per_track(void) {
+  static char one[] = "RIG_JOB_IN_FLIGHT=1";
+  char *env[] = {one, NULL};
   for (int i = 0; i < 2; i++) {
     char trace[512];
     trace_facts f;
-    CU_ASSERT(trace_sequential(i, trace, sizeof trace, &f));
+    CU_ASSERT(trace_sequential(i, env, trace, sizeof trace, &f));
     CU_ASSERT_EQUAL(f.rows, 1);
     if (f.rows != 1) fprintf(stderr, "%s: %zu rows\n", trace, f.rows);
   }

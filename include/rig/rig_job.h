@@ -163,25 +163,52 @@ typedef struct rig_job_tree {
   int parent;             /* -1 on machine 0 */
   int children;
   uint64_t messages, bytes; /* sent by this machine on the tree, so far */
+  unsigned in_flight;       /* W: runs in flight at once (RIG_JOB_IN_FLIGHT, machine 0's) */
 } rig_job_tree;
 void rig_job_tree_facts(const rig_job *job, rig_job_tree *out);
 
-/* Run `run` may start here: waits for the parent's word (machine 0 does
+/* Runs in flight: W at most (rig_job_tree.in_flight, RIG_JOB_IN_FLIGHT,
+ * 2 by default): run r starts on a machine once run r - W is done on every
+ * machine (and run r - 1 on the machine itself), so that with W = 2 the
+ * tree's end of run r and start of run r + 1 are off the path of run r +
+ * 1's work, and a copy of a rail or of a program's memory that run r + 2
+ * writes is one no machine reads any more (run r is done everywhere).
+ * With W = 1 each run starts only once the one before is done everywhere.
+ *
+ * Run `run` may start here: waits for the parent's word (machine 0 does
  * not), then passes it to the children, before this machine's own run
- * (whose work may wait on theirs, by a rail). Runs are numbered from 0, in
- * order, each begun and ended once. */
+ * (whose work may wait on theirs, by a rail). The caller's run numbers
+ * name runs in messages; the tree counts the runs begun itself, so a
+ * caller's second series of runs may number them from 0 again. Each run
+ * begun is ended once, before the next begins. */
 rig_status rig_job_run_begin(rig_job *job, uint64_t run, rig_error *err);
-/* The slowest machine of a subtree in a run, and its run's time. */
+/* The slowest machine of a subtree in a run, its run's time, and which
+ * run it is (the caller's number; RIG_JOB_NO_RUN: none). */
+#define RIG_JOB_NO_RUN UINT64_MAX
 typedef struct rig_job_slowest {
   uint64_t ns;
   int machine;
+  uint64_t run;
 } rig_job_slowest;
 /* This machine's run `run` is done (it took ns): waits for its children's
- * reports of the run and reports its subtree's slowest to its parent. On
- * machine 0 the run is then done on every machine, and *slowest (may be
- * NULL) is the job's slowest machine in it. */
+ * reports of run `run` - W + 1 (the run itself with W = 1; the one before
+ * with W = 2, often there already) and reports its subtree's slowest in
+ * it to its parent. On machine 0 that run is then done on every machine,
+ * and *slowest (may be NULL) is the job's slowest machine in it, run
+ * RIG_JOB_NO_RUN for the first W - 1 runs. */
 rig_status rig_job_run_end(rig_job *job, uint64_t run, uint64_t ns, rig_job_slowest *slowest,
                            rig_error *err);
+/* On machine 0, before a series of runs (optional): it has `runs` runs,
+ * so that the tree starts none past the last. Without it machine 0 sends
+ * each child the start of run q + 1 while it runs run q, and one start,
+ * past the series' last run, is not taken (a next series takes it). */
+void rig_job_runs_plan(rig_job *job, uint64_t runs);
+/* After the last run's rig_job_run_end, on every machine: waits for the
+ * run still in flight (W = 2) to end everywhere, and reports it up; on
+ * machine 0, *slowest (may be NULL) is then the job's slowest machine in
+ * it (run RIG_JOB_NO_RUN: none was left). Every run begun is then done on
+ * every machine. */
+rig_status rig_job_runs_done(rig_job *job, rig_job_slowest *slowest, rig_error *err);
 
 /* Bytes every machine needs, down the tree from machine 0 in 1 MiB pieces,
  * each crossing each link once: machine 0 gives *bytes, *len; every other

@@ -23,6 +23,11 @@ typedef struct local_opts {
   bool json_runs, gather;
 } local_opts;
 
+/* The begins of the runs that machine 0 keeps for their windows: a run
+ * is known done everywhere W - 1 runs later, and its window opens W - 1
+ * runs before it (W at most 2). */
+#define RUN_BEGINS 4
+
 /* One machine's part, as it runs it. */
 typedef struct local_part {
   int m;
@@ -182,6 +187,9 @@ static bool run_here(local_machine *lm, uint64_t r, uint64_t *ns) {
   const local_part *p = lm->part;
   if (cli_machine_start(&lm->mm, r, p->ints, p->nints, &err) != CLI_EXIT_OK ||
       wait_ends(lm, &err) != RIG_OK) {
+    /* Machine 0's own failure is of its own run, whatever run before it
+     * is still in flight elsewhere. */
+    if (lm->run_now) __atomic_store_n(lm->run_now, (int64_t)r, __ATOMIC_RELEASE);
     if (!rig_job_failed(lm->job, NULL))
       rig_job_fail(lm->job, "%s: %s", rig_job_label(lm->job, p->m), err.message);
     return false;
@@ -261,9 +269,27 @@ static bool pack_results(local_machine *lm, const size_t *outputs, cli_wbuf *pk)
 /* ---- one machine, from its part to its outputs ------------------------------------------ */
 
 /* Opens, runs every run by the tree, and writes the outputs where they
- * are made; on machine 0 `each` is called after each run with the run's
- * slowest machine. Whether all went well (else the job failed). */
+ * are made; on machine 0 `each` is called once each run is done on every
+ * machine (a run after its end here: runs overlap, rig_job_run_end), with
+ * the run's slowest machine. Whether all went well (else the job failed). */
 typedef void (*after_run_fn)(void *ctx, uint64_t r, const rig_job_slowest *slow);
+
+/* A run the tree says is done everywhere: its window (traced), the run a
+ * failure now falls in (the oldest still in flight), and `each`. Run q
+ * may begin on another machine once machine 0 began run q - W + 1 (its
+ * start goes down while machine 0 runs the run before it): its window
+ * opens there. */
+static void run_done(local_machine *lm, const uint64_t *begins, unsigned w,
+                     const rig_job_slowest *slow, after_run_fn each, void *ctx) {
+  if (slow->run == RIG_JOB_NO_RUN) return;
+  uint64_t first = slow->run >= w - 1 ? slow->run - (w - 1) : 0;
+  if (lm->windows && lm->nwindows < lm->room)
+    lm->windows[lm->nwindows++] =
+        (cli_handover){slow->run, begins[first % RUN_BEGINS], rig_trace_now()};
+  if (lm->run_now) __atomic_store_n(lm->run_now, (int64_t)slow->run + 1, __ATOMIC_RELEASE);
+  if (each) each(ctx, slow->run, slow);
+}
+
 static bool run_machine(local_machine *lm, after_run_fn each, void *ctx) {
   running = lm;
   if (!open_part(lm)) return false;
@@ -277,17 +303,20 @@ static bool run_machine(local_machine *lm, after_run_fn each, void *ctx) {
     return fail_job(lm, CLI_EXIT_FAIL, "out of memory"), false;
   rig_job_tree before, after;
   rig_job_tree_facts(lm->job, &before);
+  uint64_t begins[RUN_BEGINS] = {0};
+  rig_job_slowest slow;
+  rig_job_runs_plan(lm->job, lm->o.runs); /* machine 0's: no start past the last run */
+  if (lm->run_now) __atomic_store_n(lm->run_now, 0, __ATOMIC_RELEASE);
   for (uint64_t r = 0; r < lm->o.runs; r++) {
     uint64_t ns = 0;
-    rig_job_slowest slow;
-    if (lm->run_now) __atomic_store_n(lm->run_now, (int64_t)r, __ATOMIC_RELEASE);
-    uint64_t begin = lm->windows ? rig_trace_now() : 0;
+    begins[r % RUN_BEGINS] = lm->windows ? rig_trace_now() : 0;
     if (!run_here(lm, r, &ns) || !record_here(lm, r, ns)) return false;
     if (rig_job_run_end(lm->job, r, ns, &slow, &err) != RIG_OK) return false;
-    if (lm->windows && lm->nwindows < lm->room)
-      lm->windows[lm->nwindows++] = (cli_handover){r, begin, rig_trace_now()};
-    if (each) each(ctx, r, &slow);
+    run_done(lm, begins, before.in_flight, &slow, each, ctx);
   }
+  /* The run still in flight, done everywhere. */
+  if (rig_job_runs_done(lm->job, &slow, &err) != RIG_OK) return false;
+  run_done(lm, begins, before.in_flight, &slow, each, ctx);
   rig_job_tree_facts(lm->job, &after);
   lm->sent = after.messages - before.messages;
   lm->sent_bytes = after.bytes - before.bytes;

@@ -102,7 +102,7 @@ class RailTransfer(ctypes.Structure):
 
 
 class JobSlowest(ctypes.Structure):
-    _fields_ = [("ns", U64), ("machine", ctypes.c_int)]
+    _fields_ = [("ns", U64), ("machine", ctypes.c_int), ("run", U64)]
 
 
 for _n, _r, *_a in [
@@ -145,6 +145,8 @@ for _n, _r, *_a in [
      ctypes.POINTER(RailTransfer), SZ, ctypes.POINTER(P), ERR),
     ("rig_job_run_begin", ST, P, U64, ERR),
     ("rig_job_run_end", ST, P, U64, U64, ctypes.POINTER(JobSlowest), ERR),
+    ("rig_job_runs_done", ST, P, ctypes.POINTER(JobSlowest), ERR),
+    ("rig_job_runs_plan", None, P, U64),
     ("rig_job_gather", ST, P, P, SZ, ctypes.POINTER(P), ctypes.POINTER(SZ), ERR),
     ("rig_job_agree", ST, P, ctypes.c_bool, ctypes.POINTER(ctypes.c_bool), ERR),
     ("rig_job_failed", ctypes.c_bool, P, ERR),

@@ -127,6 +127,8 @@ class Job:
             if not self._agree(True):
                 self._raise_cause()
             times = []
+            # No start past the last run goes down the tree.
+            lib.rig_job_runs_plan(self._h, runs)
             for r in range(runs):
                 err = _lib.error()
                 self._call(lib.rig_job_run_begin(self._h, r, err), err)
@@ -134,6 +136,9 @@ class Job:
                 ns = p.run_once(frame)
                 times.append(ns)
                 self._call(lib.rig_job_run_end(self._h, r, ns, None, err), err)
+            # The run still in flight ends everywhere (rig_job_runs_done).
+            err = _lib.error()
+            self._call(lib.rig_job_runs_done(self._h, None, err), err)
             outs = {i: p.input(i).tobytes() for i in outputs}
             return {"outputs": outs, "times": times, "devices": p.devices}
         finally:

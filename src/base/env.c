@@ -54,6 +54,12 @@ static const var vars[] = {
      "shares the bytes every machine needs (docs/jobs.md, \"Jobs of many machines\"): machine "
      "0 sends K messages a run, the last machine starts log_K N hops after the first; `1` is a "
      "chain"},
+    {"RIG_JOB_IN_FLIGHT", VAR_COUNT, AT(job_in_flight), 2, NULL, 1, 2, NULL,
+     "runs of a job of machine-local runs in flight at once (docs/jobs.md, \"Jobs of many "
+     "machines\"): run r starts on a machine once run r - W is done on every machine, so that "
+     "the tree's start and end of a run are off the path of the next (`2`, as a rail's and "
+     "a program's two copies allow), or only once run r - 1 is (`1`); machine 0's value is "
+     "the job's"},
     {"RIG_JOB_EXPRESS", VAR_FLAG, AT(job_express), 1, NULL, 0, 1, NULL,
      "runs, copies and done reports between machines of one host by shared memory "
      "(docs/jobs.md, \"Runs by shared memory\"); `0` sends them all as frames of the control "

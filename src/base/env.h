@@ -14,13 +14,14 @@
 #define RIG_ENV_TLS_MAX 512
 
 typedef struct rig_env {
-  unsigned workers;     /* RIG_WORKERS: threads of a host launch; 0: from the cpuset */
-  unsigned cpu_devices; /* RIG_CPU_DEVICES: how many cpu:N devices (default 2) */
-  double job_silence;   /* RIG_JOB_SILENCE: seconds before a silent rank fails the job */
-  unsigned job_fanout;  /* RIG_JOB_FANOUT: the children of a machine in the job's tree */
-  bool trace;           /* RIG_TRACE: log control frames (debug lines) */
-  unsigned log_level;   /* RIG_LOG: the most detailed level logged (rig_log_level) */
-  bool job_express;     /* RIG_JOB_EXPRESS: runs by shared memory on one host (default 1) */
+  unsigned workers;       /* RIG_WORKERS: threads of a host launch; 0: from the cpuset */
+  unsigned cpu_devices;   /* RIG_CPU_DEVICES: how many cpu:N devices (default 2) */
+  double job_silence;     /* RIG_JOB_SILENCE: seconds before a silent rank fails the job */
+  unsigned job_fanout;    /* RIG_JOB_FANOUT: the children of a machine in the job's tree */
+  unsigned job_in_flight; /* RIG_JOB_IN_FLIGHT: runs of a job in flight at once */
+  bool trace;             /* RIG_TRACE: log control frames (debug lines) */
+  unsigned log_level;     /* RIG_LOG: the most detailed level logged (rig_log_level) */
+  bool job_express;       /* RIG_JOB_EXPRESS: runs by shared memory on one host (default 1) */
   /* RIG_CUDA_LIBRARY: the driver the cuda backend opens; empty: its default */
   char cuda_library[RIG_ENV_PATH_MAX];
   /* RIG_UCX_TLS: librig's UCX transports; empty: UCX_TLS's */

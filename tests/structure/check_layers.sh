@@ -34,7 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 # of it uses (what it says, how it was started), then its options, its
 # files and job files, the reports and views, the run, and main.
 declare -A ORDER=(
-  [rig_job]="job > tree > tree_peers > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
+  [rig_job]="job > tree > tree_runs > tree_memory > tree_mpi > tree_peers > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
              > proxy > proxy_submit > proxy_route > controller_rails > rail_table > request > express_messages > far_copy > express
              > told > failure > control > queue > machine"
   [@progrun]="progrun
