@@ -5,7 +5,9 @@
 # under mpirun after the others, bench_remote with 2 ranks (remote/run,
 # remote/run ucx-floor, remote/copy-64MiB) and with 4 (remote/host-64 x4,
 # remote/idle-cpu), bench_rail with 2 (the rail/ rows); then both again
-# across simulated hosts (scripts/hosts.sh), where they can be made.
+# across simulated hosts (scripts/hosts.sh), where they can be made;
+# bench_ring with 2 ranks (program/ring-2, program/pipeline) and 4
+# (program/ring-4), on this host and across 2 and 4 simulated hosts.
 # Each row is also appended as a JSON line to
 # $RIG_BENCH_RESULTS (default bench/results.jsonl). A row that misses its
 # target says FAIL in the table; the script fails only when a benchmark
@@ -39,7 +41,7 @@ printf '%-22s %-6s %12s %12s %7s %7s  %-16s %s\n' name unit median floor ratio s
 failed=0
 for bench in "${benches[@]}"; do
   [[ -x "$bench" && -f "$bench" ]] || continue
-  case "$(basename "$bench")" in bench_remote | bench_rail) continue ;; esac # under mpirun, below
+  case "$(basename "$bench")" in bench_remote | bench_rail | bench_ring) continue ;; esac # under mpirun, below
   RIG_BENCH_NO_HEADER=1 "$bench" || {
     echo "$bench failed" >&2
     failed=1
@@ -78,6 +80,27 @@ if scripts/hosts.sh up 4 >/dev/null 2>&1; then
     failed=1
   }
   scripts/hosts.sh down >/dev/null 2>&1 || true
+fi
+# program/ring-*, program/pipeline: the examples' jobs joined by rails
+# beside MPI programs of the same shape, on this host (2 and 4 ranks) and
+# across 2 and 4 simulated hosts.
+ring="$build/bench/bench_ring"
+if [[ -x "$ring" && -f "$ring" ]]; then
+  for ranks in 2 4; do
+    RIG_BENCH_NO_HEADER=1 timeout 900 mpirun -n "$ranks" --oversubscribe --bind-to none "$ring" || {
+      echo "$ring (mpirun -n $ranks) failed" >&2
+      failed=1
+    }
+  done
+  if scripts/hosts.sh up 4 >/dev/null 2>&1; then
+    for ranks in 2 4; do
+      RIG_BENCH_NO_HEADER=1 timeout 900 scripts/hosts.sh mpirun --hosts "$ranks" -n "$ranks" "$ring" || {
+        echo "$ring (across $ranks hosts) failed" >&2
+        failed=1
+      }
+    done
+    scripts/hosts.sh down >/dev/null 2>&1 || true
+  fi
 fi
 # scale/: a job's cost to machine 0 as it grows, on this host (2 and 4
 # ranks) and across 2 to 32 simulated hosts (one rank a host; they share
