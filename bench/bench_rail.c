@@ -32,15 +32,12 @@
  *   in the same batches; its "floor" is the UCX put of rail/64MiB.
  *   Reported only.
  *
- * The waits spin (pause) on the count; $RIG_BENCH_RAIL_YIELD=1 makes the
- * rail waits progress the worker (rig_peer_progress, as a host waiter
- * across hosts does) and yield the core when there was nothing to
- * progress, for machines with fewer free cores than the 4 threads a rail
- * ping-pong keeps busy (2 programs, 2 rail threads); the floor's polls
- * always progress their worker. Across hosts on a machine of fewer than 4
- * cores (simulated hosts share them) they do so unless
- * $RIG_BENCH_RAIL_YIELD=0: there the bytes land only by progress (TCP),
- * which a spinning wait keeps the rail thread from.
+ * The rail waits are the library's, rig_rail_wait, as a kernel's are
+ * (rig_grid.calls): it progresses the worker where the bytes land only by
+ * this process's progress (TCP), and turns it where what this process
+ * sends is still in flight (a large put in pieces), spins, yields, then
+ * sleeps; the floor's polls progress their worker. $RIG_BENCH_RAIL_YIELD=0
+ * makes them plain spins (pause) on the count instead.
  * The table shows medians; stderr the p99s. Set
  * $RIG_BENCH_RAIL_INFO to print the floor endpoint's lanes (ucp_ep_print_info).
  * $RIG_BENCH_RAIL_BATCHES, $RIG_BENCH_RAIL_TRIPS (round trips per batch)
@@ -354,13 +351,12 @@ static void rail_open(rail_side *s, int64_t id, int64_t to_one, int64_t to_zero)
 
 static bool wait_yields; /* $RIG_BENCH_RAIL_YIELD */
 static inline void rail_wait_count(_Atomic uint64_t *count, uint64_t c) {
-  uint64_t v;
-  while ((v = atomic_load_explicit(count, memory_order_acquire)) < c) {
-    if (!wait_yields)
-      relax();
-    else if (!rig_peer_progress())
-      sched_yield();
+  if (wait_yields) {
+    CHECK(rig_rail_wait(count, c));
+    return;
   }
+  uint64_t v;
+  while ((v = atomic_load_explicit(count, memory_order_acquire)) < c) relax();
   CHECK(v != RIG_RAIL_RAISED);
 }
 
@@ -608,8 +604,7 @@ int main(int argc, char **argv) {
                comm, MPI_STATUS_IGNORE);
   if (strcmp(host, other) != 0) bench_set_hosts(true);
   const char *yield = getenv("RIG_BENCH_RAIL_YIELD");
-  wait_yields = yield && yield[0] ? strcmp(yield, "0") != 0
-                                  : bench_across_hosts() && sysconf(_SC_NPROCESSORS_ONLN) < 4;
+  wait_yields = !(yield && yield[0]) || strcmp(yield, "0") != 0;
   size_t batches = env_count("RIG_BENCH_RAIL_BATCHES", BATCHES);
   size_t trips = env_count("RIG_BENCH_RAIL_TRIPS", TRIPS);
   size_t bw_runs = env_count("RIG_BENCH_RAIL_RUNS", BW_RUNS);
@@ -634,7 +629,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "(bench_rail: UCX_TLS=%s UCX_NET_DEVICES=%s; rail waits %s)\n",
             tls ? tls : "(default)",
             getenv("UCX_NET_DEVICES") ? getenv("UCX_NET_DEVICES") : "(unset)",
-            wait_yields ? "yield" : "spin");
+            wait_yields ? "rig_rail_wait" : "spin");
   int rc = 0;
   pingpong_row rows[2] = {{"rail/8B", 8, &s8}, {"rail/4KiB", SMALL_MAX, &s4k}};
   for (int i = 0; i < 2; i++) rc |= pingpong(argc, argv, &rows[i], &f, r, fl, batches, trips);

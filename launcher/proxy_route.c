@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/count_wait.h"
 #include "express.h"
 #include "express_messages.h"
 #include "failure.h"
@@ -32,12 +33,13 @@ static bool no_progress(void) {
 
 /* ---- waits on a timeline of the agent's reports ---------------------------------------- */
 
-/* The wait this thread is in: the first sleep of a wait yields a while
- * before it sleeps, since the work of another machine is often that close
- * and a sleep costs a wake (longer by message: a round trip is); later
- * ones sleep at once. */
-#define YIELD_MEMORY_S   50e-6
-#define YIELD_MESSAGES_S 200e-6
+/* The wait this thread is in: the first sleep of a wait yields
+ * RIG_WAIT_YIELD_S before it sleeps, since the work of another machine is
+ * often that close and a sleep costs a wake on top of the agent's own
+ * (after a quiet, two wakes where one would do); later ones sleep at
+ * once. */
+#define YIELD_MEMORY_S   RIG_WAIT_YIELD_S
+#define YIELD_MESSAGES_S RIG_WAIT_YIELD_S
 static _Thread_local const ex_timeline *waiting_on;
 static _Thread_local uint64_t waiting_for;
 

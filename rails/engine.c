@@ -310,6 +310,16 @@ bool rig_engine_turn(void) {
   return any;
 }
 
+bool rig_engine_turn_pumping(void) {
+  if (!rig_engine_try()) return false;
+  bool any = ucp_worker_progress(eng.worker) != 0, waiting = false;
+  /* Under the worker the live rails are the rail thread's as much. */
+  for (size_t i = 0; i < eng.live.n; i++) any |= rig_rail_pump(live(i), &waiting);
+  rig_engine_untry();
+  if (any) rig_engine_nudge();
+  return any;
+}
+
 /* Sleeps until woken or the worker has events. While threads poll it
  * naps without touching the worker (whose lock a preempted holder would
  * keep from them), until they are done. */

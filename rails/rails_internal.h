@@ -210,6 +210,9 @@ void rig_engine_nudge(void);
  * else has it: whether it did anything (threads asleep on what it moved
  * are nudged). */
 bool rig_engine_turn(void);
+/* The same, pumping every live rail too (what is in flight goes on: a
+ * large put's pieces, the add that follows it). */
+bool rig_engine_turn_pumping(void);
 /* Runs in flight on this process (rig_rails_serve): the rail thread keeps
  * progressing the worker for peers reached by emulated RMA meanwhile. */
 bool rig_engine_serving(void);

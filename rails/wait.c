@@ -49,7 +49,10 @@ bool rig_rail_wait(const void *count, uint64_t c) {
   int ok;
   if (rig_count_seen(count, c, &ok)) return ok;
   if (rig_rails_count_served(count)) return progressing_wait(count, c);
-  return rig_count_wait_plain(count, c);
+  /* Nothing need progress for the count; what this process sends may
+   * (a large put in pieces): the waiter turns the worker too, once it
+   * no longer spins, rather than leave it all to the rail thread. */
+  return rig_count_wait_turning(count, c, rig_engine_turn_pumping);
 }
 
 static int lent_wait(const void *count, uint64_t c) {

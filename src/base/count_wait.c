@@ -33,6 +33,10 @@ int rig_count_wait(const void *count, uint64_t c) {
 }
 
 int rig_count_wait_plain(const void *count, uint64_t c) {
+  return rig_count_wait_turning(count, c, NULL);
+}
+
+int rig_count_wait_turning(const void *count, uint64_t c, bool (*turn)(void)) {
   int ok;
   if (rig_count_seen(count, c, &ok)) return ok;
   double t0 = rig_now_s();
@@ -45,6 +49,7 @@ int rig_count_wait_plain(const void *count, uint64_t c) {
     }
     spinning = false;
     rig_wait_chores();
+    if (turn && turn()) continue;
     if (!slept && rig_now_s() - t0 < SPIN_S + RIG_WAIT_YIELD_S) {
       sched_yield();
       continue;

@@ -28,6 +28,9 @@ typedef int rig_count_wait_fn(const void *count, uint64_t c);
 /* Spins about a microsecond, yields the core RIG_WAIT_YIELD_S, then
  * sleeps 50 us at a time. */
 int rig_count_wait_plain(const void *count, uint64_t c);
+/* The same, doing a turn of what moves counts (turn, when not NULL:
+ * whether it did anything) between its polls once it no longer spins. */
+int rig_count_wait_turning(const void *count, uint64_t c, bool (*turn)(void));
 
 /* The wait host code is lent: the rails layer's once it has set it, else
  * the plain one. */
