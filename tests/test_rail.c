@@ -450,10 +450,10 @@ static void add_hole(rig_desc *d, rig_desc_data *into, int64_t at, rig_desc_valu
  * `id`'s end, memory 0 its Counts, 1 its Inbound, 2 its Outbound, whose
  * parameter block is { counts; inbound; outbound; in_copy; out_copy;
  * length; c (int 0); ready (the Ready leaf); result (input 0) }. */
-static rig_desc *end_program(int64_t id, const char *fn, uint64_t in_copy, uint64_t out_copy,
-                             uint64_t length) {
+static rig_desc *end_program_on(const char *arch, int64_t id, const char *fn, uint64_t in_copy,
+                                uint64_t out_copy, uint64_t length) {
   rig_desc *d = rig_desc_create();
-  rig_desc_add_device(d, rig_host_isa());
+  rig_desc_add_device(d, arch);
   rig_desc_add_rail(d, id, RIG_AREA_COUNTS);
   rig_desc_add_rail(d, id, RIG_AREA_INBOUND);
   rig_desc_add_rail(d, id, RIG_AREA_OUTBOUND);
@@ -479,6 +479,11 @@ static rig_desc *end_program(int64_t id, const char *fn, uint64_t in_copy, uint6
   return d;
 }
 
+static rig_desc *end_program(int64_t id, const char *fn, uint64_t in_copy, uint64_t out_copy,
+                             uint64_t length) {
+  return end_program_on(rig_host_isa(), id, fn, in_copy, out_copy, length);
+}
+
 /* A program loaded on machine m's host (through its proxy on an agent),
  * with its result input zeroed. */
 typedef struct loaded {
@@ -488,9 +493,20 @@ typedef struct loaded {
   size_t npoints;
 } loaded;
 
-static bool load_on(rig_job *job, size_t m, const rig_desc *d, loaded *l) {
+/* Machine m's device called name (its host: index 0; a proxy is named
+ * NAME@rankM), or NULL. */
+static rig_device *device_named(rig_job *job, size_t m, const char *name) {
+  char full[64];
+  snprintf(full, sizeof full, "%s@rank%zu", name, m);
+  for (size_t i = 0;; i++) {
+    rig_device *dev = rig_job_device(job, m, i);
+    if (!dev || strcmp(rig_device_name(dev), m ? full : name) == 0) return dev;
+  }
+}
+
+static bool load_on_device(rig_job *job, size_t m, rig_device *dev, const rig_desc *d,
+                           loaded *l) {
   memset(l, 0, sizeof *l);
-  rig_device *dev = rig_job_device(job, m, 0);
   rig_error err;
   rig_status st = rig_program_load(d, &dev, 1, m == 0 ? rig_job_rails(job) : NULL, &l->prog, &err);
   CHECK(st == RIG_OK, "load on machine %zu: %s: %s", m, rig_status_name(st), err.message);
@@ -508,6 +524,10 @@ static bool load_on(rig_job *job, size_t m, const rig_desc *d, loaded *l) {
   CHECK_OK(st, err);
   l->points = rig_program_step_points(l->prog, &l->npoints);
   return st == RIG_OK;
+}
+
+static bool load_on(rig_job *job, size_t m, const rig_desc *d, loaded *l) {
+  return load_on_device(job, m, rig_job_device(job, m, 0), d, l);
 }
 
 /* Run c of the program: its ends in ends[4]. */
@@ -559,7 +579,8 @@ enum { ECHO_BYTES = 65536 + 5, ECHO_RUNS = 100 };
  * machine 1's host waits for them at the agent's end (which it found by
  * the rail's id), sends them back and calls ready; the controller checks
  * the echo byte for byte. */
-static void a_program_on_an_agent_echoes_the_controllers_end_over_100_runs(void) {
+/* The echo on machine 1's device `name` (of arch `arch`). */
+static void echo_on(const char *name, const char *arch) {
   rig_job *job = job_start();
   if (!job) return;
   if (rank == 0 && read_rail_kernels()) {
@@ -571,9 +592,12 @@ static void a_program_on_an_agent_echoes_the_controllers_end_over_100_runs(void)
     const rig_rail_end *e = st == RIG_OK ? rig_rail_end_of(r) : NULL;
     CHECK(st != RIG_OK || e != NULL, "the controller has no end of a rail from it");
     uint64_t copy = rig_rail_copy_bytes(t, 1, false);
-    rig_desc *d = end_program(st == RIG_OK ? rig_rail_id(r) : 1, "rk_echo", copy, copy, ECHO_BYTES);
+    rig_desc *d = end_program_on(arch, st == RIG_OK ? rig_rail_id(r) : 1, "rk_echo", copy, copy,
+                                 ECHO_BYTES);
     loaded l;
-    if (e && load_on(job, 1, d, &l)) {
+    rig_device *dev = device_named(job, 1, name);
+    CHECK(dev, "machine 1 has no %s", name);
+    if (e && dev && load_on_device(job, 1, dev, d, &l)) {
       unsigned char *out = rig_buffer_host(e->outbound), *in = rig_buffer_host(e->inbound);
       for (uint64_t c = 1; c <= ECHO_RUNS; c++) {
         /* Copy (c - 1) % 2 was sent from last in run c - 2. */
@@ -606,6 +630,19 @@ static void a_program_on_an_agent_echoes_the_controllers_end_over_100_runs(void)
     if (r) rig_rail_release(r);
   }
   job_finish(job, NULL);
+}
+
+static void a_program_on_an_agent_echoes_the_controllers_end_over_100_runs(void) {
+  echo_on("host", rig_host_isa());
+}
+
+/* The same kernel on machine 1's cpu:0, a queue device: its wait, through
+ * its grid's calls, is served as the host's (over TCP it progresses the
+ * transport itself). */
+static void a_cpu_queue_kernel_on_an_agent_echoes_over_100_runs(void) {
+  char arch[64];
+  snprintf(arch, sizeof arch, "cpu-%s", rig_host_isa());
+  echo_on("cpu:0", arch);
 }
 
 enum { PIPE_BYTES = 4096 + 3, PIPE_RUNS = 200 };
@@ -1546,6 +1583,7 @@ static const struct {
     T(release_with_transfers_in_flight_loses_nothing),
     T(rail_refusals_name_the_rule),
     T(a_program_on_an_agent_echoes_the_controllers_end_over_100_runs),
+    T(a_cpu_queue_kernel_on_an_agent_echoes_over_100_runs),
     T(a_rail_between_two_agents_carries_a_paced_pipeline),
     T(a_load_of_a_rail_this_machine_lacks_is_refused_here_and_on_an_agent),
     T(job_rail_refusals_name_the_rule_and_make_nothing),
