@@ -39,6 +39,7 @@ typedef struct checker {
   uint64_t *fixed;
   uint64_t serial;
   rig_array slot_use; /* unsigned char, scratch per submit: how its slots are named */
+  rig_array spans;    /* span, scratch per data: its holes' bytes, sorted */
   int64_t step;       /* the next step's number, in pre-order */
 } checker;
 
@@ -169,8 +170,8 @@ static rig_status check_holes(checker *c, const rig_desc_data *data, bool leaves
     }
   }
   if (data->nholes < 2) return RIG_OK;
-  span *spans = malloc(data->nholes * sizeof *spans);
-  if (!spans) return fail_nomem(c);
+  if (!rig_array_resize(&c->spans, data->nholes)) return fail_nomem(c);
+  span *spans = c->spans.items;
   for (size_t i = 0; i < data->nholes; i++) {
     spans[i].at = data->holes[i].at;
     spans[i].end = data->holes[i].at + width_bytes(data->holes[i].width);
@@ -179,15 +180,13 @@ static rig_status check_holes(checker *c, const rig_desc_data *data, bool leaves
   /* Holes are at most 8 bytes wide, so the one reaching furthest so far is
    * the one a later hole may share a byte with. */
   size_t far = 0;
-  rig_status st = RIG_OK;
-  for (size_t i = 1; i < data->nholes && st == RIG_OK; i++) {
+  for (size_t i = 1; i < data->nholes; i++) {
     if (spans[i].at < spans[far].end)
-      st = fail(c, "holes at %" PRId64 " and %" PRId64 " share a byte", spans[far].at, spans[i].at);
-    else if (spans[i].end > spans[far].end)
-      far = i;
+      return fail(c, "holes at %" PRId64 " and %" PRId64 " share a byte", spans[far].at,
+                  spans[i].at);
+    if (spans[i].end > spans[far].end) far = i;
   }
-  free(spans);
-  return st;
+  return RIG_OK;
 }
 
 static bool names_two_copy_memory(const checker *c, const rig_desc_leaf *l) {
@@ -775,7 +774,10 @@ static int64_t area_size(const rig_desc_rail_sizes *rails, const rig_desc_memory
 
 rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *rails,
                                 rig_error *err) {
-  checker c = {.d = d, .err = err, .slot_use = RIG_ARRAY_INIT(unsigned char, 0)};
+  checker c = {.d = d,
+               .err = err,
+               .slot_use = RIG_ARRAY_INIT(unsigned char, 0),
+               .spans = RIG_ARRAY_INIT(span, 0)};
   size_t n = d->nmemory ? d->nmemory : 1;
   c.size = malloc(n * sizeof *c.size);
   c.named = calloc(n, sizeof *c.named);
@@ -796,6 +798,7 @@ rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *ra
   free(c.whole);
   free(c.fixed);
   rig_array_free(&c.slot_use);
+  rig_array_free(&c.spans);
   return st;
 }
 
