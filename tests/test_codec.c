@@ -154,6 +154,51 @@ static void test_copy_is_equal_and_independent(void) {
   rig_desc_free(c);
 }
 
+/* A description of megabytes, whose arena outgrows malloc's chunks into
+ * mapped ones (its steps' array and a 3 MiB init each take a chunk of
+ * their own), decodes to the same bytes, and its copy outlives it. */
+static void test_a_description_of_megabytes_round_trips(void) {
+  enum { STEPS = 20000, INIT = 3 << 20 };
+  rig_desc *d = rig_desc_create();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  CU_ASSERT_EQUAL_FATAL(rig_desc_add_device(d, "x86_64"), 0);
+  uint8_t *init = calloc(INIT, 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(init);
+  init[INIT - 1] = 7;
+  int64_t m = rig_desc_add_alloc(d, 0, RIG_KIND_DEVICE, INIT, RIG_COPIES_ONE);
+  CU_ASSERT_EQUAL_FATAL(rig_desc_data_set(d, &d->memory[m].u.alloc.init, init, INIT), RIG_OK);
+  free(init);
+  CU_ASSERT_EQUAL_FATAL(rig_desc_add_image(d, 0, "\177ELF", 4), 0);
+  for (int i = 0; i < STEPS; i++) {
+    rig_desc_submit *s = rig_desc_add_submit(d, NULL, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL_FATAL(rig_desc_submit_add_slot(d, s, rig_desc_slot_memory(m, 0, 64)), 0);
+    rig_desc_part *p = rig_desc_submit_add_launch(d, s, 0, "k", "\0\0\0\0\0\0\0\0", 8,
+                                                  rig_desc_fixed(i), rig_desc_fixed(1));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(rig_desc_part_add_ref(d, p, 0, 0, RIG_USE_WRITE), 0);
+  }
+  size_t n1, n2;
+  uint8_t *b1 = encode(d, &n1);
+  rig_desc_free(d);
+  rig_desc *back = NULL;
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_desc_of_bytes(b1, n1, &back, &err), RIG_OK);
+  rig_desc *c = rig_desc_copy(back);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  rig_desc_free(back);
+  CU_ASSERT_EQUAL(rig_desc_check(c, &err), RIG_OK);
+  CU_ASSERT_EQUAL(c->memory[m].u.alloc.init.bytes.bytes[INIT - 1], 7);
+  CU_ASSERT_EQUAL(c->steps.n, STEPS);
+  CU_ASSERT_EQUAL(c->steps.items[STEPS - 1].u.submit.parts[0].u.launch.groups[0].u.fixed,
+                  STEPS - 1);
+  uint8_t *b2 = encode(c, &n2);
+  CU_ASSERT(n1 == n2 && memcmp(b1, b2, n1) == 0);
+  free(b1);
+  free(b2);
+  rig_desc_free(c);
+}
+
 /* ---- what cannot be written ----------------------------------------------- */
 
 static void test_writing_refuses_loops_deeper_than_64(void) {
@@ -575,6 +620,7 @@ void rig_test_register(void) {
       {"empty description is magic, version and zero counts",
        test_empty_description_is_magic_version_and_zero_counts},
       {"copy is equal and independent", test_copy_is_equal_and_independent},
+      {"a description of megabytes round trips", test_a_description_of_megabytes_round_trips},
       {"writing refuses loops deeper than 64", test_writing_refuses_loops_deeper_than_64},
       {"writing accepts loops exactly 64 deep", test_writing_accepts_loops_exactly_64_deep},
       {"writing refuses an integer of 64 bits", test_writing_refuses_an_integer_of_64_bits},

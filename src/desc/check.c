@@ -16,20 +16,39 @@
  * RIG_RAIL_COUNTS_BYTES; the rails suite checks that the two agree). */
 #define COUNTS_AREA_BYTES 384
 
+/* Where a broken rule is: named in its message, but formatted only when a
+ * rule is broken, since formatting it at every step cost more than the
+ * checks themselves. */
+typedef enum where_kind {
+  WHERE_NONE,   /* "" */
+  WHERE_MEMORY, /* "memory 3" */
+  WHERE_IMAGE,  /* "image 0" */
+  WHERE_INPUT,  /* "input 1" */
+  WHERE_STEP,   /* "step 5" */
+  WHERE_PARAMS, /* "step 5's parameters" */
+} where_kind;
+
 typedef struct checker {
   const rig_desc *d;
   rig_error *err;
-  char where[64];  /* "memory 3", "step 5", "step 5's parameters", or "" */
+  where_kind where; /* with where_at: "memory 3", "step 5", ... (fail) */
+  int64_t where_at;
   int64_t *size;   /* each memory's bytes, -1 when unknown (a rail area) */
   uint64_t *named; /* stamps: the serial of the last Submit that named it */
   uint64_t *whole;
   uint64_t *fixed;
   uint64_t serial;
   rig_array slot_use; /* unsigned char, scratch per submit: how its slots are named */
+  rig_array spans;    /* span, scratch per data: its holes' bytes, sorted */
   int64_t step;       /* the next step's number, in pre-order */
 } checker;
 
 enum { USE_RW = 1, USE_UNORDERED = 2 };
+
+static void at(checker *c, where_kind where, int64_t i) {
+  c->where = where;
+  c->where_at = i;
+}
 
 /* Every check returns RIG_OK or the code of the rig_error it filled: a
  * broken rule is RIG_EINVAL named at c->where, scratch memory that cannot
@@ -40,8 +59,13 @@ __attribute__((format(printf, 2, 3))) static rig_status fail(checker *c, const c
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (c->where[0]) return rig_error_set(c->err, RIG_EINVAL, "%s: %s", c->where, msg);
-  return rig_error_set(c->err, RIG_EINVAL, "%s", msg);
+  static const char *const names[] = {
+      [WHERE_MEMORY] = "memory", [WHERE_IMAGE] = "image", [WHERE_INPUT] = "input",
+      [WHERE_STEP] = "step",     [WHERE_PARAMS] = "step",
+  };
+  if (c->where == WHERE_NONE) return rig_error_set(c->err, RIG_EINVAL, "%s", msg);
+  return rig_error_set(c->err, RIG_EINVAL, "%s %" PRId64 "%s: %s", names[c->where], c->where_at,
+                       c->where == WHERE_PARAMS ? "'s parameters" : "", msg);
 }
 
 static rig_status fail_nomem(checker *c) {
@@ -146,8 +170,8 @@ static rig_status check_holes(checker *c, const rig_desc_data *data, bool leaves
     }
   }
   if (data->nholes < 2) return RIG_OK;
-  span *spans = malloc(data->nholes * sizeof *spans);
-  if (!spans) return fail_nomem(c);
+  if (!rig_array_resize(&c->spans, data->nholes)) return fail_nomem(c);
+  span *spans = c->spans.items;
   for (size_t i = 0; i < data->nholes; i++) {
     spans[i].at = data->holes[i].at;
     spans[i].end = data->holes[i].at + width_bytes(data->holes[i].width);
@@ -156,15 +180,13 @@ static rig_status check_holes(checker *c, const rig_desc_data *data, bool leaves
   /* Holes are at most 8 bytes wide, so the one reaching furthest so far is
    * the one a later hole may share a byte with. */
   size_t far = 0;
-  rig_status st = RIG_OK;
-  for (size_t i = 1; i < data->nholes && st == RIG_OK; i++) {
+  for (size_t i = 1; i < data->nholes; i++) {
     if (spans[i].at < spans[far].end)
-      st = fail(c, "holes at %" PRId64 " and %" PRId64 " share a byte", spans[far].at, spans[i].at);
-    else if (spans[i].end > spans[far].end)
-      far = i;
+      return fail(c, "holes at %" PRId64 " and %" PRId64 " share a byte", spans[far].at,
+                  spans[i].at);
+    if (spans[i].end > spans[far].end) far = i;
   }
-  free(spans);
-  return st;
+  return RIG_OK;
 }
 
 static bool names_two_copy_memory(const checker *c, const rig_desc_leaf *l) {
@@ -180,7 +202,7 @@ static bool names_two_copy_memory(const checker *c, const rig_desc_leaf *l) {
 
 static rig_status check_memory(checker *c, size_t i) {
   const rig_desc_memory *m = &c->d->memory[i];
-  snprintf(c->where, sizeof c->where, "memory %zu", i);
+  at(c, WHERE_MEMORY, (int64_t)i);
   if (m->tag != RIG_MEMORY_ALLOC) return RIG_OK;
   TRY(check_device_index(c, m->u.alloc.device));
   int64_t bytes = m->u.alloc.bytes;
@@ -199,7 +221,7 @@ static rig_status check_memory(checker *c, size_t i) {
 
 static rig_status check_image(checker *c, size_t k) {
   const rig_desc_image *im = &c->d->images[k];
-  snprintf(c->where, sizeof c->where, "image %zu", k);
+  at(c, WHERE_IMAGE, (int64_t)k);
   TRY(check_device_index(c, im->device));
   TRY(check_holes(c, &im->binary, true, k));
   const rig_desc_data *b = &im->binary;
@@ -218,7 +240,7 @@ static rig_status check_image(checker *c, size_t k) {
 
 static rig_status check_input(checker *c, size_t i) {
   const rig_desc_input *in = &c->d->inputs[i];
-  snprintf(c->where, sizeof c->where, "input %zu", i);
+  at(c, WHERE_INPUT, (int64_t)i);
   TRY(check_device_index(c, in->device));
   if (in->bytes < 0) return fail(c, "%" PRId64 " bytes", in->bytes);
   return RIG_OK;
@@ -352,15 +374,18 @@ static rig_status check_pair(checker *c, const char *kind, const rig_desc_slot *
 
 /* ---- steps (rule 7) ------------------------------------------------------- */
 
-static rig_status check_params(checker *c, int64_t s, const rig_desc_data *params,
-                               const char *what) {
+/* The parameters of a fill (image < 0) or of a launch of an image. */
+static rig_status check_params(checker *c, int64_t s, const rig_desc_data *params, int64_t image) {
   size_t n = params->bytes.len;
-  if (n % 4 != 0 || n > RIG_DESC_MAX_PARAMS)
+  if (n % 4 != 0 || n > RIG_DESC_MAX_PARAMS) {
+    char what[48] = "a fill's ";
+    if (image >= 0) snprintf(what, sizeof what, "image %" PRId64 ": ", image);
     return fail(c, "%s%zu bytes of parameters, not a whole number of 32-bit words up to 4096", what,
                 n);
-  snprintf(c->where, sizeof c->where, "step %" PRId64 "'s parameters", s);
+  }
+  at(c, WHERE_PARAMS, s);
   TRY(check_holes(c, params, false, c->d->nimages));
-  snprintf(c->where, sizeof c->where, "step %" PRId64, s);
+  at(c, WHERE_STEP, s);
   return RIG_OK;
 }
 
@@ -396,14 +421,12 @@ static rig_status check_part(checker *c, int64_t s, const rig_desc_part *p) {
         return fail(c, "a fill's leaf is %s, not an Entry or a Ready",
                     t == RIG_LEAF_ADDRESS ? "an Address" : "a Handle");
       TRY(check_leaf(c, &p->u.fill.fill, c->d->nimages));
-      return check_params(c, s, &p->u.fill.params, "a fill's ");
+      return check_params(c, s, &p->u.fill.params, -1);
     }
     case RIG_PART_LAUNCH: {
       int64_t k = p->u.launch.image;
       if (!in_range(k, c->d->nimages)) return fail(c, "image %" PRId64 ": no such image", k);
-      char what[48];
-      snprintf(what, sizeof what, "image %" PRId64 ": ", k);
-      TRY(check_params(c, s, &p->u.launch.params, what));
+      TRY(check_params(c, s, &p->u.launch.params, k));
       for (int g = 0; g < 3; g++) TRY(check_value(c, &p->u.launch.groups[g]));
       for (int g = 0; g < 3; g++) TRY(check_value(c, &p->u.launch.threads[g]));
       return check_value(c, &p->u.launch.shared);
@@ -522,7 +545,7 @@ static rig_status check_steps(checker *c, const rig_desc_steps *steps, int depth
   for (size_t i = 0; i < steps->n; i++) {
     const rig_desc_step *st = &steps->items[i];
     int64_t s = c->step++;
-    snprintf(c->where, sizeof c->where, "step %" PRId64, s);
+    at(c, WHERE_STEP, s);
     switch (st->tag) {
       case RIG_STEP_SUBMIT:
         TRY(check_submit(c, s, &st->u.submit));
@@ -650,7 +673,7 @@ static rig_status order_steps(checker *c, order *o, const rig_desc_steps *steps)
   for (size_t i = 0; i < steps->n; i++) {
     const rig_desc_step *st = &steps->items[i];
     int64_t s = c->step++;
-    snprintf(c->where, sizeof c->where, "step %" PRId64, s);
+    at(c, WHERE_STEP, s);
     if (st->tag == RIG_STEP_SUBMIT) TRY(order_submit(c, o, &st->u.submit));
     if (st->tag == RIG_STEP_LOOP) TRY(order_steps(c, o, &st->u.loop.body));
   }
@@ -708,7 +731,7 @@ static rig_status check_order(checker *c) {
   for (size_t i = 0; st == RIG_OK && i < d->nmemory; i++) {
     const rig_desc_memory *mem = &d->memory[i];
     if (mem->tag != RIG_MEMORY_ALLOC) continue;
-    snprintf(c->where, sizeof c->where, "memory %zu", i);
+    at(c, WHERE_MEMORY, (int64_t)i);
     const rig_desc_data *init = &mem->u.alloc.init;
     for (size_t h = 0; st == RIG_OK && h < init->nholes; h++)
       for (size_t t = 0; st == RIG_OK && t < init->holes[h].terms.n; t++) {
@@ -751,7 +774,10 @@ static int64_t area_size(const rig_desc_rail_sizes *rails, const rig_desc_memory
 
 rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *rails,
                                 rig_error *err) {
-  checker c = {.d = d, .err = err, .slot_use = RIG_ARRAY_INIT(unsigned char, 0)};
+  checker c = {.d = d,
+               .err = err,
+               .slot_use = RIG_ARRAY_INIT(unsigned char, 0),
+               .spans = RIG_ARRAY_INIT(span, 0)};
   size_t n = d->nmemory ? d->nmemory : 1;
   c.size = malloc(n * sizeof *c.size);
   c.named = calloc(n, sizeof *c.named);
@@ -772,6 +798,7 @@ rig_status rig_desc_check_rails(const rig_desc *d, const rig_desc_rail_sizes *ra
   free(c.whole);
   free(c.fixed);
   rig_array_free(&c.slot_use);
+  rig_array_free(&c.spans);
   return st;
 }
 
