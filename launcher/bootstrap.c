@@ -2,6 +2,7 @@
  * machines' descriptions, the express exchange. */
 #include "bootstrap.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/count_wait.h"
 #include "base/env.h"
 #include "base/log.h"
 #include "express.h"
@@ -219,6 +221,14 @@ static rig_status bcast(rig_job *job, void *buf, int n, MPI_Datatype type, rig_e
   return st == RIG_OK ? rig_bootstrap_wait(&req, "MPI_Ibcast", &job->start_pending, err) : st;
 }
 
+/* The cores this process may run on. */
+static long host_cores(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? n : 1;
+}
+
 rig_status rig_bootstrap_labels(rig_job *job, bool ok, rig_error *err) {
   size_t n = (size_t)job->size;
   enum { HOST = sizeof job->machines->host };
@@ -237,6 +247,10 @@ rig_status rig_bootstrap_labels(rig_job *job, bool ok, rig_error *err) {
     one_host &= strcmp(hosts[m], hosts[0]) == 0;
   }
   job->one_host = one_host;
+  /* Waits spin or yield by how crowded this host is (base/count_wait.h). */
+  size_t here = 0;
+  for (size_t m = 0; m < n; m++) here += strcmp(hosts[m], hosts[job->rank]) == 0;
+  rig_wait_crowded((long)here > host_cores());
   for (size_t m = 0; m < n; m++)
     if (one_host || !hosts[m][0])
       snprintf(job->labels[m], sizeof job->labels[m], "machine %zu", m);

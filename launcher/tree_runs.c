@@ -182,8 +182,9 @@ static bool settled(rig_job *job, uint64_t unused) {
   return job->tree.reported >= job->tree.ended && job->tree.way->settled(job);
 }
 
-/* Does the chores until cond holds, or the job fails: spinning a
- * little, yielding RIG_WAIT_YIELD_S, then asleep as the way sleeps. */
+/* Does the chores until cond holds, or the job fails: spinning
+ * rig_wait_spin_s, yielding RIG_WAIT_YIELD_S, then asleep as the way
+ * sleeps. */
 static rig_status wait_for(rig_job *job, tree_cond *cond, uint64_t arg, rig_error *err) {
   job_tree *t = &job->tree;
   const tree_way *way = t->way;
@@ -194,7 +195,7 @@ static rig_status wait_for(rig_job *job, tree_cond *cond, uint64_t arg, rig_erro
   if (met) return RIG_OK;
   way->waiting(true);
   rig_status st = RIG_OK;
-  double t0 = 0;
+  double t0 = 0, spin_s = rig_wait_spin_s();
   long nap_ns = 20000;
   for (unsigned polls = 0;; polls++) {
     uint32_t seen = atomic_load_explicit(&t->mail, memory_order_acquire);
@@ -212,13 +213,17 @@ static rig_status wait_for(rig_job *job, tree_cond *cond, uint64_t arg, rig_erro
       break;
     }
     if (way->progress()) continue;
-    if (polls < 256) {
+    if (polls < 64) {
       rig_cpu_relax();
       continue;
     }
     double now = rig_now_s();
     if (!t0) t0 = now;
-    if (now - t0 < RIG_WAIT_YIELD_S) {
+    if (now - t0 < spin_s) {
+      rig_cpu_relax();
+      continue;
+    }
+    if (now - t0 < spin_s + RIG_WAIT_YIELD_S) {
       sched_yield();
       continue;
     }

@@ -25,8 +25,17 @@
 /* 1 once *count >= c (acquire), 0 once it is raised. */
 typedef int rig_count_wait_fn(const void *count, uint64_t c);
 
-/* Spins about a microsecond, yields the core RIG_WAIT_YIELD_S, then
- * sleeps 50 us at a time. */
+/* Whether this process's host is crowded: more of the job's processes
+ * on it than cores this process may run on (an MPI rank in Open MPI's
+ * oversubscribed mode yields at once too). A wait then spins a fraction of
+ * a microsecond before it yields, else 20 us: a spin that keeps the core
+ * from a process the wait depends on costs what a yield would have saved,
+ * and a yield on a roomy host costs a system call and sometimes a slice. */
+void rig_wait_crowded(bool yes);
+double rig_wait_spin_s(void);
+
+/* Spins rig_wait_spin_s, yields the core RIG_WAIT_YIELD_S, then sleeps
+ * 50 us at a time. */
 int rig_count_wait_plain(const void *count, uint64_t c);
 /* The same, doing a turn of what moves counts (turn, when not NULL:
  * whether it did anything) between its polls once it no longer spins. */
