@@ -32,6 +32,12 @@
  * Each batch checks the sums the programs leave (the ring's R (R - 1) / 2
  * + R N (N - 1) / 2 over R runs, the pipeline's sum of blocks).
  *
+ * tree/round-trip ($RIG_BENCH_RING_TREE=1, 2 ranks, under
+ * RIG_JOB_IN_FLIGHT=1): runs of no work, one in flight at a time, so that a
+ * run's cycle at machine 0 is the tree's start down and its end back,
+ * beside MPI's ping-pong of the same words (8 bytes there, 24 back).
+ * Target: ratio <= 1.2 (the tree's messages as fast as MPI's).
+ *
  * $RIG_BENCH_RING_BATCHES and $RIG_BENCH_RING_RUNS override the batches
  * and the runs per batch.
  *
@@ -58,7 +64,7 @@
 #define TAG     7411
 
 enum { CMD_JOB = 1, CMD_FLOOR = 2, CMD_QUIT = 3 };
-enum { RING = 0, PIPELINE = 1 };
+enum { RING = 0, PIPELINE = 1, TREE = 2 };
 enum { BUSY = 0, YIELDING = 1 };
 
 #define CHECK(cond)                                                                                \
@@ -212,10 +218,16 @@ static void job_batch(int shape, size_t runs, double *job_runs, double *cycles) 
   rig_job *job;
   rig_error err;
   if (rig_job_start(MPI_COMM_WORLD, &job, &err) != RIG_OK) die("rig_job_start", &err);
-  if (rank == 0) make_rails(job, shape);
+  if (rank == 0 && shape != TREE) make_rails(job, shape);
+  if (shape == TREE) {
+    /* One run in flight: a run's cycle is then the tree's round trip. */
+    rig_job_tree facts;
+    rig_job_tree_facts(job, &facts);
+    CHECK(facts.in_flight == 1);
+  }
   /* The rails are made everywhere before any machine loads. */
   CHECK(agree(job));
-  bool here = shape == RING || rank < 2;
+  bool here = shape == RING || (shape == PIPELINE && rank < 2);
   machine m = {0};
   if (here) machine_open(&m, job, shape);
   CHECK(agree(job));
@@ -230,11 +242,11 @@ static void job_batch(int shape, size_t runs, double *job_runs, double *cycles) 
       die("rig_job_run_end", &err);
     if (rank == 0 && r >= WARMUP) cycles[r - WARMUP] = (double)(bench_now_ns() - t0) / 1e3;
     /* A run is known done everywhere one run later (rig_job_run_end). */
-    if (rank == 0 && slow.run != RIG_JOB_NO_RUN && slow.run >= WARMUP)
+    if (rank == 0 && job_runs && slow.run != RIG_JOB_NO_RUN && slow.run >= WARMUP)
       job_runs[slow.run - WARMUP] = (double)slow.ns / 1e3;
   }
   if (rig_job_runs_done(job, &slow, &err) != RIG_OK) die("rig_job_runs_done", &err);
-  if (rank == 0 && slow.run != RIG_JOB_NO_RUN && slow.run >= WARMUP)
+  if (rank == 0 && job_runs && slow.run != RIG_JOB_NO_RUN && slow.run >= WARMUP)
     job_runs[slow.run - WARMUP] = (double)slow.ns / 1e3;
   if (here) check_sums(&m, shape, WARMUP + runs);
   if (here) machine_close(&m);
@@ -289,6 +301,20 @@ static void pipeline_floor(uint64_t r, int mode, uint64_t *block, uint64_t *sum)
   }
 }
 
+/* A run's start there (8 bytes) and its end back (24). */
+static void tree_floor(uint64_t r, int mode) {
+  uint64_t start = r, done[3] = {r, 0, 0};
+  if (rank == 0) {
+    MPI_Send(&start, 1, MPI_UINT64_T, 1, TAG, MPI_COMM_WORLD);
+    recv_from(done, 3, MPI_UINT64_T, 1, mode);
+    CHECK(done[0] == r);
+  } else if (rank == 1) {
+    recv_from(&start, 1, MPI_UINT64_T, 0, mode);
+    done[0] = start;
+    MPI_Send(done, 3, MPI_UINT64_T, 0, TAG, MPI_COMM_WORLD);
+  }
+}
+
 static void floor_batch(int shape, int mode, size_t runs, double *samples) {
   static uint64_t block[WORDS], sum[WORDS];
   memset(sum, 0, sizeof sum);
@@ -297,8 +323,10 @@ static void floor_batch(int shape, int mode, size_t runs, double *samples) {
     uint64_t t0 = bench_now_ns();
     if (shape == RING)
       ring_floor(r, mode);
-    else
+    else if (shape == PIPELINE)
       pipeline_floor(r, mode, block, sum);
+    else
+      tree_floor(r, mode);
     if (rank == 0 && r >= WARMUP) samples[r - WARMUP] = (double)(bench_now_ns() - t0) / 1e3;
   }
   if (shape == PIPELINE && rank == 1) CHECK(sum[1] == (WARMUP + runs) * (WARMUP + runs + 1) / 2);
@@ -326,6 +354,34 @@ static void follow(void) {
 
 /* ---- the rows --------------------------------------------------------------------------- */
 
+/* tree/round-trip: one run in flight at a time, no work: a run's cycle at
+ * machine 0 is its start's hop down and its end's back, against MPI's
+ * ping-pong of the same words. */
+static int tree_row(int argc, char **argv, double *cycle, double *busy, double *yielding,
+                    size_t n) {
+  double cm = bench_median(cycle, n), bm = bench_median(busy, n), ym = bench_median(yielding, n);
+  double floor_median = bm < ym ? bm : ym;
+  fprintf(stderr,
+          "(tree/round-trip: a run of no work, one in flight: median %.1f us, p99 %.1f us; MPI "
+          "8 bytes there and 24 back, busy median %.1f us, yielding %.1f us)\n",
+          cm, bench_p99(cycle, n), bm, ym);
+  bench_row r = {
+      .name = bench_row_name("tree/round-trip"),
+      .unit = "us",
+      .median = cm,
+      .floor_median = floor_median,
+      .ratio = cm / floor_median,
+      .samples = n,
+      .target = "<= 1.2x",
+      .ok = cm <= 1.2 * floor_median,
+  };
+  int rc = bench_report(argc, argv, &r);
+  free(cycle);
+  free(busy);
+  free(yielding);
+  return rc;
+}
+
 static int row(int argc, char **argv, int shape) {
   size_t batches = env_count("RIG_BENCH_RING_BATCHES", BATCHES);
   size_t runs = env_count("RIG_BENCH_RING_RUNS", RUNS);
@@ -333,13 +389,14 @@ static int row(int argc, char **argv, int shape) {
   double *job = malloc(n * sizeof *job), *cycle = malloc(n * sizeof *cycle),
          *busy = malloc(n * sizeof *busy), *yielding = malloc(n * sizeof *yielding);
   CHECK(job && cycle && busy && yielding);
+  if (shape == TREE) free(job), job = NULL;
   for (size_t b = 0; b < batches; b++) {
     /* Which goes first alternates. */
     for (int k = 0; k < 3; k++) {
       int which = (k + (int)b) % 3;
       if (which == 0) {
         command(CMD_JOB, shape, 0, (int)runs);
-        job_batch(shape, runs, job + b * runs, cycle + b * runs);
+        job_batch(shape, runs, job ? job + b * runs : NULL, cycle + b * runs);
       } else {
         int mode = which == 1 ? BUSY : YIELDING;
         command(CMD_FLOOR, shape, mode, (int)runs);
@@ -347,6 +404,7 @@ static int row(int argc, char **argv, int shape) {
       }
     }
   }
+  if (shape == TREE) return tree_row(argc, argv, cycle, busy, yielding, n);
   double median = bench_median(job, n), p99 = bench_p99(job, n);
   double cm = bench_median(cycle, n), cp = bench_p99(cycle, n);
   double bm = bench_median(busy, n), bp = bench_p99(busy, n);
@@ -412,8 +470,16 @@ int main(int argc, char **argv) {
     if (strcmp(hosts + r * sizeof host, hosts) != 0) bench_set_hosts(true);
   free(hosts);
   int rc = 0;
+  /* RIG_BENCH_RING_TREE=1: the tree's round trip alone (2 ranks, run with
+   * RIG_JOB_IN_FLIGHT=1). */
+  const char *tree = getenv("RIG_BENCH_RING_TREE");
+  bool tree_only = tree && strcmp(tree, "1") == 0;
   if (rank != 0) {
     follow();
+  } else if (tree_only) {
+    CHECK(size == 2);
+    rc = row(argc, argv, TREE);
+    command(CMD_QUIT, 0, 0, 0);
   } else {
     rc = row(argc, argv, RING);
     if (size == 2) rc |= row(argc, argv, PIPELINE);

@@ -92,6 +92,13 @@ if [[ -x "$ring" && -f "$ring" ]]; then
       failed=1
     }
   done
+  # tree/round-trip: the tree's start and end of a run beside MPI's
+  # messages of the same size, one run in flight at a time.
+  RIG_BENCH_NO_HEADER=1 RIG_BENCH_RING_TREE=1 RIG_JOB_IN_FLIGHT=1 timeout 900 \
+    mpirun -n 2 --oversubscribe --bind-to none "$ring" || {
+    echo "$ring (tree, mpirun -n 2) failed" >&2
+    failed=1
+  }
   if scripts/hosts.sh up 4 >/dev/null 2>&1; then
     for ranks in 2 4; do
       RIG_BENCH_NO_HEADER=1 timeout 900 scripts/hosts.sh mpirun --hosts "$ranks" -n "$ranks" "$ring" || {
@@ -99,6 +106,11 @@ if [[ -x "$ring" && -f "$ring" ]]; then
         failed=1
       }
     done
+    RIG_BENCH_NO_HEADER=1 RIG_BENCH_RING_TREE=1 RIG_JOB_IN_FLIGHT=1 timeout 900 \
+      scripts/hosts.sh mpirun --hosts 2 -n 2 -x RIG_BENCH_RING_TREE -x RIG_JOB_IN_FLIGHT "$ring" || {
+      echo "$ring (tree, across 2 hosts) failed" >&2
+      failed=1
+    }
     scripts/hosts.sh down >/dev/null 2>&1 || true
   fi
 fi
