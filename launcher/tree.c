@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/env.h"
+#include "base/log.h"
 #include "base/sync.h"
 #include "bootstrap.h"
 #include "failure.h"
@@ -58,6 +59,9 @@ rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err) {
     t->way = &rig_tree_by_messages;
   if (st == RIG_OK && !t->way && (st = rig_tree_mpi_start(job, err)) == RIG_OK)
     t->way = &rig_tree_by_mpi;
+  if (st == RIG_OK && job->rank == 0)
+    rig_log(RIG_LOG_INFO, "the tree's starts and ends of runs go by %s, %u runs in flight",
+            t->way->name, t->in_flight);
   if (st == RIG_OK) st = rig_tree_runs_open(job, err);
   return st;
 }
