@@ -8,19 +8,22 @@
 #include <ftw.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
-#include "cli.h"       /* cli_format_ns, cli_summary_line (launcher/progrun/cli_units.c) */
-#include "cli_job.h"   /* cli_trace_text (launcher/progrun/cli_trace.c) */
+#include "cli.h"     /* cli_format_ns, cli_summary_line (cli_units.c); cli_times_* (cli_times.c) */
+#include "cli_job.h" /* cli_trace_text (launcher/progrun/cli_trace.c) */
 #include "cli_trace.h" /* cli_trace_narrow (launcher/progrun/cli_trace_clock.c) */
 #include "desc_gen.h"
 #include "describe.h" /* examples/embed: saxpy built in C */
@@ -2561,6 +2564,55 @@ static void test_an_interrupt_is_told_with_the_runs_so_far_and_no_file(void) {
   }
 }
 
+/* The times a signal's thread tells (cli_times_told, launcher/progrun/
+ * cli_times.c), hidden by a thread that means to free them. */
+typedef struct hider {
+  _Atomic pid_t tid;
+  atomic_bool hidden;
+} hider;
+
+static void *hide_times(void *arg) {
+  hider *h = arg;
+  atomic_store(&h->tid, (pid_t)syscall(SYS_gettid));
+  cli_times_show(NULL);
+  atomic_store(&h->hidden, true);
+  return NULL;
+}
+
+/* A signal's thread that tells the runs so far (an agent's at mpirun's
+ * SIGCONT) holds the hold: the running thread, leaving, hides its times
+ * only once that told is done, so that the told never reads times being
+ * freed (issue 36: a leaf leaving a failed job read a machine it had
+ * freed, "SIGSEGV at 0x0"); then a told finds none. */
+static void test_times_are_hidden_only_after_a_told_under_way(void) {
+  cli_times t = {0};
+  rig_error err;
+  for (uint64_t ns = 1; ns <= 100; ns++) CU_ASSERT_EQUAL(cli_times_add(&t, ns, &err), CLI_EXIT_OK);
+  cli_times_show(&t);
+  cli_hold(); /* the signal's thread, telling */
+  hider h = {0};
+  pthread_t th;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, hide_times, &h), 0);
+  /* The hiding thread asleep on the hold, the times still shown. */
+  rig_wait until = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(&h.hidden) &&
+         !(atomic_load(&h.tid) && rig_thread_asleep_in(0, atomic_load(&h.tid), SYS_futex)) &&
+         rig_wait_more(&until)) {
+  }
+  CU_ASSERT_FALSE(atomic_load(&h.hidden));
+  cli_figures f;
+  cli_times_told(&f, true);
+  CU_ASSERT_EQUAL(f.runs, 100);
+  CU_ASSERT_EQUAL(f.min, 1);
+  CU_ASSERT_EQUAL(f.max, 100);
+  cli_release();
+  pthread_join(th, NULL);
+  CU_ASSERT_TRUE(atomic_load(&h.hidden));
+  cli_times_free(&t); /* what the leaving thread does next */
+  cli_times_told(&f, false);
+  CU_ASSERT_EQUAL(f.runs, 0);
+}
+
 /* ---- a job file here, {rank} here -------------------------------------------- */
 
 /* A job file of more machines than one, run without a launcher, is refused
@@ -3701,6 +3753,8 @@ void rig_test_register(void) {
        test_one_file_named_twice_is_refused_before_any_run},
       {"an interrupt is told with the runs so far and no file",
        test_an_interrupt_is_told_with_the_runs_so_far_and_no_file},
+      {"times are hidden only after a told under way",
+       test_times_are_hidden_only_after_a_told_under_way},
       CU_TEST_INFO_NULL};
   static CU_TestInfo jobs[] = {
       {"a job file refuses every outputs without rank",

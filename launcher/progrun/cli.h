@@ -403,6 +403,15 @@ typedef struct cli_figures {
   double mean, stddev; /* stddev: the population's (0 for one run) */
 } cli_figures;
 void cli_times_figures(cli_times *t, cli_figures *f);
+/* The times a signal's thread tells as the runs' so far (an interrupt, a
+ * SIGCONT: cli_job.h), shown by the thread that adds them and hidden
+ * (NULL) before they are freed. Both take the hold (cli_hold), and a told
+ * reads them under it alone: a signal's thread never reads times being
+ * freed, and hiding them waits for a told under way. */
+void cli_times_show(cli_times *t);
+/* The shown times' figures (runs 0: none shown, or no run yet); held: the
+ * caller holds the hold, as an interrupt's handler does. */
+void cli_times_told(cli_figures *f, bool held);
 /* ns in the unit that keeps it under 1000 once rounded: "812 ns",
  * "45.0 us", "1.5 ms", "2.00 s". Returns buf. */
 const char *cli_format_ns(double ns, char *buf, size_t size);

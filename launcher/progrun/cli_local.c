@@ -65,9 +65,6 @@ typedef struct local_machine {
   uint64_t sent, sent_bytes; /* messages and bytes it sent on the tree in the runs */
 } local_machine;
 
-/* What the interrupt thread reads of this machine's runs. */
-static local_machine *volatile running;
-
 /* ---- failures ---------------------------------------------------------------- */
 
 /* A failure of this machine is the job's: told to every machine with its
@@ -291,7 +288,9 @@ static void run_done(local_machine *lm, const uint64_t *begins, unsigned w,
 }
 
 static bool run_machine(local_machine *lm, after_run_fn each, void *ctx) {
-  running = lm;
+  /* The interrupt thread tells them (at a SIGCONT too, as the job is
+   * left): hidden before they are freed, with the frame that holds them. */
+  cli_times_show(&lm->times);
   if (!open_part(lm)) return false;
   /* Every machine opened before run 0: a refusal anywhere is told as the
    * start's, not as a run's. */
@@ -324,7 +323,7 @@ static bool run_machine(local_machine *lm, after_run_fn each, void *ctx) {
 }
 
 static void machine_free(local_machine *lm) {
-  running = NULL;
+  cli_times_show(NULL); /* before anything of it goes */
   if (lm->open) cli_machine_close(&lm->mm);
   cli_times_free(&lm->times);
   cli_outset_free(&lm->files);
@@ -335,12 +334,7 @@ static void machine_free(local_machine *lm) {
 }
 
 void cli_local_told(cli_told *t, bool held) {
-  memset(&t->figures, 0, sizeof t->figures);
-  local_machine *lm = running;
-  /* Under the hold: the running thread adds times under it. */
-  if (!held) cli_hold();
-  if (lm && lm->times.n) cli_times_figures(&lm->times, &t->figures);
-  if (!held) cli_release();
+  cli_times_told(&t->figures, held);
 }
 
 /* ---- the plans, as bytes ---------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_job.h"
 
 /* Past CLI_EXACT_RUNS times, a histogram: values below 2^11 ns each their
  * own bucket, above that 1024 buckets per power of two (a bucket's width
@@ -92,6 +93,23 @@ void cli_times_figures(cli_times *t, cli_figures *f) {
   f->max = t->max;
   f->mean = t->mean;
   f->stddev = t->n ? sqrt(t->m2 / (double)t->n) : 0.0;
+}
+
+/* ---- told at a signal ------------------------------------------------------------ */
+
+static cli_times *shown; /* under the hold */
+
+void cli_times_show(cli_times *t) {
+  cli_hold();
+  shown = t;
+  cli_release();
+}
+
+void cli_times_told(cli_figures *f, bool held) {
+  memset(f, 0, sizeof *f);
+  if (!held) cli_hold();
+  if (shown && shown->n) cli_times_figures(shown, f);
+  if (!held) cli_release();
 }
 
 /* ---- across machines ------------------------------------------------------------ */
