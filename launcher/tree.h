@@ -63,6 +63,10 @@ typedef struct tree_way {
   void (*sleep)(job_tree *t, uint32_t seen, long *nap_ns);
   /* Every send done: the words may go. */
   bool (*settled)(rig_job *job);
+  /* Whether a wait spins (rig_wait_spin_s) before it yields: where a word
+   * comes within a microsecond (one host's), not where it takes a system
+   * call to come (a message's: the waiter progresses the transport). */
+  bool spins;
 } tree_way;
 
 extern const tree_way rig_tree_by_memory, rig_tree_by_messages, rig_tree_by_mpi;

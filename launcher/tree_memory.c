@@ -204,5 +204,5 @@ static bool settled(rig_job *job) {
   return true;
 }
 
-const tree_way rig_tree_by_memory = {"shared memory", take,     may_send,     start,  done,
-                                     waiting,         progress, rig_tree_nap, settled};
+const tree_way rig_tree_by_memory = {"shared memory", take,     may_send,     start,   done,
+                                     waiting,         progress, rig_tree_nap, settled, true};

@@ -272,5 +272,5 @@ static bool settled(rig_job *job) {
   return sends_done(&job->tree);
 }
 
-const tree_way rig_tree_by_mpi = {"MPI",   take,     may_send,     start,  done,
-                                  waiting, progress, rig_tree_nap, settled};
+const tree_way rig_tree_by_mpi = {"MPI",   take,     may_send,     start,   done,
+                                  waiting, progress, rig_tree_nap, settled, true};

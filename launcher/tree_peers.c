@@ -309,5 +309,5 @@ static bool settled(rig_job *job) {
 }
 
 const tree_way rig_tree_by_messages = {
-    "messages",      take,   may_send, start, done, rig_peer_polling, rig_peer_progress,
-    sleep_on_worker, settled};
+    "messages",      take,    may_send, start, done, rig_peer_polling, rig_peer_progress,
+    sleep_on_worker, settled, false};
