@@ -56,26 +56,26 @@ static rig_job *find(uint64_t id) {
   return NULL;
 }
 
-/* Why a message is not one this machine takes from its sender, or "". */
+/* Why a message is not one this machine takes from its sender, or "";
+ * the sender named as every message names a machine (number and host). */
 static void judge(const rig_job *job, const tree_msg *m, char *why, size_t n) {
   const job_tree *t = &job->tree;
   bool child = m->from >= t->first && m->from < t->first + t->nchildren;
   if (m->what == WHAT_START && m->from != t->parent)
-    snprintf(why, n, "a run's start from machine %d, not its parent", (int)m->from);
+    snprintf(why, n, "a run's start from %s, not its parent", rig_job_label(job, m->from));
   else if (m->what == WHAT_DONE && !child)
-    snprintf(why, n, "a run's end from machine %d, not its child", (int)m->from);
+    snprintf(why, n, "a run's end from %s, not its child", rig_job_label(job, m->from));
   else if (m->what == WHAT_DONE && (m->machine < 0 || m->machine >= job->size))
-    snprintf(why, n, "a run's end from machine %d naming machine %lld, not in the job",
-             (int)m->from, (long long)m->machine);
+    snprintf(why, n, "a run's end from %s naming machine %lld, not in the job",
+             rig_job_label(job, m->from), (long long)m->machine);
   else if (m->what != WHAT_START && m->what != WHAT_DONE)
-    snprintf(why, n, "a tree message of kind %u from machine %d", m->what, (int)m->from);
+    snprintf(why, n, "a tree message of kind %u from %s", m->what, rig_job_label(job, m->from));
   else if (m->what == WHAT_START && m->run != atomic_load(&t->start_came))
-    snprintf(why, n, "the start of run %llu from machine %d, after run %llu's",
-             (unsigned long long)m->run, (int)m->from,
-             (unsigned long long)atomic_load(&t->start_came) - 1);
+    snprintf(why, n, "the start of run %llu from %s, after run %llu's", (unsigned long long)m->run,
+             rig_job_label(job, m->from), (unsigned long long)atomic_load(&t->start_came) - 1);
   else if (m->what == WHAT_DONE && m->run != atomic_load(&t->done_came[m->from - t->first]))
-    snprintf(why, n, "the end of run %llu from machine %d, after run %llu's",
-             (unsigned long long)m->run, (int)m->from,
+    snprintf(why, n, "the end of run %llu from %s, after run %llu's", (unsigned long long)m->run,
+             rig_job_label(job, m->from),
              (unsigned long long)atomic_load(&t->done_came[m->from - t->first]) - 1);
   else
     why[0] = '\0';
@@ -91,7 +91,7 @@ static void on_message(void *ctx, const void *bytes, size_t len) {
   pthread_mutex_lock(&table_lock);
   rig_job *job = find(m.job);
   job_tree *t = job ? &job->tree : NULL;
-  char why[160] = "";
+  char why[96 + 2 * RIG_JOB_LABEL] = "";
   if (t) judge(job, &m, why, sizeof why);
   if (t && why[0]) {
     char cause[RIG_ERROR_MESSAGE_MAX];
