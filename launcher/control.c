@@ -457,15 +457,25 @@ void rig_ctl_goodbye(ctl *c, double bound) {
   }
 }
 
-bool rig_ctl_stop(ctl *c) {
-  if (!c->started) return false;
+ctl_end rig_ctl_stop(ctl *c) {
+  if (!c->started) return CTL_BUSY;
   frame bye = {.h.kind = F_BYE};
   for (int r = 0; r < c->size; r++)
     if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(c, r, &bye, NULL, 0, NULL);
   atomic_store(&c->stop, true);
   atomic_fetch_add(&c->wake, 1);
   rig_futex_wake(&c->wake, 1);
-  pthread_join(c->thread, NULL);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  double wait_s =
+      c->stop_wait_s > 0 ? c->stop_wait_s : rig_env_get()->job_silence + RIG_CTL_STOP_MARGIN_S;
+  until.tv_sec += (time_t)wait_s;
+  until.tv_nsec += (long)((wait_s - (double)(time_t)wait_s) * 1e9);
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  if (pthread_timedjoin_np(c->thread, NULL, &until) != 0) return CTL_STUCK;
   c->started = false;
   /* Sends still in flight (a peer gone) keep their buffers: MPI may still
    * read them. They are kept on purpose, on a list of their own, not
@@ -484,5 +494,5 @@ bool rig_ctl_stop(ctl *c) {
     free(l);
   }
   rig_queue_destroy(&c->out);
-  return c->quiet;
+  return c->quiet ? CTL_IDLE : CTL_BUSY;
 }

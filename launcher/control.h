@@ -66,7 +66,13 @@ typedef struct ctl {
   _Atomic bool knocked;    /* a knock came since the thread last looked */
   _Atomic uint64_t knocks; /* knocks taken, ever (what a job's tests see) */
   _Atomic int64_t turn_ns; /* when the thread last turned (rig_ctl_stalled) */
+  /* How long rig_ctl_stop waits for the thread; 0: the silence bound and
+   * RIG_CTL_STOP_MARGIN_S (the thread's own bound, and a sanitizer's
+   * slowness). */
+  double stop_wait_s;
 } ctl;
+
+#define RIG_CTL_STOP_MARGIN_S 5.0
 
 /* MPI's return code rc of `call` ("MPI_Bcast") as a status: RIG_OK, or
  * RIG_EJOB naming the call with MPI's error string. */
@@ -89,10 +95,19 @@ bool rig_ctl_stalled(ctl *c, char *cause, size_t n);
  * seconds: a process leaving at once (a failure told) lets its peers
  * know, without stopping the thread. */
 void rig_ctl_goodbye(ctl *c, double bound);
+/* How rig_ctl_stop ended. */
+typedef enum ctl_end {
+  CTL_IDLE,  /* the communicator is idle: it may be freed */
+  CTL_BUSY,  /* sends to a peer gone are in flight: it must not be */
+  CTL_STUCK, /* the thread did not end within its bound (MPI did not
+              * return): c is left as it is, in the thread's use */
+} ctl_end;
 /* Sends what is queued and a BYE to each peer, takes frames until each
  * peer's BYE (or a bound passes: a peer is gone), then stops the thread.
- * Whether the communicator is idle: only then may it be freed. */
-bool rig_ctl_stop(ctl *c);
+ * The wait for the thread is bounded too: a call into MPI that never
+ * returns (Open MPI 4.1's TCP transport, a peer killed, seen spinning in
+ * MPI_Test) must not hang the close. */
+ctl_end rig_ctl_stop(ctl *c);
 /* A peer's frame is on its way (a knock by another channel): the thread
  * wakes and polls a while. Never blocks; any thread. */
 void rig_ctl_knock(ctl *c);

@@ -273,7 +273,22 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
   atomic_store(&job->closing, true);
   /* A communicator with frames on their way must not be freed: its
    * context could go to a later one, and them with it. */
-  if (rig_ctl_stop(&job->c)) st = rig_bootstrap_free_comm(job, st, err);
+  ctl_end end = rig_ctl_stop(&job->c);
+  if (end == CTL_STUCK) {
+    /* The control thread is still in MPI and reaches the job through its
+     * hooks: the job is left whole, on the abandoned list, not freed. */
+    rig_job_fail(job,
+                 "%s: the job's control thread did not end within %.0f s of its close: a "
+                 "call into MPI did not return (a peer gone)",
+                 rig_job_label(job, job->rank), rig_env_get()->job_silence + RIG_CTL_STOP_MARGIN_S);
+    if (st == RIG_OK) st = rig_job_error(job, err);
+    pthread_mutex_lock(&abandoned_lock);
+    job->abandoned_next = abandoned_jobs;
+    abandoned_jobs = job;
+    pthread_mutex_unlock(&abandoned_lock);
+    return st;
+  }
+  if (end == CTL_IDLE) st = rig_bootstrap_free_comm(job, st, err);
   free_job(job);
   return st;
 }

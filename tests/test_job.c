@@ -11,6 +11,7 @@
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
 #include "tree.h"
+#include "wait.h"
 
 /* Every agent has a polled device whose functions allow 64 threads, so
  * that the controller's threads check has something to check. */
@@ -873,6 +874,59 @@ static void test_a_failure_of_the_job_stands_for_a_job_failure(void) {
   RIG_ASSERT_ERROR(rig_job_close(job, &err), err, RIG_EJOB, "gone");
 }
 
+/* ---- the control thread's stop --------------------------------------------------------- */
+
+/* A control thread held inside a call (as Open MPI 4.1's MPI_Test was
+ * seen spinning for ever after a peer's death): its hook blocks until
+ * let go. */
+static _Atomic bool hold_control, control_held;
+
+static bool held_busy(rig_job *job) {
+  (void)job;
+  atomic_store(&control_held, true);
+  while (atomic_load(&hold_control)) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  return false;
+}
+
+static void deliver_nothing(rig_job *job, int src, const frame *f, const unsigned char *payload) {
+  (void)job, (void)src, (void)f, (void)payload;
+}
+
+static rig_status fail_nothing(rig_job *job, bool tell, const char *cause, rig_error *err) {
+  (void)job, (void)tell, (void)cause, (void)err;
+  return RIG_EJOB;
+}
+
+/* The close of a job whose control thread never comes back from a call
+ * into MPI returns, saying so, rather than wait for it for ever; the
+ * thread, let go later, still ends and is stopped as usual. */
+static void test_a_control_thread_stuck_in_a_call_leaves_its_stop_bounded(void) {
+  static _Atomic bool failed;
+  static const char labels[1][RIG_JOB_LABEL] = {"machine 0"};
+  ctl c = {.rank = 0, .size = 1, .failed = &failed, .labels = labels, .stop_wait_s = 0.2};
+  c.hooks = (ctl_hooks){NULL, deliver_nothing, held_busy, fail_nothing, NULL, NULL};
+  CU_ASSERT_EQUAL_FATAL(MPI_Comm_dup(MPI_COMM_SELF, &c.comm), MPI_SUCCESS);
+  atomic_store(&hold_control, true);
+  atomic_store(&control_held, false);
+  rig_error err;
+  CU_ASSERT_EQUAL_FATAL(rig_ctl_start(&c, &err), RIG_OK);
+  rig_wait held = rig_wait_begin(RIG_HANG_S);
+  while (!atomic_load(&control_held) && rig_wait_more(&held)) {
+  }
+  CU_ASSERT_TRUE(atomic_load(&control_held));
+  CU_ASSERT_EQUAL(rig_ctl_stop(&c), CTL_STUCK);
+  CU_ASSERT_TRUE(c.started);
+  atomic_store(&hold_control, false);
+  c.stop_wait_s = RIG_HANG_S;
+  ctl_end end = rig_ctl_stop(&c);
+  CU_ASSERT_NOT_EQUAL(end, CTL_STUCK);
+  CU_ASSERT_FALSE(c.started);
+  if (end == CTL_IDLE) MPI_Comm_free(&c.comm);
+}
+
 void rig_test_register(void) {
   static CU_TestInfo tests[] = {
       {"bootstrap gathers every machine", test_bootstrap_gathers_every_machine},
@@ -915,6 +969,8 @@ void rig_test_register(void) {
        test_every_machine_learns_what_the_cause_stands_for},
       {"a failure of the job stands for a job failure",
        test_a_failure_of_the_job_stands_for_a_job_failure},
+      {"a control thread stuck in a call leaves its stop bounded",
+       test_a_control_thread_stuck_in_a_call_leaves_its_stop_bounded},
       CU_TEST_INFO_NULL};
   rig_test_add_suite("job", tests);
 }
