@@ -189,15 +189,18 @@ static _Thread_local int my_polls;
 void rig_engine_polling(bool on) {
   my_polls += on ? 1 : -1;
   if (!on) {
-    /* Rails whose bytes land only by progress cannot wait for the nap's
-     * end: the rail thread is woken to watch at once. */
     if (atomic_fetch_sub(&pollers, 1) != 1) return;
     if (atomic_load(&watching)) {
       atomic_store(&nap_first, true);
       rig_engine_wake();
-    } else if (atomic_load(&rails_served)) {
+    } else if (atomic_load_explicit(&inflight, memory_order_relaxed) > 0) {
+      /* What is in flight now has no one else to progress it. */
       rig_engine_wake();
     }
+    /* Else the rail thread serves again at its nap's end (a millisecond
+     * at most): a thread that polls comes back to it sooner, within a
+     * run (a kernel's wait, the tree's), and a wake each time it stops
+     * would cost a thread's wake-up a message. */
     return;
   }
   /* Counted before the set is looked at: the rail thread puts the fd in
@@ -301,23 +304,21 @@ static void watch(rig_sleeper *me, bool nudged, int64_t timeout_ns) {
   rig_sleeper_remove(me);
 }
 
-bool rig_engine_turn(void) {
-  if (!rig_engine_try()) return false;
-  bool any = ucp_worker_progress(eng.worker) != 0;
-  rig_engine_untry();
-  /* A count or word it moved may be another thread's, asleep. */
-  if (any) rig_engine_nudge();
-  return any;
-}
-
 bool rig_engine_turn_pumping(void) {
   if (!rig_engine_try()) return false;
   bool any = ucp_worker_progress(eng.worker) != 0, waiting = false;
   /* Under the worker the live rails are the rail thread's as much. */
   for (size_t i = 0; i < eng.live.n; i++) any |= rig_rail_pump(live(i), &waiting);
   rig_engine_untry();
+  /* A count or word it moved may be another thread's, asleep. */
   if (any) rig_engine_nudge();
   return any;
+}
+
+/* A poller's turn pumps the rails too: the rail thread keeps off the
+ * worker while it polls (polled_nap). */
+bool rig_engine_turn(void) {
+  return rig_engine_turn_pumping();
 }
 
 /* Sleeps until woken or the worker has events. While threads poll it
@@ -365,12 +366,45 @@ static bool serving(void) {
   return false;
 }
 
+/* While threads progress the worker themselves (pollers), the rail
+ * thread keeps off it: they complete what is in flight and post what is
+ * ready (rig_engine_turn pumps the rails), so that a message is taken by
+ * the thread that waits for it and wakes no other, and the two never
+ * hand the worker's lock to and fro. It runs only what they cannot (its
+ * calls), pumps what was left when the worker is free, and naps on its
+ * wake fd. */
+static void polled_nap(void) {
+  if (work_pending() && rig_engine_try()) {
+    bool waiting = false;
+    for (size_t i = 0; i < eng.live.n; i++) rig_rail_pump(live(i), &waiting);
+    rig_engine_untry();
+  }
+  atomic_store(&eng.sleeping, true);
+  if (atomic_load(&efd_in_set)) efd_out();
+  if (atomic_load(&pollers) && !calls_queued() && !atomic_load(&eng.stop)) {
+    struct epoll_event ev[2];
+    int n = epoll_wait(eng.epfd, ev, 2, POLLED_NAP_MS);
+    for (int i = 0; i < n; i++)
+      if (ev[i].data.fd == eng.wakefd) {
+        uint64_t v;
+        ssize_t got = read(eng.wakefd, &v, sizeof v);
+        (void)got;
+      }
+  }
+  atomic_store(&eng.sleeping, false);
+}
+
 static void *rail_main(void *arg) {
   (void)arg;
   /* For top -H and the tests: the thread that serves the rails. */
   pthread_setname_np(pthread_self(), "rig-rail");
   double last_busy = rig_now_s();
   while (!atomic_load(&eng.stop)) {
+    if (atomic_load_explicit(&pollers, memory_order_relaxed) && !calls_queued()) {
+      polled_nap();
+      last_busy = rig_now_s();
+      continue;
+    }
     /* The worker is let go between turns, so that a ready on another
      * thread may post its own puts at once. */
     pthread_mutex_lock(&worker_lock);

@@ -3,8 +3,8 @@
  * by emulated RMA (TCP), its puts and adds land only when this process
  * progresses the worker: the waiting thread does so itself, rather than
  * wait for the rail thread's wake-up (two wake-ups a message: the rail
- * thread's, then the waiter's). It spins on progress a little, yields a
- * while, then sleeps on the worker's event fd, so that a message wakes it
+ * thread's, then the waiter's). It turns the worker, yielding between
+ * turns a while, then sleeps on the worker's event fd, so that a message wakes it
  * alone; a failure's raise of the count nudges it. Elsewhere (shared
  * memory, hardware RMA) the count lands without this process: the plain
  * wait of the base kit. */
@@ -25,13 +25,11 @@ static int progressing_wait(const void *count, uint64_t c) {
   rig_engine_polling(true);
   double t0 = 0;
   bool slept = false;
-  for (unsigned polls = 0; !rig_count_seen(count, c, &ok); polls++) {
+  while (!rig_count_seen(count, c, &ok)) {
     if (rig_engine_turn()) continue;
     rig_wait_chores();
-    if (polls < 64) {
-      rig_cpu_relax();
-      continue;
-    }
+    /* No spin: a turn is a system call (TCP), and a message takes longer
+     * than one; the core goes to whoever else wants it between turns. */
     double now = rig_now_s();
     if (!t0) t0 = now;
     if (!slept && now - t0 < RIG_WAIT_YIELD_S) {
