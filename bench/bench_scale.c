@@ -299,7 +299,9 @@ int main(int argc, char **argv) {
         if (b > last) last = b;
       }
       skew[r - WARMUP] = (double)(last - first);
-      hop[r - WARMUP] = n > 1 ? (double)(all[(RUNS + WARMUP) + (size_t)r] - first) : 0;
+      /* Signed: with runs in flight machine 1 may begin a run before
+       * machine 0 does (machine 0 still in the run before). */
+      hop[r - WARMUP] = n > 1 ? (double)(int64_t)(all[(RUNS + WARMUP) + (size_t)r] - first) : 0;
     }
     double skew_m = median_of(skew, RUNS), hop_m = median_of(hop, RUNS);
     double run_m = median_of(times, RUNS), floor_m = median_of(floor_times, RUNS);
