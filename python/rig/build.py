@@ -6,7 +6,10 @@ the JSON form's Python value; description() makes the Description. So
                 steps=[Move(Input(0), Memory(view(0, 0, 64)), 64)])
 
 is the JSON text {"devices": ["x86_64"], ...} read by the library, whose
-reader judges the form and whose checker the rules."""
+reader judges the form and whose checker the rules. A fill's or launch's
+params may be a list of typed parameters (param.ref, param.u32, ...), as
+in the JSON: the reader lays them out as a C struct and places their refs
+and holes, so that nothing is packed or offset by hand."""
 from .desc import Description
 
 # ---- the top object --------------------------------------------------------
@@ -116,7 +119,8 @@ def Words(view_):
 
 
 def Fill(fill, params=None, refs=()):
-    return {"Fill": {"fill": fill, "params": _data(params), "refs": list(refs)}}
+    """params: a data, bytes, or a list of typed parameters (param.*)."""
+    return {"Fill": _params({"fill": fill}, params, refs)}
 
 
 def Copy(src, dst, length, src_offset=(), dst_offset=()):
@@ -125,11 +129,13 @@ def Copy(src, dst, length, src_offset=(), dst_offset=()):
 
 
 def Launch(image_, name, groups, threads, params=None, refs=(), shared=None):
-    """groups, threads: three values each, or an int for (n, 1, 1)."""
-    p = {"image": image_, "name": name, "params": _data(params), "refs": list(refs),
-         "groups": _triple(groups), "threads": _triple(threads)}
+    """groups, threads: three values each, or an int for (n, 1, 1); params:
+    a data, bytes, or a list of typed parameters (param.*), whose refs are
+    in the list, not in refs."""
+    p = _params({"image": image_, "name": name}, params, refs)
+    p["groups"], p["threads"] = _triple(groups), _triple(threads)
     if shared is not None:
-        p["shared"] = shared
+        p["shared"] = Fixed(shared) if isinstance(shared, int) else shared
     return {"Launch": p}
 
 
@@ -149,10 +155,66 @@ def Loop(trips, body=(), trip=None, flag=None):
                      "body": list(body)}}
 
 
-def _data(d):
-    if d is None:
-        return data()
-    return d if isinstance(d, dict) else data(d)
+# ---- typed parameters (a params list's elements) ----------------------------
+
+
+class param:
+    """The elements of a fill's or launch's params list (docs/json.md,
+    "Typed parameters"), the kernel's struct field by field:
+
+        Launch(0, "add", 1, 1, params=[param.ref(0, "Read"), param.ref(1, "Write"),
+                                       param.u32(16)])
+
+    Each lies at the next multiple of its alignment; a ref's and a hole's
+    offset is the reader's to compute."""
+
+    @staticmethod
+    def ref(slot, use):
+        return {"ref": {"slot": slot, "use": use}}
+
+    @staticmethod
+    def int(i, width):  # noqa: A003 - the JSON's name
+        """Int i at each submit, "W32" or "W64" wide."""
+        return {"int": i, "width": width}
+
+    @staticmethod
+    def leaf(leaf):
+        """A leaf (Address, Handle, Entry, Ready) as a W64 hole."""
+        return {"leaf": leaf}
+
+    @staticmethod
+    def hole(width, terms=(), add=0, shift=0):
+        return {"hole": {"width": width, "terms": [list(t) for t in terms], "add": add,
+                         "shift": shift}}
+
+    @staticmethod
+    def pad(n):
+        return {"pad": n}
+
+    @staticmethod
+    def hex(b):  # noqa: A003 - the JSON's name
+        """Bytes (or their hex), aligned to nothing."""
+        return {"hex": bytes(b).hex() if isinstance(b, (bytes, bytearray, memoryview)) else b}
+
+
+for _t in ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64"):
+    setattr(param, _t, staticmethod(lambda v, _t=_t: {_t: v}))
+del _t
+
+
+def _params(part, params, refs):
+    """part with its params and refs: a list of typed parameters goes to
+    the reader as it is, with no refs beside it unless some are given
+    (which the reader then refuses, saying why)."""
+    if isinstance(params, (list, tuple)):
+        part["params"] = list(params)
+        if refs:
+            part["refs"] = list(refs)
+    else:
+        part["params"] = data() if params is None else params if isinstance(params, dict) \
+            else data(params)
+        part["refs"] = list(refs)
+    return part
 
 
 def _triple(v):
