@@ -89,9 +89,21 @@ rig_pc_libs(RIG_PC_MPI_LIBS ${rig_pc_mpi_link_flags} ${MPI_C_LIBRARIES})
 # a static link only (pkg-config --static), as their pkg-config gave them.
 rig_pc_libs(RIG_PC_LIBS_PRIVATE ${JANSSON_LDFLAGS} ${HWLOC_LDFLAGS} ${UCX_LDFLAGS}
             ${CMAKE_THREAD_LIBS_INIT} ${CMAKE_DL_LIBS})
-configure_file(cmake/rig.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rig.pc @ONLY)
 # rig-kernel.pc: a host kernel's flags, the headers alone: no MPI, no
-# library (pkg-config --cflags rig-kernel).
-configure_file(cmake/rig-kernel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rig-kernel.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rig.pc ${CMAKE_CURRENT_BINARY_DIR}/rig-kernel.pc
+# library (pkg-config --cflags rig-kernel). The installed pair is made
+# aside (pkgconfig-install/): its folders are the prefix's, not the build's.
+set(RIG_PC_PREFIX "\${pcfiledir}/${RIG_PC_TO_PREFIX}")
+configure_file(cmake/rig.pc.in ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig-install/rig.pc @ONLY)
+configure_file(cmake/rig-kernel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig-install/rig-kernel.pc
+               @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig-install/rig.pc
+              ${CMAKE_CURRENT_BINARY_DIR}/pkgconfig-install/rig-kernel.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# The build tree's own pair (PKG_CONFIG_PATH=build/default): librig where
+# the build puts it, the headers in the sources, which the build does not
+# copy; absolute, as a build tree does not move.
+set(RIG_PC_PREFIX "${CMAKE_CURRENT_BINARY_DIR}")
+set(RIG_PC_LIBDIR "\${prefix}")
+set(RIG_PC_INCLUDEDIR "${CMAKE_CURRENT_SOURCE_DIR}/include")
+configure_file(cmake/rig.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rig.pc @ONLY)
+configure_file(cmake/rig-kernel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/rig-kernel.pc @ONLY)
