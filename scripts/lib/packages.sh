@@ -17,6 +17,7 @@ RIG_PACKAGES=(
   graphviz groff-base
   iproute2 procps # simulated hosts (scripts/hosts.sh): ip netns, pkill
   python3-numpy python3-mpi4py python3-pytest # the rig Python package (python/)
+  python3-venv python3-setuptools python3-wheel # its offline pip install (docs/python.md)
 )
 
 # Slurm 22.05 (controller, node daemon, client commands), munge for its

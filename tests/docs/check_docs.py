@@ -20,6 +20,8 @@ A block is runnable when the line before its fence is a marker:
                                CMake said why: RIG_DOCS_NO_PYTHON), as
                                under the sanitizers, whose runtime an
                                interpreter does not load first
+    <!-- docs-test: pip -->    as it is, skipped as python is: a fresh
+                               shell that installs the package itself
 
 and its fence is ```sh, ```bash (the block is a script) or ```console
 (the lines after `$ `, with their `\\` continuations, are the commands;
@@ -34,6 +36,10 @@ the source tree's .gitignore ignores: a user running the same commands in
 the repository would otherwise find it untracked. mpirun's permission to run as root is
 taken away (a block must source scripts/env.sh for it, as a user must);
 the loopback variables stay, so that no block sends traffic elsewhere.
+No block has the network, as a compute node often has none: pip's index
+and the HTTP proxies name a closed port on this machine, and no pip
+configuration is read. PYTHONPATH is dropped, as a fresh shell has none
+(scripts/env.sh sets it).
 
 A listing of a file is marked too, and must be the file, byte for byte:
 
@@ -53,7 +59,7 @@ import sys
 import tempfile
 
 TIMEOUT = 120
-MARK = re.compile(r"^<!--\s*docs-test(?::\s*(env|slurm|python))?\s*-->\s*$")
+MARK = re.compile(r"^<!--\s*docs-test(?::\s*(env|slurm|python|pip))?\s*-->\s*$")
 LISTING = re.compile(r"^<!--\s*docs-listing:\s*(\S+)\s*-->\s*$")
 FENCE = re.compile(r"^```(\S*)\s*$")
 
@@ -171,8 +177,15 @@ def main():
     env = dict(os.environ)
     for var in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
         env.pop(var, None)
-    for var in [v for v in env if v.startswith("SLURM_")]:
-        env.pop(var)
+    for var in [v for v in env if v.startswith(("SLURM_", "PIP_"))] + ["PYTHONPATH"]:
+        env.pop(var, None)
+    # Port 9 (discard) is closed here: whatever would fetch fails at once.
+    offline = "http://127.0.0.1:9"
+    for var in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[var] = offline
+    env.pop("no_proxy", None)
+    env.pop("NO_PROXY", None)
+    env.update(PIP_INDEX_URL=offline + "/simple", PIP_CONFIG_FILE=os.devnull, PIP_RETRIES="0")
     env["PATH"] = os.pathsep.join(
         d for d in env.get("PATH", "").split(os.pathsep) if os.path.abspath(d or ".") != build
     )
@@ -184,7 +197,7 @@ def main():
         if kind == "slurm" and not slurm:
             print(f"SKIP {where}: no single-node Slurm here (scripts/slurm/start.sh)")
             continue
-        if kind == "python" and os.environ.get("RIG_DOCS_NO_PYTHON"):
+        if kind in ("python", "pip") and os.environ.get("RIG_DOCS_NO_PYTHON"):
             print(f"SKIP {where}: {os.environ['RIG_DOCS_NO_PYTHON']}")
             continue
         if kind in ("env", "python"):
