@@ -75,8 +75,9 @@ static void ranges(const bool *in, int n, char *out, size_t size) {
   }
 }
 
-void rig_job_told_cause(rig_job *job, double seconds, rig_error *why) {
+void rig_job_told_cause(rig_job *job, double seconds, rig_error *out) {
   double until = rig_now_s() + seconds;
+  rig_error told, *why = &told;
   pthread_mutex_lock(&job->lock);
   while (job->rank == 0 && job->nsaid < job->size - 1 && rig_now_s() < until) {
     pthread_mutex_unlock(&job->lock);
@@ -97,7 +98,19 @@ void rig_job_told_cause(rig_job *job, double seconds, rig_error *why) {
                   job->cause + root_at + strlen(rig_job_label(job, root)));
   }
   free(in);
+  /* Machines named together are the job's cause from now on, on every
+   * rank: an agent takes the controller's latest for its own (failure.c),
+   * so that each tells the same cause, not its own. */
+  bool renamed = job->rank == 0 && alikes > 1;
+  if (renamed) snprintf(job->cause, sizeof job->cause, "%s", told.message);
+  rig_status code = job->cause_code;
   pthread_mutex_unlock(&job->lock);
+  if (renamed) {
+    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)code}};
+    for (int r = 1; r < job->size; r++)
+      rig_ctl_send(&job->c, r, &f, told.message, strlen(told.message), NULL);
+  }
+  if (out) *out = told;
 }
 
 void rig_job_goodbye(rig_job *job) {

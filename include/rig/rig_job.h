@@ -108,8 +108,9 @@ rig_status rig_job_serve(rig_job *job, rig_error *err);
 rig_status rig_job_fail(rig_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same, for a cause of a known kind: code is what the cause stands
  * for (RIG_EINVAL or RIG_EMALFORMED: a fault of the input, such as a job
- * file's program that a machine refuses), which every rank learns with the
- * cause (rig_job_cause). Returns RIG_EJOB. */
+ * file's program that a machine refuses; RIG_EREFUSED, RIG_ENOMEM,
+ * RIG_ELOST or RIG_ESYS; any other is RIG_EJOB), which every rank learns
+ * with the cause (rig_job_cause). Returns RIG_EJOB. */
 rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Whether the job failed, and why (RIG_EJOB with the root cause). */
@@ -125,7 +126,9 @@ bool rig_job_stopped(rig_job *job, rig_error *why);
  * job's root cause as it is to be told, machines that failed alike named
  * together ("FILE: machines 0-3: host: image 0 has no function ..."),
  * after waiting up to `seconds` for each agent's word (they come at once;
- * only a machine gone makes it wait). */
+ * only a machine gone makes it wait). Machines named together are from
+ * then on the job's cause on every rank (rig_job_cause): the agents are
+ * sent it, before the goodbye. */
 void rig_job_told_cause(rig_job *job, double seconds, rig_error *why);
 /* On the controller leaving a failed job without its close (its own
  * thread still in work): a goodbye to every agent, which then leaves. */
