@@ -151,6 +151,10 @@ for _n, _r, *_a in [
     ("rig_job_agree", ST, P, ctypes.c_bool, ctypes.POINTER(ctypes.c_bool), ERR),
     ("rig_job_failed", ctypes.c_bool, P, ERR),
     ("rig_job_cause", ST, P, ERR),
+    ("rig_job_silence", ctypes.c_double),
+    ("rig_job_told_cause", None, P, ctypes.c_double, ERR),
+    ("rig_job_goodbye", None, P),
+    ("rig_job_await_told", ctypes.c_bool, P),
     ("rig_job_serve", ST, P, ERR),
     ("rig_job_close", ST, P, ERR),
 ]:
@@ -168,6 +172,8 @@ OK = 0
 EINVAL = 1
 EMALFORMED = 5
 EJOB = 7
+# Each status's name (rig_status_name) to its code, RIG_EINVAL to RIG_EJOB.
+CODES = {lib.rig_status_name(c).decode(): c for c in range(EINVAL, EJOB + 1)}
 
 
 def error():

@@ -3,7 +3,7 @@ loads its own program on its own devices (one description for all, or
 one per machine), rails between machines made first, runs begun and ended
 by the job's tree, and each machine's outputs gathered to rank 0. A
 failure anywhere is the job's root cause, raised as JobError on every
-rank (docs/embedding.md "Every machine its own program")."""
+rank, with the same status and message (docs/python.md "Jobs")."""
 import atexit
 import ctypes
 import json
@@ -28,6 +28,7 @@ class Job:
         h, err = ctypes.c_void_p(), _lib.error()
         _lib.check(lib.rig_job_start(_comm_handle(comm), ctypes.byref(h), err), err, JobError)
         self._h = h
+        self._told = None  # the root cause as every rank raises it, once settled
         self.rank = lib.rig_job_rank(h)
         self.machines = lib.rig_job_machines(h)
         self._rails = []
@@ -36,15 +37,35 @@ class Job:
         atexit.register(_left_open, weakref.ref(self))
 
     # ---- failing -----------------------------------------------------------
-    def _raise_cause(self):
-        """The job's root cause, with the code it stands for (RIG_EINVAL
-        for a fault of the input, as progrun's exit 2)."""
+    def _cause(self):
+        """The job's root cause as every rank raises it: (status, message).
+        Settled once, as progrun tells it: rank 0 waits for each machine's
+        word (up to the silence bound), names the machines that failed alike
+        together, sends that to the others and lets them go; the others
+        send their word and wait for it. A rank 0 out of reach leaves an
+        agent its own cause. The status is what the cause stands for
+        (RIG_EINVAL for a broken rule, RIG_EREFUSED for a device's refusal,
+        ...), RIG_EJOB for a failure of the job itself."""
+        if self._told is not None:
+            return self._told
+        failed = lib.rig_job_failed(self._h, None)
+        if failed and self.rank == 0:
+            lib.rig_job_told_cause(self._h, lib.rig_job_silence(), None)
+            lib.rig_job_goodbye(self._h)
+        elif failed:
+            lib.rig_job_await_told(self._h)
         err = _lib.error()
         code = lib.rig_job_cause(self._h, err)
-        if code == _lib.OK:
+        if code == _lib.OK:  # not failed: never so when a call said RIG_EJOB
             lib.rig_job_failed(self._h, err)
             code = _lib.EJOB
-        raise JobError(_lib.status_name(code), err.message.decode(errors="replace"))
+        told = (_lib.status_name(code), err.message.decode(errors="replace"))
+        if failed:
+            self._told = told
+        return told
+
+    def _raise_cause(self):
+        raise JobError(*self._cause())
 
     def _call(self, status, err):
         """A collective's status: its root cause as JobError."""
@@ -55,15 +76,12 @@ class Job:
 
     def fail(self, message, status=None):
         """Fails the job with message as its root cause (every rank learns
-        it, and what it stands for: status "RIG_EINVAL" or "RIG_EMALFORMED"
-        for a fault of the input), then raises it here."""
-        if not lib.rig_job_failed(self._h, None):
-            text = ctypes.c_char_p(message.encode())
-            code = {"RIG_EINVAL": _lib.EINVAL, "RIG_EMALFORMED": _lib.EMALFORMED}.get(status)
-            if code is None:
-                lib.rig_job_fail(self._h, b"%s", text)
-            else:
-                lib.rig_job_fail_as(self._h, ctypes.c_int(code), b"%s", text)
+        it, and what it stands for: status a RigError's, such as
+        "RIG_EINVAL"; none is "RIG_EJOB"), then raises it here."""
+        # Even after another machine's failure: this one's word goes to
+        # rank 0 all the same, which names machines that failed alike together.
+        code = _lib.CODES.get(status, _lib.EJOB)
+        lib.rig_job_fail_as(self._h, ctypes.c_int(code), b"%s", ctypes.c_char_p(message.encode()))
         self._raise_cause()
 
     def label(self, m):
@@ -83,7 +101,7 @@ class Job:
             st = lib.rig_job_rail_as(self._h, r["id"], a, b, sa, len(send), ra, len(recv),
                                      ctypes.byref(rail), err)
             if st != _lib.OK:
-                self.fail(f"rails[{i}]: {err.message.decode()}")
+                self.fail(f"rails[{i}]: {err.message.decode()}", _lib.status_name(st))
             self._rails.append(rail)
 
     def _agree(self, mine):
@@ -167,13 +185,18 @@ class Job:
         until it does. Raises JobError when the job had failed."""
         if not getattr(self, "_h", None):
             return
-        h, self._h = self._h, None
-        err = _lib.error()
+        h, err = self._h, _lib.error()
         st = _lib.OK
         if lib.rig_job_rank(h) != 0:
             st = lib.rig_job_serve(h, err)
+        # The cause as the runs raised it, settled before the job is freed.
+        told = self._cause() if lib.rig_job_failed(h, None) else None
+        self._h = None
         cst = lib.rig_job_close(h, err if st == _lib.OK else _lib.error())
+        if told:
+            raise JobError(*told)
         if st != _lib.OK or cst != _lib.OK:
+            # Failed in the close itself (a machine lost then).
             raise JobError("RIG_EJOB", err.message.decode(errors="replace"))
 
     def __enter__(self):

@@ -2,6 +2,7 @@
 every rank runs these tests in order, so their collectives meet."""
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -92,3 +93,24 @@ def test_a_block_that_raises_fails_the_job_with_its_cause_on_every_rank():
                 job.run(d, ints=[TRIPS], runs=3)
         assert str(e.value) == cause
     COMM.barrier()
+
+
+def test_machines_failing_alike_raise_one_root_cause_with_one_status_on_every_rank():
+    """Every machine launches a function its image lacks: each refuses its
+    load, and every rank raises the same JobError, the machines that
+    failed alike named together (as progrun tells it), with the status of
+    the refusal, RIG_EREFUSED, as on one machine."""
+    b = rig.build
+    d = b.description(devices=["x86_64"], images=[b.image(0, b.data(b.file("kernels/hello.so")))],
+                      steps=[b.Submit(0, parts=[b.Launch(0, "nosuch", 1, 1)])], base_dir=EXAMPLES)
+    with pytest.raises(rig.RigError) as alone:
+        rig.Program(d)
+    with pytest.raises(rig.JobError) as e:
+        with Job(COMM) as job:
+            job.run(d)
+    said = COMM.allgather((type(e.value), e.value.status, str(e.value)))
+    assert said == [said[0]] * COMM.size
+    assert said[0][1] == alone.value.status == "RIG_EREFUSED"
+    # Those whose word rank 0 had when it told the cause: all of them,
+    # unless a machine learned of the failure before its own load.
+    assert re.fullmatch(r"machines? [0-9][0-9,-]*: " + re.escape(str(alone.value)), said[0][2])
