@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,40 +79,69 @@ static int too_big(rig_error *err, const char *path, const struct stat *st) {
   return CLI_EXIT_USAGE;
 }
 
-/* fd's bytes into *buf (room bytes of it to start with, grown up to the
- * bound), NUL-terminated; an errno (EFBIG: past the bound), or 0. */
-static int read_fd(int fd, size_t room, char **buf, size_t *len) {
+/* fd's bytes into *buf, read with room bytes (a regular file's size, its
+ * NUL and one byte more), NUL-terminated; an errno (EFBIG: past the
+ * bound), or 0. A file that grew while read goes on as a stream, from the
+ * bytes read so far. */
+static int read_stream(int fd, const char *head, size_t nhead, char **buf, size_t *len);
+
+static int read_sized(int fd, size_t room, char **buf, size_t *len) {
   size_t n = 0;
   char *b = malloc(room);
-  int e = b ? 0 : ENOMEM;
-  while (b) {
-    if (n + 1 >= room) {
-      size_t grown = room * 2 > CLI_MAX_READ + 2 ? CLI_MAX_READ + 2 : room * 2;
-      char *g = grown > room ? realloc(b, grown) : NULL;
-      if (!g) {
-        e = grown > room ? ENOMEM : EFBIG;
-        break;
-      }
-      b = g;
-      room = grown;
-    }
+  if (!b) return ENOMEM;
+  for (;;) {
     ssize_t got = read(fd, b + n, room - n - 1);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) e = errno;
-    if (got <= 0) break;
-    if ((n += (size_t)got) > CLI_MAX_READ) {
-      e = EFBIG;
-      break;
+    if (got < 0) {
+      free(b);
+      return errno;
     }
-  }
-  if (e) {
-    free(b);
-    return e;
+    if (got == 0) break;
+    if ((n += (size_t)got) + 1 >= room) {
+      int e = read_stream(fd, b, n, buf, len);
+      free(b);
+      return e;
+    }
   }
   b[n] = '\0';
   *buf = b;
   *len = n;
   return 0;
+}
+
+/* A stream (a pipe, /dev/zero) has no size: it is read into space
+ * reserved up to the bound and committed page by page as bytes come (huge
+ * pages where the kernel gives them), then copied out once at its length.
+ * Grown by doubling instead, an endless stream cost a copy of each size on
+ * the way to the bound. */
+static int read_stream(int fd, const char *head, size_t nhead, char **buf, size_t *len) {
+  size_t room = CLI_MAX_READ + 2;
+  if (nhead > CLI_MAX_READ) return EFBIG;
+  char *b =
+      mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (b == MAP_FAILED) return ENOMEM;
+  (void)madvise(b, room, MADV_HUGEPAGE); /* a hint: refused, pages stay small */
+  if (nhead) memcpy(b, head, nhead);
+  size_t n = nhead;
+  int e = 0;
+  while (n <= CLI_MAX_READ) {
+    ssize_t got = read(fd, b + n, room - n - 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) e = errno;
+    if (got <= 0) break;
+    n += (size_t)got;
+  }
+  if (!e && n > CLI_MAX_READ) e = EFBIG;
+  char *out = e ? NULL : malloc(n + 1);
+  if (!e && !out) e = ENOMEM;
+  if (out) {
+    memcpy(out, b, n);
+    out[n] = '\0';
+    *buf = out;
+    *len = n;
+  }
+  munmap(b, room);
+  return e;
 }
 
 int cli_read_whole(const char *path, char **text, size_t *len, rig_error *err) {
@@ -129,8 +159,8 @@ int cli_read_whole(const char *path, char **text, size_t *len, rig_error *err) {
     close(fd);
     return too_big(err, path, &st);
   }
-  size_t room = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 2 : 4096;
-  int e = read_fd(fd, room, text, len);
+  int e = S_ISREG(st.st_mode) && st.st_size > 0 ? read_sized(fd, (size_t)st.st_size + 2, text, len)
+                                                : read_stream(fd, NULL, 0, text, len);
   close(fd);
   if (e == EFBIG) return too_big(err, path, &st);
   return e ? cannot(err, "read", path, e) : CLI_EXIT_OK;
