@@ -7,7 +7,8 @@
 # remote/idle-cpu), bench_rail with 2 (the rail/ rows); then both again
 # across simulated hosts (scripts/hosts.sh), where they can be made;
 # bench_ring with 2 ranks (program/ring-2, program/pipeline) and 4
-# (program/ring-4), on this host and across 2 and 4 simulated hosts.
+# (program/ring-4), on this host and across 2 and 4 simulated hosts;
+# bench/python_job.py (python/job-run) under mpirun -n 2.
 # Each row is also appended as a JSON line to
 # $RIG_BENCH_RESULTS (default bench/results.jsonl). A row that misses its
 # target says FAIL in the table; the script fails only when a benchmark
@@ -62,6 +63,17 @@ if [[ -x "$rail" && -f "$rail" ]]; then
   # never leave loopback. UCX_TLS, when set, is honoured by both.
   RIG_BENCH_NO_HEADER=1 mpirun -n 2 --oversubscribe --bind-to none "$rail" || {
     echo "$rail (mpirun -n 2) failed" >&2
+    failed=1
+  }
+fi
+# python/job-run: a job's loaded program run from Python (rig.job) beside
+# the same loop written against the C API, in the same two processes
+# (bench/python_job.py), where the interpreter has numpy and mpi4py.
+pyjob="$build/bench/pyjob_floor.so"
+if [[ -f "$pyjob" ]] && /usr/bin/python3 -c 'import numpy, mpi4py' 2>/dev/null; then
+  RIG_BENCH_NO_HEADER=1 timeout 600 mpirun -n 2 --oversubscribe --bind-to none \
+    /usr/bin/python3 bench/python_job.py "$build" || {
+    echo "bench/python_job.py (mpirun -n 2) failed" >&2
     failed=1
   }
 fi

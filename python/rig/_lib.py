@@ -157,8 +157,19 @@ for _n, _r, *_a in [
     ("rig_job_await_told", ctypes.c_bool, P),
     ("rig_job_serve", ST, P, ERR),
     ("rig_job_close", ST, P, ERR),
+    ("rig_rail_release", None, P),
 ]:
     _decl(_n, _r, *_a)
+
+
+def unchecked(name):
+    """The call `name` without argtypes, returning a status: for a loop's
+    hot calls, whose arguments are made ctypes values once (a c_uint64 set
+    in place, a byref), skipping each argument's conversion per call."""
+    f = lib[name]  # a function object of its own: the declared one keeps its argtypes
+    f.restype = ST
+    return f
+
 
 # Variadic: only the fixed arguments are declared; the message goes as
 # "%s" and its bytes, so no % in it is read as a format.

@@ -1,7 +1,9 @@
 """`python -m rig`: progrun's check, dump and local run, on the same
 library, with progrun's messages and exit statuses (docs/cli.md): 0
 success, 1 a run or the machine failed, 2 bad usage or a file that cannot
-be read or breaks a rule."""
+be read or breaks a rule. Job files, and runs under a launcher, are
+progrun's: refused, naming the progrun command that does them."""
+import json
 import os
 import sys
 
@@ -15,6 +17,9 @@ USAGE = """usage:
   python -m rig run FILE [--runs N] [--warmup N] [--ints LIST] [--input I=PATH]...
                 [--output I=PATH]... [--devices LIST] [--quiet]
                                       run the program on this machine's devices
+
+Job files, and runs under a launcher (mpirun, srun), are progrun's:
+  mpirun -n N progrun FILE [options]
 """
 OK, FAIL, USAGE_EXIT = 0, 1, 2
 
@@ -34,6 +39,64 @@ def _exit_of(e):
     else is the file's."""
     return FAIL if e.status in ("RIG_ENOMEM", "RIG_EREFUSED", "RIG_ELOST", "RIG_ESYS") \
         and not e.message.startswith("cannot read") else USAGE_EXIT
+
+
+def _is_jobfile(path):
+    """A regular file holding a JSON object with "machines" or "every", as
+    progrun tells a job file (never a pipe: its bytes are the reader's)."""
+    try:
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            value = json.loads(f.read(1 << 30))
+    except (OSError, ValueError):
+        return False
+    return isinstance(value, dict) and ("machines" in value or "every" in value)
+
+
+def _launcher_ranks():
+    """The ranks of the MPI job this process is one of, as its launcher
+    tells them (mpirun, mpiexec, srun); None when none started it, 0 when
+    one did without saying how many."""
+    if not (os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMIX_RANK")
+            or os.environ.get("PMI_RANK")):
+        return None
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
+
+
+def _rank_is_not_0():
+    for var in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"):
+        if var in os.environ:
+            return os.environ[var] != "0"
+    return False
+
+
+def _progruns(cmd, file):
+    """A job file, or a run under a launcher, is progrun's (docs/python.md):
+    refused with exit 2, naming the command that does it."""
+    ranks = _launcher_ranks()
+    if _is_jobfile(file):
+        if cmd != "run":
+            raise Exit(USAGE_EXIT, f"{file}: a job file: {cmd} it with progrun "
+                       f"(progrun {cmd} {file})")
+        n = _jobfile_machines(file) or ranks or "N"
+        raise Exit(USAGE_EXIT, f"{file}: a job file: run it with progrun "
+                   f"(mpirun -n {n} progrun {file})")
+    if cmd == "run" and ranks is not None and ranks != 1:
+        n = ranks or "N"
+        raise Exit(USAGE_EXIT, f"{file}: under a launcher each rank would run it alone: run it "
+                   f"with progrun (mpirun -n {n} progrun {file})")
+
+
+def _jobfile_machines(path):
+    """The machines a job file names ("machines"), or None (an "every")."""
+    with open(path, "rb") as f:
+        value = json.loads(f.read(1 << 30))
+    m = value.get("machines")
+    return len(m) if isinstance(m, list) and m and "every" not in value else None
 
 
 def _read(path):
@@ -89,6 +152,7 @@ def check(argv):
     file, opts = _parse("check", argv)
     if opts.get("help"):
         return print(USAGE, end="") or OK
+    _progruns("check", file)
     d = _read(file)
     try:
         d.check()
@@ -102,6 +166,7 @@ def dump(argv):
     file, opts = _parse("dump", argv, flags=("--json",))
     if opts.get("help"):
         return print(USAGE, end="") or OK
+    _progruns("dump", file)
     d = _read(file)
     if opts.get("--json"):
         text = d.to_json()
@@ -142,6 +207,7 @@ def run(argv):
     warmup = _count("run", "--warmup", opts.get("--warmup", "0"), 0)
     if warmup >= runs:
         raise _usage("run", f"--warmup: {warmup} leaves none of the {runs} runs")
+    _progruns("run", file)
     d = _read(file)
     try:
         d.check()
@@ -235,6 +301,9 @@ def main(argv=None):
                 raise Exit(USAGE_EXIT, f"'{cmd}' is neither a command nor a file", usage_of="")
         return COMMANDS[cmd](rest)
     except Exit as e:
+        # Under a launcher rank 0 alone says it, as progrun does: said once.
+        if _launcher_ranks() is not None and _rank_is_not_0():
+            return e.code
         print(f"{PROG}: {e.message}", file=sys.stderr)
         if e.usage_of is not None:
             where = f"python -m rig {e.usage_of} --help" if e.usage_of else "python -m rig --help"

@@ -7,7 +7,10 @@ rank, with the same status and message (docs/python.md "Jobs")."""
 import atexit
 import ctypes
 import json
+import time
 import weakref
+
+import numpy as np
 
 from . import _lib
 from ._lib import JobError, RigError, lib
@@ -32,6 +35,7 @@ class Job:
         self.rank = lib.rig_job_rank(h)
         self.machines = lib.rig_job_machines(h)
         self._rails = []
+        self._loaded = weakref.WeakSet()  # JobPrograms, released before the job closes
         # An interpreter that exits with the job open fails it, told,
         # rather than leave the other ranks waiting for this one.
         atexit.register(_left_open, weakref.ref(self))
@@ -109,58 +113,58 @@ class Job:
         self._call(lib.rig_job_agree(self._h, mine, ctypes.byref(all_), err), err)
         return all_.value
 
-    # ---- a run of every machine's program ----------------------------------
-    def run(self, program, rails=(), devices=None, inputs=None, ints=(), runs=1, outputs=()):
-        """Every rank runs its program: `program` a Description (the same
-        on every machine) or a list of one per machine; rails made by rank
-        0 first; inputs {i: array} this machine's; ints as Program.run's
-        ("run" is the run's index, "rank" this machine's); outputs the
-        input indices whose bytes come back. Returns, on rank 0, a list of
-        one dict per machine {"outputs": {i: bytes}, "times": [ns...],
-        "devices": [names]}; on the others their own dict. Collective."""
-        mine = {}
+    # ---- every machine's program -------------------------------------------
+    def load(self, program, rails=(), devices=None):
+        """Every rank loads its program on its own devices, once, for runs
+        as many as wanted (JobProgram.run): `program` a Description (the
+        same on every machine) or a list of one per machine; rails, in a
+        job file's form, made by rank 0 before any machine loads; devices
+        this machine's names, or a list of one list per machine. Returns
+        the loaded JobProgram, every machine's loaded. Collective."""
+        made, p = len(self._rails), None
         try:
             if self.rank == 0:
                 self._make_rails(list(rails))
             # The rails are made before any machine loads its program.
             self._agree(True)
-            mine = self._run_here(program, devices, inputs or {}, ints, runs, outputs)
+            desc = program[self.rank] if isinstance(program, (list, tuple)) else program
+            if isinstance(devices, (list, tuple)) and devices and \
+                    isinstance(devices[0], (list, tuple)):
+                devices = devices[self.rank]
+            p = Program(desc, devices, rails=lib.rig_job_rails(self._h))
         except JobError:
             raise
         except Exception as e:
-            # A fault of this machine's is the job's root cause, said once.
-            msg = e.message if isinstance(e, RigError) else str(e)
-            self.fail(f"{self.label(self.rank)}: {msg}", getattr(e, "status", None))
-        return self._gather(mine)
-
-    def _run_here(self, program, devices, inputs, ints, runs, outputs):
-        desc = program[self.rank] if isinstance(program, (list, tuple)) else program
-        if isinstance(devices, (list, tuple)) and devices and isinstance(devices[0], (list, tuple)):
-            devices = devices[self.rank]
-        p = Program(desc, devices, rails=lib.rig_job_rails(self._h))
+            self._fail_from(e)
         try:
-            for i, values in inputs.items():
-                p.set_input(i, values)
             # Every machine loaded before the first run begins.
             if not self._agree(True):
                 self._raise_cause()
-            times = []
-            # No start past the last run goes down the tree.
-            lib.rig_job_runs_plan(self._h, runs)
-            for r in range(runs):
-                err = _lib.error()
-                self._call(lib.rig_job_run_begin(self._h, r, err), err)
-                frame = [r if x == "run" else self.rank if x == "rank" else x for x in ints]
-                ns = p.run_once(frame)
-                times.append(ns)
-                self._call(lib.rig_job_run_end(self._h, r, ns, None, err), err)
-            # The run still in flight ends everywhere (rig_job_runs_done).
-            err = _lib.error()
-            self._call(lib.rig_job_runs_done(self._h, None, err), err)
-            outs = {i: p.input(i).tobytes() for i in outputs}
-            return {"outputs": outs, "times": times, "devices": p.devices}
-        finally:
+        except BaseException:
             p.close()
+            raise
+        jp = JobProgram(self, p, self._rails[made:])
+        self._loaded.add(jp)
+        return jp
+
+    def run(self, program, rails=(), devices=None, inputs=None, ints=(), runs=1, outputs=()):
+        """load, inputs set, run and close in one call: `inputs` {i: array}
+        this machine's; the rest as load's and JobProgram.run's. Returns
+        what JobProgram.run returns. Collective."""
+        with self.load(program, rails, devices) as p:
+            try:
+                for i, values in (inputs or {}).items():
+                    p.set_input(i, values)
+            except JobError:
+                raise
+            except Exception as e:
+                self._fail_from(e)
+            return p.run(runs, ints, outputs)
+
+    def _fail_from(self, e):
+        """A fault of this machine's is the job's root cause, said once."""
+        msg = e.message if isinstance(e, RigError) else str(e)
+        self.fail(f"{self.label(self.rank)}: {msg}", getattr(e, "status", None))
 
     def _gather(self, mine):
         data = _encode(mine)
@@ -185,6 +189,9 @@ class Job:
         until it does. Raises JobError when the job had failed."""
         if not getattr(self, "_h", None):
             return
+        # Programs still loaded go before the rails they use.
+        for jp in list(self._loaded):
+            jp._release_here()
         h, err = self._h, _lib.error()
         st = _lib.OK
         if lib.rig_job_rank(h) != 0:
@@ -217,6 +224,148 @@ class Job:
         """Fails the job with "<this machine>: why" unless it failed."""
         if getattr(self, "_h", None) and not lib.rig_job_failed(self._h, None):
             lib.rig_job_fail(self._h, b"%s", ctypes.c_char_p(f"{self.label(self.rank)}: {why}".encode()))
+
+
+class JobProgram:
+    """Every machine's program of a job, loaded once (Job.load): this
+    machine's inputs as numpy arrays, run as many times as wanted with
+    the inputs changed between runs. Use as a context manager, or
+    close() it."""
+
+    def __init__(self, job, program, rails):
+        self._job, self._p, self._rails = job, program, rails
+        self._runs = 0  # runs since the load: a "run" int goes on counting
+        self.rank, self.machines = job.rank, job.machines
+        self.devices = program.devices
+
+    # ---- this machine's inputs ---------------------------------------------
+    def input(self, i, dtype=np.uint8):
+        """This machine's input i as Program.input gives it: a view of its
+        memory where the host addresses it, else a copy."""
+        return self._open().input(i, dtype)
+
+    def set_input(self, i, values):
+        """This machine's input i from an array (or bytes), as
+        Program.set_input."""
+        self._open().set_input(i, values)
+
+    @property
+    def ninputs(self):
+        return self._open().ninputs
+
+    def _open(self):
+        if self._p is None:
+            raise RigError("RIG_EINVAL", "the job's program is closed")
+        return self._p
+
+    # ---- runs --------------------------------------------------------------
+    def run(self, runs=1, ints=(), outputs=()):
+        """Every machine runs its program `runs` times, the job's tree
+        beginning and ending each run: ints as Program.run's, but "run" is
+        the run's index since the load (a rail's counts go on from the
+        call before: its kernels wait for that run's), "rank" this
+        machine's; outputs the input
+        indices whose bytes come back. Returns, on rank 0, a list of one
+        dict per machine {"outputs": {i: bytes}, "times": [ns...],
+        "devices": [names]}; on the others their own dict. Collective."""
+        mine = {}
+        try:
+            mine = self._run_here(runs, ints, outputs)
+        except JobError:
+            raise
+        except Exception as e:
+            self._job._fail_from(e)
+        return self._job._gather(mine)
+
+    def _run_here(self, runs, ints, outputs):
+        job, p = self._job, self._open()
+        outputs = list(outputs)
+        for i in outputs:
+            if not 0 <= i < p.ninputs:
+                raise RigError("RIG_EINVAL", f"output {i}: no such input (the program has "
+                               f"{p.ninputs})")
+        ints = list(ints)
+        frame, iv = p.frame([0 if x == "run" else job.rank if x == "rank" else x for x in ints])
+        slots = [k for k, x in enumerate(ints) if x == "run"]
+        # The loop's calls and arguments made once: a run costs what the C
+        # loop does plus the calls' own (docs/bench.md, python/job-run).
+        h, ph, fref, ends = job._h, p._h, ctypes.byref(frame), p._ends
+        nends, err, rv, nsv = ctypes.c_size_t(), _lib.error(), ctypes.c_uint64(), ctypes.c_uint64()
+        nref, eref, none = ctypes.byref(nends), ctypes.byref(err), ctypes.c_size_t(0)
+        now, times = time.perf_counter_ns, []
+        # No start past the last run goes down the tree.
+        lib.rig_job_runs_plan(h, runs)
+        for r in range(self._runs, self._runs + runs):
+            rv.value = r
+            st = _begin(h, rv, eref)
+            if st:
+                job._call(st, err)
+            for k in slots:
+                iv[k] = r
+            t0 = now()
+            st = _prun(ph, fref, None, none, ends, nref, eref)
+            if not st:
+                st = _pwait(ends, nends, eref)
+            ns = now() - t0
+            if st:
+                _lib.check(st, err)
+            times.append(ns)
+            nsv.value = ns
+            st = _end(h, rv, nsv, None, eref)
+            if st:
+                job._call(st, err)
+        # The run still in flight ends everywhere (rig_job_runs_done).
+        job._call(lib.rig_job_runs_done(h, None, err), err)
+        self._runs += runs
+        outs = {i: p.input(i).tobytes() for i in outputs}
+        return {"outputs": outs, "times": times, "devices": p.devices}
+
+    # ---- the end -----------------------------------------------------------
+    def close(self):
+        """Releases the program on every machine, then its rails.
+        Collective, unless the job failed (each machine then releases its
+        own, and the job's close the rails). Arrays of input() stay
+        readable."""
+        if self._p is None:
+            return
+        self._release_here()
+        job = self._job
+        if not getattr(job, "_h", None) or lib.rig_job_failed(job._h, None):
+            return
+        # Every machine's program released before the rails it used, so
+        # that the same rails can be made again by the next load.
+        if job._agree(True) and job.rank == 0:
+            for r in self._rails:
+                lib.rig_rail_release(r)
+                job._rails.remove(r)
+        self._rails = []
+
+    def _release_here(self):
+        if self._p is not None:
+            self._p.close()
+            self._p = None
+            self._job._loaded.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if kind is not None and not issubclass(kind, JobError):
+            # As a Job's block: this machine's failure, so that no rank
+            # waits in a run for this one.
+            self._job._fail_quietly(f"{kind.__name__}: {value}" if str(value) else kind.__name__)
+        try:
+            self.close()
+        except JobError:
+            if kind is None:
+                raise
+
+
+# JobProgram.run's calls a run (_lib.unchecked): every argument a ctypes value.
+_begin = _lib.unchecked("rig_job_run_begin")
+_end = _lib.unchecked("rig_job_run_end")
+_prun = _lib.unchecked("rig_program_run")
+_pwait = _lib.unchecked("rig_points_wait")
 
 
 def _left_open(ref):

@@ -93,15 +93,24 @@ class Program:
         return len(self._bufs)
 
     # ---- runs --------------------------------------------------------------
-    def run_once(self, ints=()):
-        """One run over the inputs and ints (the rest 0), its ends waited
-        for; its time in nanoseconds."""
+    def frame(self, ints=()):
+        """The frame of runs over the inputs and ints (the rest 0), made
+        once for a series: (frame, ints array), the array's elements
+        changed in place between runs (a "run" int)."""
         ints = list(ints)
         if len(ints) > self._ints:
             raise RigError("RIG_EINVAL", f"{len(ints)} ints for a program of {self._ints}")
         iv = (ctypes.c_int64 * max(1, len(ints)))(*ints)
         bufs = (ctypes.c_void_p * max(1, len(self._bufs)))(*[b for b, _ in self._bufs])
         frame = _lib.Frame(bufs, len(self._bufs), iv, len(ints), self._points, self._npoints)
+        frame._keep = (bufs, iv)  # the arrays live while the frame does
+        return frame, iv
+
+    def run_once(self, ints=(), frame=None):
+        """One run over the inputs and ints (the rest 0), or over a frame
+        of frame(); its ends waited for; its time in nanoseconds."""
+        if frame is None:
+            frame, _ = self.frame(ints)
         nends, err = ctypes.c_size_t(), _lib.error()
         t0 = time.perf_counter_ns()
         _lib.check(lib.rig_program_run(self._h, ctypes.byref(frame), None, 0, self._ends,
@@ -114,9 +123,14 @@ class Program:
     def run(self, runs=1, ints=()):
         """runs runs, one after the other; each one's time in ns. An int
         given as "run" is the run's index (0, 1, ...), as progrun's."""
+        ints = list(ints)
+        frame, iv = self.frame([0 if x == "run" else x for x in ints])
+        slots = [k for k, x in enumerate(ints) if x == "run"]
         times = []
         for r in range(runs):
-            times.append(self.run_once([r if x == "run" else x for x in ints]))
+            for k in slots:
+                iv[k] = r
+            times.append(self.run_once(frame=frame))
         return times
 
     def close(self):

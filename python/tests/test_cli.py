@@ -66,3 +66,21 @@ def test_a_local_run_writes_progruns_output(tmp_path):
 def test_a_run_option_that_does_not_fit_is_the_same_message(args):
     (p, r) = both("run", SAXPY, *args)
     assert p == r and r[0] == 2
+
+
+PIPELINE = os.path.join(EXAMPLES, "pipeline.json")
+
+
+def rig_cli(*args):
+    """(exit, stderr) of python -m rig."""
+    r = subprocess.run([sys.executable, "-m", "rig", *args], capture_output=True, text=True,
+                       timeout=120)
+    return r.returncode, r.stderr
+
+
+@pytest.mark.parametrize("cmd, says", [
+    ("run", f"run it with progrun (mpirun -n 2 progrun {PIPELINE})"),
+    ("check", f"check it with progrun (progrun check {PIPELINE})"),
+    ("dump", f"dump it with progrun (progrun dump {PIPELINE})")])
+def test_a_job_file_is_refused_naming_the_progrun_command_that_takes_it(cmd, says):
+    assert rig_cli(cmd, PIPELINE) == (2, f"rig: {PIPELINE}: a job file: {says}\n")
