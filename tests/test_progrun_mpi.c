@@ -661,7 +661,13 @@ static void test_a_device_machine_2_lacks_names_the_field_that_maps_it(void) {
   const char *args[] = {job, NULL};
   rig_proc p = mpirun(3, args, 60);
   unlink(gpu);
-  CU_ASSERT_EQUAL(p.code, 1);
+  /* hydra may end rank 0 (status 9) as an agent leaves with the cause
+   * (docs/jobs.md, "Open MPI and MPICH"). */
+  if (mpich()) {
+    CU_ASSERT_NOT_EQUAL(p.code, 0);
+  } else {
+    CU_ASSERT_EQUAL(p.code, 1);
+  }
   char m2[64];
   snprintf(want, sizeof want,
            ": %s: device 0: no device of arch \"cuda-sm_10\" on this machine "
