@@ -70,6 +70,15 @@ static bool post_add(rig_rail *r, size_t at) {
                            .user_data = r,
                            .datatype = ucp_dt_make_contig(sizeof r->operand)};
   r->add_at = at; /* before the add: its callback reads it */
+  if (r->peer.counts_map) {
+    /* Release: the puts it tells of are seen before it. */
+    atomic_fetch_add_explicit((_Atomic uint64_t *)(r->peer.counts_map + at), r->operand,
+                              memory_order_release);
+    r->adds++;
+    r->add_request = NULL;
+    if (at == RIG_RAIL_ARRIVED_AT) stamp(r, RIG_RAIL_STAMP_ARRIVED, r->added);
+    return true;
+  }
   ucs_status_ptr_t sp = ucp_atomic_op_nbx(r->peer.ep, UCP_ATOMIC_OP_ADD, &r->operand, 1,
                                           r->peer.counts + at, r->peer.counts_rkey, &p);
   if (UCS_PTR_IS_ERR(sp)) {
@@ -87,6 +96,12 @@ static bool post_add(rig_rail *r, size_t at) {
 static bool post_flush(rig_rail *r) {
   if (r->flush_request) return false;
   if (r->flushed == r->posted && r->flushed_adds == r->adds) return false;
+  if (r->peer.counts_map) {
+    /* Stores into mapped memory are done when made. */
+    r->flushed = r->posted;
+    r->flushed_adds = r->adds;
+    return true;
+  }
   if (r->peer.link && rig_endpoint_one_lane(r->peer.link) &&
       !(atomic_load(&r->state) == RAIL_CLOSING)) {
     ucp_worker_fence(rig_engine_worker());
@@ -126,11 +141,15 @@ static bool post_puts(rig_rail *r, uint64_t ready) {
                              .cb.send = put_done,
                              .user_data = slot};
     const unsigned char *src = r->outbound + copy * r->out_copy + (uint64_t)t->src;
-    ucs_status_ptr_t sp =
-        r->by_msg ? rig_rail_msg_send(r, c, slot, src, (size_t)t->length, &p)
-                  : ucp_put_nbx(r->peer.ep, src, (size_t)t->length,
-                                r->peer.inbound + copy * r->peer.inbound_copy + (uint64_t)t->dst,
-                                r->peer.inbound_rkey, &p);
+    uint64_t dst = copy * r->peer.inbound_copy + (uint64_t)t->dst;
+    ucs_status_ptr_t sp = NULL;
+    if (r->by_msg)
+      sp = rig_rail_msg_send(r, c, slot, src, (size_t)t->length, &p);
+    else if (r->peer.inbound_map)
+      memcpy(r->peer.inbound_map + dst, src, (size_t)t->length); /* done: sp NULL */
+    else
+      sp = ucp_put_nbx(r->peer.ep, src, (size_t)t->length, r->peer.inbound + dst,
+                       r->peer.inbound_rkey, &p);
     if (UCS_PTR_IS_ERR(sp)) {
       rig_rail_fail_ucx(r, r->by_msg ? "ucp_am_send_nbx" : "ucp_put_nbx", UCS_PTR_STATUS(sp));
       return true;
@@ -196,6 +215,7 @@ static void drop_peer(rig_rail *r, bool force) {
   if (idle && r->peer.inbound_rkey) ucp_rkey_destroy(r->peer.inbound_rkey);
   if (idle && r->peer.counts_rkey) ucp_rkey_destroy(r->peer.counts_rkey);
   r->peer.inbound_rkey = r->peer.counts_rkey = NULL;
+  r->peer.inbound_map = r->peer.counts_map = NULL;
   if (r->peer.link) rig_endpoint_leave(r->peer.link, r, force);
   r->peer.link = NULL;
   r->peer.ep = NULL;

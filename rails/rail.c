@@ -428,6 +428,20 @@ typedef struct attach_args {
   bool same_host;
 } attach_args;
 
+/* On one host the peer's areas may be mapped here (UCX's shared memory
+ * transports): a put is then a memcpy and an add a CPU atomic on them,
+ * which is what UCX itself does there, without its requests and
+ * protocol selection on each of a hop's three operations. Both areas or
+ * neither: the adds and the puts go the same way. */
+static void map_peer(rig_rail *r) {
+  void *in = NULL, *counts = NULL;
+  if (r->peer.inbound_rkey && ucp_rkey_ptr(r->peer.inbound_rkey, r->peer.inbound, &in) != UCS_OK)
+    return;
+  if (ucp_rkey_ptr(r->peer.counts_rkey, r->peer.counts, &counts) != UCS_OK) return;
+  r->peer.inbound_map = in;
+  r->peer.counts_map = counts;
+}
+
 /* Peer-failure handling keeps UCX (1.13) off shared memory, and on one
  * host the job learns of a lost peer anyway (the launcher, the control
  * protocol's silence): there the rail takes shared memory, across hosts
@@ -442,6 +456,7 @@ static rig_status attach_on_thread(void *arg, rig_error *err) {
   if (a->in_key) st = ucp_ep_rkey_unpack(r->peer.ep, a->in_key, &r->peer.inbound_rkey);
   if (st == UCS_OK) st = ucp_ep_rkey_unpack(r->peer.ep, a->counts_key, &r->peer.counts_rkey);
   rs = st == UCS_OK ? RIG_OK : rig_ucx_error(err, "ucp_ep_rkey_unpack", st);
+  if (rs == RIG_OK && a->same_host) map_peer(r);
   if (rs == RIG_OK && !a->same_host) rs = rig_endpoint_watch(r->peer.link, r, err);
   if (rs == RIG_OK) rs = rig_engine_add(r, err);
   if (rs == RIG_OK && (rs = rig_rail_msg_open(r, err)) != RIG_OK) rig_engine_remove(r);
@@ -454,6 +469,7 @@ static rig_status attach_on_thread(void *arg, rig_error *err) {
   if (r->peer.inbound_rkey) ucp_rkey_destroy(r->peer.inbound_rkey);
   if (r->peer.counts_rkey) ucp_rkey_destroy(r->peer.counts_rkey);
   r->peer.inbound_rkey = r->peer.counts_rkey = NULL;
+  r->peer.inbound_map = r->peer.counts_map = NULL;
   rig_endpoint_leave(r->peer.link, r, false);
   r->peer.link = NULL;
   r->peer.ep = NULL;
@@ -495,6 +511,15 @@ rig_status rig_rail_attach(rig_rail *r, const void *peer, size_t len, rig_error 
         err, RIG_EINVAL,
         "rail %lld: the peer's send and receive are not this end's receive and send",
         (long long)r->id);
+  /* Its puts land in the peer's copies by this end's transfers: the
+   * copies are what those transfers take, as the peer made them. */
+  uint64_t in_copy = rig_rail_copy_bytes(r->send, r->nsend, true);
+  if (w.in_copy != in_copy)
+    return rig_error_set(err, RIG_EINVAL,
+                         "rail %lld: the peer's inbound copies are %llu bytes, not the %llu its "
+                         "transfers take",
+                         (long long)r->id, (unsigned long long)w.in_copy,
+                         (unsigned long long)in_copy);
   at += (w.nsend + w.nreceive) * sizeof(rig_rail_transfer);
   r->peer.inbound = w.inbound;
   r->peer.inbound_copy = w.in_copy;

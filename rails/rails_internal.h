@@ -99,6 +99,9 @@ typedef struct rail_peer {
   rig_endpoint *link;             /* the endpoint, shared with others to the peer */
   ucp_ep_h ep;
   ucp_rkey_h inbound_rkey, counts_rkey;
+  /* The peer's inbound and counts mapped here (ucp_rkey_ptr: shared
+   * memory on one host), or NULL: puts and adds then go through UCX. */
+  unsigned char *inbound_map, *counts_map;
 } rail_peer;
 
 struct rig_rail {

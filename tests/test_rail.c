@@ -253,6 +253,53 @@ static void an_end_is_laid_out_as_the_design_says(void) {
   rig_rail_release(r);
 }
 
+/* The peer's address says how large its inbound copies are; puts land in
+ * them by this end's transfers (written into mapped memory on one host):
+ * copies of another size are refused at the attach, before any put. The
+ * field is the address's seventh word (rails/rail.c, rail_wire). */
+#define WIRE_IN_COPY_AT 104
+
+static void an_attach_refuses_inbound_copies_its_transfers_do_not_take(void) {
+  if (rank > 1) return;
+  rig_rail *r = NULL;
+  rig_error err;
+  rig_status st = rank == 0 ? rig_rail_create(40, data, 3, ack, 1, &r, &err)
+                            : rig_rail_create(40, ack, 1, data, 3, &r, &err);
+  CHECK_OK(st, err);
+  unsigned char peer[8192];
+  uint64_t len = 0;
+  if (rank == 1 && r) {
+    const void *bytes;
+    size_t n;
+    rig_rail_address(r, &bytes, &n);
+    CHECK(n <= sizeof peer, "an address of %zu bytes", n);
+    len = n <= sizeof peer ? n : 0;
+    memcpy(peer, bytes, len);
+    uint64_t copy = 0;
+    if (len >= WIRE_IN_COPY_AT + 8) memcpy(&copy, peer + WIRE_IN_COPY_AT, 8);
+    CHECK(copy == 16384 + (1 << 20), "inbound copies of %llu bytes in the address",
+          (unsigned long long)copy);
+    copy += 4096;
+    if (len >= WIRE_IN_COPY_AT + 8) memcpy(peer + WIRE_IN_COPY_AT, &copy, 8);
+  }
+  if (rank == 1) {
+    MPI_Send(&len, 1, MPI_UINT64_T, 0, 40, MPI_COMM_WORLD);
+    MPI_Send(peer, (int)len, MPI_BYTE, 0, 41, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(&len, 1, MPI_UINT64_T, 1, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (len > sizeof peer) len = 0;
+    MPI_Recv(peer, (int)len, MPI_BYTE, 1, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  if (rank == 0 && r) {
+    st = rig_rail_attach(r, peer, len, &err);
+    CHECK(st == RIG_EINVAL, "%s", rig_status_name(st));
+    CHECK(strcmp(err.message, "rail 40: the peer's inbound copies are 1069056 bytes, not the "
+                              "1064960 its transfers take") == 0,
+          "%s", err.message);
+  }
+  if (r) rig_rail_release(r);
+}
+
 typedef struct ready_thread {
   const rig_rail_end *e;
   uint64_t first, last, step;
@@ -504,8 +551,7 @@ static rig_device *device_named(rig_job *job, size_t m, const char *name) {
   }
 }
 
-static bool load_on_device(rig_job *job, size_t m, rig_device *dev, const rig_desc *d,
-                           loaded *l) {
+static bool load_on_device(rig_job *job, size_t m, rig_device *dev, const rig_desc *d, loaded *l) {
   memset(l, 0, sizeof *l);
   rig_error err;
   rig_status st = rig_program_load(d, &dev, 1, m == 0 ? rig_job_rails(job) : NULL, &l->prog, &err);
@@ -592,8 +638,8 @@ static void echo_on(const char *name, const char *arch) {
     const rig_rail_end *e = st == RIG_OK ? rig_rail_end_of(r) : NULL;
     CHECK(st != RIG_OK || e != NULL, "the controller has no end of a rail from it");
     uint64_t copy = rig_rail_copy_bytes(t, 1, false);
-    rig_desc *d = end_program_on(arch, st == RIG_OK ? rig_rail_id(r) : 1, "rk_echo", copy, copy,
-                                 ECHO_BYTES);
+    rig_desc *d =
+        end_program_on(arch, st == RIG_OK ? rig_rail_id(r) : 1, "rk_echo", copy, copy, ECHO_BYTES);
     loaded l;
     rig_device *dev = device_named(job, 1, name);
     CHECK(dev, "machine 1 has no %s", name);
@@ -1577,6 +1623,7 @@ static const struct {
 #define T(f)                                                                                       \
   { #f, f }
     T(an_end_is_laid_out_as_the_design_says),
+    T(an_attach_refuses_inbound_copies_its_transfers_do_not_take),
     T(connect_carries_every_byte_in_order_over_1000_runs),
     T(both_directions_carry_three_transfers_byte_exact_over_1000_runs),
     T(ready_may_come_from_several_threads),
