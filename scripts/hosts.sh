@@ -8,11 +8,13 @@
 #   up [N]               make hosts node1..nodeN (default 4; those up are
 #                        kept): each a network namespace linked to a bridge,
 #                        address 10.77.0.(129+K)
-#   mpirun [--hosts K] ARGS...
+#   mpirun [--hosts K] [--plain] ARGS...
 #                        mpirun over node1..nodeK (default: every host up),
 #                        one rank a host in turn, TCP over the hosts' links
 #                        only (the loopback-only settings of scripts/env.sh
-#                        are dropped)
+#                        are dropped); --plain: Open MPI's own placement
+#                        and binding instead (by slot, 64 a host; to cores),
+#                        which ARGS choose, as on a cluster
 #   mpich [--hosts K] ARGS...
 #                        the same with MPICH's mpiexec (hydra), for a build
 #                        of the mpich preset
