@@ -2456,6 +2456,76 @@ static void test_info_under_mpirun_prints_a_block_per_rank_within_100_columns(vo
   rig_proc_free(&p);
 }
 
+/* ---- placement and binding (docs/jobs.md, "On a cluster") ------------------ */
+
+/* The hosts' count (RIG_HOSTS) across simulated hosts, else 0. */
+static int hosts_up(void) {
+  const char *hosts = getenv("RIG_HOSTS");
+  return hosts ? atoi(hosts) : 0;
+}
+
+/* Two machines on one host are warned of, naming them and the host: two
+ * ranks here, or across K hosts ranks 0 and K on node1 (a rank a host in
+ * turn). */
+static void test_info_warns_of_machines_sharing_a_host(void) {
+  int k = hosts_up();
+  const char *args[] = {"info", NULL};
+  rig_proc p = mpirun(k > 1 ? k + 1 : 2, args, 60);
+  char host[256] = "node1", ranks[32] = "0-1", want[600];
+  if (k > 1)
+    snprintf(ranks, sizeof ranks, "0, %d", k);
+  else
+    gethostname(host, sizeof host - 1);
+  snprintf(want, sizeof want,
+           "progrun: warning: machines %s share host %s: on a cluster, one machine per node wants "
+           "mpirun --map-by node (",
+           ranks, host);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (p.code != 0 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* A machine a host, not bound, is warned of nothing: one rank here, or a
+ * rank a host across them. */
+static void test_info_warns_of_nothing_with_a_machine_a_host_unbound(void) {
+  int k = hosts_up();
+  const char *args[] = {"info", NULL};
+  rig_proc p = mpirun(k > 1 ? k : 1, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NULL(strstr(p.err, "progrun: warning: "));
+  if (p.code != 0 || strstr(p.err, "progrun: warning: ")) show(&p);
+  rig_proc_free(&p);
+}
+
+/* A rank that may run on 1 CPU of several (taskset, as a launcher's
+ * binding would) is warned of: its workers and cpu:N threads share it. */
+static void test_info_warns_of_a_machine_bound_to_one_cpu_of_several(void) {
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online < 2) {
+    rig_test_skip("info warns of a machine bound to one cpu of several",
+                  "this machine has one CPU: no binding leaves a rank fewer");
+    return;
+  }
+  char *argv[32];
+  size_t k = rig_proc_mpiexec(argv, 1, false);
+  argv[k++] = "taskset";
+  argv[k++] = "-c";
+  argv[k++] = "0";
+  argv[k++] = (char *)progrun();
+  argv[k++] = "info";
+  argv[k] = NULL;
+  rig_proc p = rig_proc_run(argv, NULL, 60);
+  char want[256];
+  snprintf(want, sizeof want, ") runs on 1 CPU of its node's %ld, for its workers and ", online);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: warning: machine 0 ("));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "mpirun binds a rank to a core unless --bind-to none"));
+  if (p.code != 0 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
 static int setup(void) {
   snprintf(tmp, sizeof tmp, "/tmp/rig-mpi-cli-XXXXXX");
   return mkdtemp(tmp) ? 0 : 1;
@@ -2575,6 +2645,11 @@ void rig_test_register(void) {
        test_a_cluster_pinned_to_loopback_is_told_naming_machine_and_setting},
       {"a host cut during the start is told and every rank leaves",
        test_a_host_cut_during_the_start_is_told_and_every_rank_leaves},
+      {"info warns of machines sharing a host", test_info_warns_of_machines_sharing_a_host},
+      {"info warns of nothing with a machine a host unbound",
+       test_info_warns_of_nothing_with_a_machine_a_host_unbound},
+      {"info warns of a machine bound to one cpu of several",
+       test_info_warns_of_a_machine_bound_to_one_cpu_of_several},
       CU_TEST_INFO_NULL};
   if (setup() != 0) exit(2);
   atexit(teardown);
