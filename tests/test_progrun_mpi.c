@@ -2526,6 +2526,77 @@ static void test_info_warns_of_a_machine_bound_to_one_cpu_of_several(void) {
   rig_proc_free(&p);
 }
 
+/* The words of docs/jobs.md's Open MPI line ("On a cluster") between its
+ * hostfile and progrun, continuations joined, into out; false where the
+ * line is not found. */
+static bool documented_mpirun_flags(char *out, size_t size) {
+  char path[1024];
+  size_t len;
+  char *text = rig_test_read_file(rig_test_source_path("docs/jobs.md", path, sizeof path), &len);
+  const char *section = text ? strstr(text, "\n## On a cluster\n") : NULL;
+  const char *head = "\nmpirun -n 4 --hostfile hosts ";
+  const char *line = section ? strstr(section, head) : NULL;
+  const char *end = line ? strstr(line, " progrun job.json\n") : NULL;
+  size_t w = 0;
+  for (const char *c = line ? line + strlen(head) : NULL; c && c < end && w + 1 < size; c++) {
+    if (c[0] == '\\' && c[1] == '\n') { /* a continuation: one space */
+      c++;
+      while (c[1] == ' ') c++;
+      continue;
+    }
+    out[w++] = *c;
+  }
+  out[w] = '\0';
+  free(text);
+  return end != NULL;
+}
+
+/* docs/jobs.md's Open MPI line, run as written (by bash) with Open MPI's
+ * own placement and binding (hosts.sh mpirun --plain) over a hostfile of
+ * 64 slots a host: a machine a host (rank r on node r+1), each free to run
+ * on every CPU, and no warning. */
+static void test_the_documented_mpirun_line_puts_a_machine_a_host_unbound(void) {
+  if (!across_hosts("the documented mpirun line puts a machine a host unbound")) return;
+  if (mpich()) {
+    rig_test_skip("the documented mpirun line puts a machine a host unbound",
+                  "the line is Open MPI's mpirun's");
+    return;
+  }
+  int k = hosts_up();
+  char flags[1024], hosts_sh[1024], script[4096];
+  CU_ASSERT_FATAL(documented_mpirun_flags(flags, sizeof flags));
+  rig_test_source_path("scripts/hosts.sh", hosts_sh, sizeof hosts_sh);
+  /* The hosts' hostfile: scripts/lib/hosts.sh's state. */
+  snprintf(script, sizeof script,
+           "'%s' mpirun --plain --hosts %d -n %d --hostfile /run/progrun-hosts/hostfile.%d %s "
+           "'%s' info --json",
+           hosts_sh, k, k, k, flags, progrun());
+  char *argv[] = {"bash", "-c", script, NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 90);
+  CU_ASSERT_EQUAL(p.code, 0);
+  json_t *root = json_loads(p.out, 0, NULL), *machines = json_object_get(root, "machines");
+  CU_ASSERT_EQUAL(json_array_size(machines), (size_t)k);
+  bool placed = json_array_size(machines) == (size_t)k, unbound = placed;
+  for (size_t r = 0; r < json_array_size(machines); r++) {
+    json_t *m = json_array_get(machines, r);
+    char want[32];
+    snprintf(want, sizeof want, "node%zu", r + 1);
+    const char *host = json_string_value(json_object_get(m, "host"));
+    placed = placed && host && strcmp(host, want) == 0;
+    unbound = unbound && json_integer_value(json_object_get(m, "bound_cpus")) ==
+                             json_integer_value(json_object_get(m, "online_cpus"));
+  }
+  CU_ASSERT(placed);
+  CU_ASSERT(unbound);
+  CU_ASSERT_PTR_NULL(strstr(p.err, "warning"));
+  if (p.code != 0 || !placed || !unbound || strstr(p.err, "warning")) {
+    fprintf(stderr, "ran: %s\n", script);
+    show(&p);
+  }
+  json_decref(root);
+  rig_proc_free(&p);
+}
+
 static int setup(void) {
   snprintf(tmp, sizeof tmp, "/tmp/rig-mpi-cli-XXXXXX");
   return mkdtemp(tmp) ? 0 : 1;
@@ -2650,6 +2721,8 @@ void rig_test_register(void) {
        test_info_warns_of_nothing_with_a_machine_a_host_unbound},
       {"info warns of a machine bound to one cpu of several",
        test_info_warns_of_a_machine_bound_to_one_cpu_of_several},
+      {"the documented mpirun line puts a machine a host unbound",
+       test_the_documented_mpirun_line_puts_a_machine_a_host_unbound},
       CU_TEST_INFO_NULL};
   if (setup() != 0) exit(2);
   atexit(teardown);
