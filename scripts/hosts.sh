@@ -15,9 +15,9 @@
 #                        are dropped); --plain: Open MPI's own placement
 #                        and binding instead (by slot, 64 a host; to cores),
 #                        which ARGS choose, as on a cluster
-#   mpich [--hosts K] ARGS...
+#   mpich [--hosts K] [--plain] ARGS...
 #                        the same with MPICH's mpiexec (hydra), for a build
-#                        of the mpich preset
+#                        of the mpich preset; --plain: ARGS name the hosts
 #   cut HOST             take HOST (nodeK or K) off the network: a partition
 #   heal HOST            put it back
 #   status               the hosts, their links and processes

@@ -331,18 +331,23 @@ rig_hosts_mpirun() {
   exec mpirun "$@"
 }
 
-# mpich [--hosts K] ARGS...: MPICH's mpiexec (hydra) over node1..nodeK as
-# rig_hosts_mpirun, its proxies started by `hosts.sh ssh`; hydra, in this
-# namespace, listens on the bridge.
+# mpich [--hosts K] [--plain] ARGS...: MPICH's mpiexec (hydra) over
+# node1..nodeK as rig_hosts_mpirun, its proxies started by `hosts.sh ssh`;
+# hydra, in this namespace, listens on the bridge. --plain: no host list
+# of its own, ARGS name the hosts (-f, -hosts), as on a cluster.
 rig_hosts_mpiexec_mpich() {
+  local plain=0
+  if [[ "${1:-}" == --plain ]]; then plain=1 && shift; fi
   rig_hosts_pick mpich "$@" || return
   shift "$rig_hosts_shift"
-  local k="$rig_hosts_k" list="" i
+  if [[ "${1:-}" == --plain ]]; then plain=1 && shift; fi
+  local k="$rig_hosts_k" list="" i hosts=()
   for ((i = 1; i <= k; i++)); do list+="${list:+,}node$i"; done
+  ((plain)) || hosts=(-hosts "$list")
   unset UCX_NET_DEVICES
   export UCX_NET_DEVICES="$RIG_HOSTS_LINK"
   exec mpiexec.mpich -launcher ssh -launcher-exec "$RIG_HOSTS_LIB/hosts-ssh" \
-    -iface "$RIG_HOSTS_BRIDGE" -hosts "$list" "$@"
+    -iface "$RIG_HOSTS_BRIDGE" "${hosts[@]}" "$@"
 }
 
 # status: each host, its address, its link and how many processes run there.
