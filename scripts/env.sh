@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Source it from a shell (bash): `source scripts/env.sh`, or on a
 # cluster `source scripts/env.sh --cluster` (the site's network; no
-# loopback, no mpirun as root). Puts the build
+# loopback; mpirun as root only in a root shell). Puts the build
 # tree's progrun (build/default, or $RIG_BUILD_DIR) first on PATH, so that
 # `progrun`, `mpirun -n 4 progrun ...` and `sbatch examples/slurm/job.sh
 # ...` find it, and keeps the network traffic of MPI and UCX on loopback
@@ -33,6 +33,11 @@ if [[ "${1:-}" == "--cluster" ]]; then
     [[ "${!rig_var:-}" == "lo" ]] && unset "$rig_var"
   done
   unset rig_var
+  # A root shell (a container) runs mpirun as root on a cluster too; these
+  # are not the network's, and set already they stay.
+  if [[ "$(id -u)" == 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
 else
   # shellcheck source=scripts/lib/env.sh
   source "$rig_root/scripts/lib/env.sh"

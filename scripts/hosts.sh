@@ -8,14 +8,16 @@
 #   up [N]               make hosts node1..nodeN (default 4; those up are
 #                        kept): each a network namespace linked to a bridge,
 #                        address 10.77.0.(129+K)
-#   mpirun [--hosts K] ARGS...
+#   mpirun [--hosts K] [--plain] ARGS...
 #                        mpirun over node1..nodeK (default: every host up),
 #                        one rank a host in turn, TCP over the hosts' links
 #                        only (the loopback-only settings of scripts/env.sh
-#                        are dropped)
-#   mpich [--hosts K] ARGS...
+#                        are dropped); --plain: Open MPI's own placement
+#                        and binding instead (by slot, 64 a host; to cores),
+#                        which ARGS choose, as on a cluster
+#   mpich [--hosts K] [--plain] ARGS...
 #                        the same with MPICH's mpiexec (hydra), for a build
-#                        of the mpich preset
+#                        of the mpich preset; --plain: ARGS name the hosts
 #   cut HOST             take HOST (nodeK or K) off the network: a partition
 #   heal HOST            put it back
 #   status               the hosts, their links and processes

@@ -2456,6 +2456,156 @@ static void test_info_under_mpirun_prints_a_block_per_rank_within_100_columns(vo
   rig_proc_free(&p);
 }
 
+/* ---- placement and binding (docs/jobs.md, "On a cluster") ------------------ */
+
+/* The hosts' count (RIG_HOSTS) across simulated hosts, else 0. */
+static int hosts_up(void) {
+  const char *hosts = getenv("RIG_HOSTS");
+  return hosts ? atoi(hosts) : 0;
+}
+
+/* Two machines on one host are warned of, naming them and the host: two
+ * ranks here, or across K hosts ranks 0 and K on node1 (a rank a host in
+ * turn). */
+static void test_info_warns_of_machines_sharing_a_host(void) {
+  int k = hosts_up();
+  const char *args[] = {"info", NULL};
+  rig_proc p = mpirun(k > 1 ? k + 1 : 2, args, 60);
+  char host[256] = "node1", ranks[32] = "0-1", want[600];
+  if (k > 1)
+    snprintf(ranks, sizeof ranks, "0, %d", k);
+  else
+    gethostname(host, sizeof host - 1);
+  snprintf(want, sizeof want,
+           "progrun: warning: machines %s share host %s: on a cluster, one machine per node wants "
+           "mpirun --map-by node (",
+           ranks, host);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (p.code != 0 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* A machine a host, not bound, is warned of nothing: one rank here, or a
+ * rank a host across them. */
+static void test_info_warns_of_nothing_with_a_machine_a_host_unbound(void) {
+  int k = hosts_up();
+  const char *args[] = {"info", NULL};
+  rig_proc p = mpirun(k > 1 ? k : 1, args, 60);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NULL(strstr(p.err, "progrun: warning: "));
+  if (p.code != 0 || strstr(p.err, "progrun: warning: ")) show(&p);
+  rig_proc_free(&p);
+}
+
+/* A rank that may run on 1 CPU of several (taskset, as a launcher's
+ * binding would) is warned of: its workers and cpu:N threads share it. */
+static void test_info_warns_of_a_machine_bound_to_one_cpu_of_several(void) {
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online < 2) {
+    rig_test_skip("info warns of a machine bound to one cpu of several",
+                  "this machine has one CPU: no binding leaves a rank fewer");
+    return;
+  }
+  char *argv[32];
+  size_t k = rig_proc_mpiexec(argv, 1, false);
+  argv[k++] = "taskset";
+  argv[k++] = "-c";
+  argv[k++] = "0";
+  argv[k++] = (char *)progrun();
+  argv[k++] = "info";
+  argv[k] = NULL;
+  rig_proc p = rig_proc_run(argv, NULL, 60);
+  char want[256];
+  snprintf(want, sizeof want, ") runs on 1 CPU of its node's %ld, for its workers and ", online);
+  CU_ASSERT_EQUAL(p.code, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "progrun: warning: machine 0 ("));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, "mpirun binds a rank to a core unless --bind-to none"));
+  if (p.code != 0 || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
+/* The words of docs/jobs.md's line for a launcher ("On a cluster":
+ * "mpirun -n 4 ... progrun job.json") between its -n 4 and progrun,
+ * continuations joined, into out, its hostfile `hosts` as hostfile; false
+ * where the line is not found. */
+static bool documented_flags(const char *launcher, const char *hostfile, char *out, size_t size) {
+  char path[1024], head[64], words[1024];
+  size_t len, w = 0;
+  char *text = rig_test_read_file(rig_test_source_path("docs/jobs.md", path, sizeof path), &len);
+  const char *section = text ? strstr(text, "\n## On a cluster\n") : NULL;
+  snprintf(head, sizeof head, "\n%s -n 4 ", launcher);
+  const char *line = section ? strstr(section, head) : NULL;
+  const char *end = line ? strstr(line, " progrun job.json\n") : NULL;
+  for (const char *c = line ? line + strlen(head) : NULL; c && c < end && w + 1 < sizeof words;
+       c++) {
+    if (c[0] == '\\' && c[1] == '\n') { /* a continuation: one space */
+      c++;
+      while (c[1] == ' ') c++;
+      continue;
+    }
+    words[w++] = *c;
+  }
+  words[w] = '\0';
+  free(text);
+  /* The hostfile is the word `hosts` after -f or --hostfile. */
+  char *at = strstr(words, "-f hosts");
+  at = at ? at + 3 : strstr(words, "--hostfile hosts");
+  if (at && *at == '-') at += 11;
+  if (!end || !at) return false;
+  snprintf(out, size, "%.*s%s%s", (int)(at - words), words, hostfile, at + 5);
+  return true;
+}
+
+/* docs/jobs.md's line for the build's MPI (mpirun, or mpiexec.mpich), run
+ * as written (by bash) with the launcher's own placement and binding
+ * (hosts.sh mpirun --plain, mpich --plain) over a hostfile of 64 slots a
+ * host: a machine a host (rank r on node r+1), each free to run on every
+ * CPU, and no warning. */
+static void test_the_documented_launcher_line_puts_a_machine_a_host_unbound(void) {
+  if (!across_hosts("the documented launcher line puts a machine a host unbound")) return;
+  int k = hosts_up();
+  char hostfile[512], flags[1024], hosts_sh[1024], script[4096];
+  if (mpich()) { /* hydra's form: host:slots */
+    FILE *f = fopen(in_tmp("hosts", hostfile, sizeof hostfile), "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    for (int i = 1; i <= k; i++) fprintf(f, "node%d:64\n", i);
+    fclose(f);
+  } else { /* scripts/lib/hosts.sh's, "nodeK slots=64" */
+    snprintf(hostfile, sizeof hostfile, "/run/progrun-hosts/hostfile.%d", k);
+  }
+  const char *launcher = mpich() ? "mpiexec.mpich" : "mpirun";
+  CU_ASSERT_FATAL(documented_flags(launcher, hostfile, flags, sizeof flags));
+  rig_test_source_path("scripts/hosts.sh", hosts_sh, sizeof hosts_sh);
+  snprintf(script, sizeof script, "'%s' %s --plain --hosts %d -n %d %s '%s' info --json", hosts_sh,
+           mpich() ? "mpich" : "mpirun", k, k, flags, progrun());
+  char *argv[] = {"/bin/bash", "-c", script, NULL};
+  rig_proc p = rig_proc_run(argv, NULL, 90);
+  CU_ASSERT_EQUAL(p.code, 0);
+  json_t *root = json_loads(p.out, 0, NULL), *machines = json_object_get(root, "machines");
+  CU_ASSERT_EQUAL(json_array_size(machines), (size_t)k);
+  bool placed = json_array_size(machines) == (size_t)k, unbound = placed;
+  for (size_t r = 0; r < json_array_size(machines); r++) {
+    json_t *m = json_array_get(machines, r);
+    char want[32];
+    snprintf(want, sizeof want, "node%zu", r + 1);
+    const char *host = json_string_value(json_object_get(m, "host"));
+    placed = placed && host && strcmp(host, want) == 0;
+    unbound = unbound && json_integer_value(json_object_get(m, "bound_cpus")) ==
+                             json_integer_value(json_object_get(m, "online_cpus"));
+  }
+  CU_ASSERT(placed);
+  CU_ASSERT(unbound);
+  CU_ASSERT_PTR_NULL(strstr(p.err, "arning"));
+  if (p.code != 0 || !placed || !unbound || strstr(p.err, "arning")) {
+    fprintf(stderr, "ran: %s\n", script);
+    show(&p);
+  }
+  json_decref(root);
+  rig_proc_free(&p);
+}
+
 static int setup(void) {
   snprintf(tmp, sizeof tmp, "/tmp/rig-mpi-cli-XXXXXX");
   return mkdtemp(tmp) ? 0 : 1;
@@ -2575,6 +2725,13 @@ void rig_test_register(void) {
        test_a_cluster_pinned_to_loopback_is_told_naming_machine_and_setting},
       {"a host cut during the start is told and every rank leaves",
        test_a_host_cut_during_the_start_is_told_and_every_rank_leaves},
+      {"info warns of machines sharing a host", test_info_warns_of_machines_sharing_a_host},
+      {"info warns of nothing with a machine a host unbound",
+       test_info_warns_of_nothing_with_a_machine_a_host_unbound},
+      {"info warns of a machine bound to one cpu of several",
+       test_info_warns_of_a_machine_bound_to_one_cpu_of_several},
+      {"the documented launcher line puts a machine a host unbound",
+       test_the_documented_launcher_line_puts_a_machine_a_host_unbound},
       CU_TEST_INFO_NULL};
   if (setup() != 0) exit(2);
   atexit(teardown);

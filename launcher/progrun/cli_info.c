@@ -3,7 +3,8 @@
  * pool, and the MPI library and UCX transports a job would use. Under a
  * launcher every rank describes its machine (also the cpuset its workers
  * run on and its NUMA nodes), rank 0 gathers them and prints a block per
- * machine within 100 columns, or JSON. */
+ * machine within 100 columns, or JSON, and warns of a placement or a
+ * binding that defeats a job (cli_info_warn.c). */
 #include <ctype.h>
 #include <jansson.h>
 #include <mpi.h>
@@ -14,6 +15,7 @@
 
 #include "cli.h"
 #include "cli_help.h"
+#include "cli_info.h"
 #include "cli_job.h"
 #include "rig/rig_job.h"
 
@@ -95,8 +97,7 @@ static json_t *word_list(const char *joined) {
   return a;
 }
 
-/* A list of indices back as ranges ("0-3,8" with sep ","), for the text. */
-static void ranges_of(json_t *list, const char *sep, char *out, size_t size) {
+void cli_info_ranges(json_t *list, const char *sep, char *out, size_t size) {
   size_t w = 0, n = json_array_size(list);
   out[0] = '\0';
   for (size_t i = 0; i < n && w < size;) {
@@ -148,6 +149,7 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
   json_object_set_new(o, "memory_bytes",
                       json_integer((json_int_t)rig_device_facts_of(rig_host())->budget));
   json_object_set_new(o, "workers", json_integer(rig_device_facts_of(rig_host())->threads));
+  cli_info_cpus(o);
   json_t *devs = json_array();
   for (size_t i = 0; devs && i < m.ndevices; i++) {
     json_t *dev = json_pack("{s:s, s:s, s:I}", "name", m.devices[i].name, "arch", m.devices[i].arch,
@@ -304,8 +306,8 @@ static void block_text(json_t *o, char *out, size_t size) {
     snprintf(out, size, "(%s)", str_of(o, "error"));
     return;
   }
-  ranges_of(json_object_get(o, "cpuset"), ",", cpus, sizeof cpus);
-  ranges_of(json_object_get(o, "numa"), ",", numa, sizeof numa);
+  cli_info_ranges(json_object_get(o, "cpuset"), ",", cpus, sizeof cpus);
+  cli_info_ranges(json_object_get(o, "numa"), ",", numa, sizeof numa);
   words_of(json_object_get(json_object_get(o, "ucx"), "transports"), tls, sizeof tls);
   devices_line(o, line, sizeof line);
   snprintf(
@@ -345,7 +347,7 @@ static void print_blocks(json_t *machines) {
                                          json_object_get(json_array_get(machines, q), "rank"))));
       }
     char list[512], head[600];
-    ranges_of(ranks, ", ", list, sizeof list);
+    cli_info_ranges(ranks, ", ", list, sizeof list);
     snprintf(head, sizeof head, "%s %s: ", json_array_size(ranks) > 1 ? "ranks" : "rank", list);
     char *dev = strchr(texts[r], '\n'), *ucx = dev ? strchr(dev + 1, '\n') : NULL;
     if (dev) *dev = '\0';
@@ -483,6 +485,7 @@ int cli_info(int argc, char **argv) {
       print_block(json_array_get(machines, 0));
     }
     rc = cli_flushed(stdout, "the information", rc);
+    cli_info_warn(machines);
   }
   json_decref(machines);
   if (mpi) {

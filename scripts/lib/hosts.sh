@@ -302,9 +302,14 @@ rig_hosts_pick() {
   rig_hosts_k="$k"
 }
 
+# `--plain` (before or after `--hosts K`): no placement of its own, so that
+# a cluster's mpirun line is tried as it is (docs/jobs.md, "On a cluster").
 rig_hosts_mpirun() {
+  local plain=0
+  if [[ "${1:-}" == --plain ]]; then plain=1 && shift; fi
   rig_hosts_pick mpirun "$@" || return
   shift "$rig_hosts_shift"
+  if [[ "${1:-}" == --plain ]]; then plain=1 && shift; fi
   local k="$rig_hosts_k"
   unset UCX_NET_DEVICES OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include \
     OMPI_MCA_btl_tcp_if_exclude OMPI_MCA_oob_tcp_if_exclude
@@ -315,7 +320,10 @@ rig_hosts_mpirun() {
   # Daemons stay below mpirun (not daemonized): tests find the ranks among
   # its descendants, and the sessions end with it (rig_hosts_ssh).
   export OMPI_MCA_orte_leave_session_attached=1
-  export OMPI_MCA_rmaps_base_mapping_policy=node OMPI_MCA_hwloc_base_binding_policy=none
+  unset OMPI_MCA_rmaps_base_mapping_policy OMPI_MCA_hwloc_base_binding_policy
+  if ((!plain)); then
+    export OMPI_MCA_rmaps_base_mapping_policy=node OMPI_MCA_hwloc_base_binding_policy=none
+  fi
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # A host cut off ends mpirun too, not only the ranks (ompi.sh).
   # shellcheck source=scripts/lib/ompi.sh
@@ -323,18 +331,23 @@ rig_hosts_mpirun() {
   exec mpirun "$@"
 }
 
-# mpich [--hosts K] ARGS...: MPICH's mpiexec (hydra) over node1..nodeK as
-# rig_hosts_mpirun, its proxies started by `hosts.sh ssh`; hydra, in this
-# namespace, listens on the bridge.
+# mpich [--hosts K] [--plain] ARGS...: MPICH's mpiexec (hydra) over
+# node1..nodeK as rig_hosts_mpirun, its proxies started by `hosts.sh ssh`;
+# hydra, in this namespace, listens on the bridge. --plain: no host list
+# of its own, ARGS name the hosts (-f, -hosts), as on a cluster.
 rig_hosts_mpiexec_mpich() {
+  local plain=0
+  if [[ "${1:-}" == --plain ]]; then plain=1 && shift; fi
   rig_hosts_pick mpich "$@" || return
   shift "$rig_hosts_shift"
-  local k="$rig_hosts_k" list="" i
+  if [[ "${1:-}" == --plain ]]; then plain=1 && shift; fi
+  local k="$rig_hosts_k" list="" i hosts=()
   for ((i = 1; i <= k; i++)); do list+="${list:+,}node$i"; done
+  ((plain)) || hosts=(-hosts "$list")
   unset UCX_NET_DEVICES
   export UCX_NET_DEVICES="$RIG_HOSTS_LINK"
   exec mpiexec.mpich -launcher ssh -launcher-exec "$RIG_HOSTS_LIB/hosts-ssh" \
-    -iface "$RIG_HOSTS_BRIDGE" -hosts "$list" "$@"
+    -iface "$RIG_HOSTS_BRIDGE" "${hosts[@]}" "$@"
 }
 
 # status: each host, its address, its link and how many processes run there.
