@@ -15,6 +15,23 @@
  * is a few lines, as info's blocks are. */
 enum { SHARED_HOSTS_TOLD = 4 };
 
+/* Here, below cli_info.c, since both say lists of numbers this way. */
+void cli_info_ranges(json_t *list, const char *sep, char *out, size_t size) {
+  size_t w = 0, n = json_array_size(list);
+  out[0] = '\0';
+  for (size_t i = 0; i < n && w < size;) {
+    json_int_t lo = json_integer_value(json_array_get(list, i)), hi = lo;
+    size_t j = i + 1;
+    while (j < n && json_integer_value(json_array_get(list, j)) == hi + 1) hi++, j++;
+    int k = hi > lo ? snprintf(out + w, size - w, "%s%lld-%lld", w ? sep : "", (long long)lo,
+                               (long long)hi)
+                    : snprintf(out + w, size - w, "%s%lld", w ? sep : "", (long long)lo);
+    if (k < 0) break;
+    w += (size_t)k;
+    i = j;
+  }
+}
+
 void cli_info_cpus(json_t *o) {
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   long bound = -1;
