@@ -78,11 +78,19 @@ static rig_rail *live(size_t i) {
   return ((rig_rail **)eng.live.items)[i];
 }
 
+/* A live rail's peer reaches this side by emulated RMA (serving()), as
+ * the rail thread last saw. */
+static _Atomic bool rails_served;
 /* Runs in flight on this process (rig_rails_serve). */
 static _Atomic long serving_runs;
 
 void rig_rails_serve(bool on) {
-  atomic_fetch_add_explicit(&serving_runs, on ? 1 : -1, memory_order_relaxed);
+  long was = atomic_fetch_add_explicit(&serving_runs, on ? 1 : -1, memory_order_relaxed);
+  /* The first run in flight after a quiet, with rails to serve: the rail
+   * thread, asleep on the worker's event, serves from now on, not from
+   * the first message (elsewhere it sleeps on: nothing needs it). */
+  if (on && was == 0 && atomic_load_explicit(&rails_served, memory_order_relaxed))
+    rig_engine_wake();
 }
 
 bool rig_engine_serving(void) {
@@ -180,9 +188,6 @@ static bool efd_out(void) {
   return was;
 }
 
-/* A live rail's peer reaches this side by emulated RMA (serving()), as
- * the rail thread last saw. */
-static _Atomic bool rails_served;
 /* This thread's polling (rig_engine_polling on, less off). */
 static _Thread_local int my_polls;
 

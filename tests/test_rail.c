@@ -1596,6 +1596,10 @@ static void the_rail_thread_serves_emulated_rails_while_a_run_is_in_flight(void)
     pid_t tid = rail_thread();
     CHECK(tid > 0, "no thread named rig-rail");
     rig_rails_serve(true);
+    /* Woken by the serve if it slept: it is up within a bound. */
+    rig_wait up = rig_wait_begin(RIG_HANG_S);
+    while (tid > 0 && asleep_on_its_event(tid) && rig_wait_more(&up)) {
+    }
     unsigned asleep = 0;
     for (int i = 0; tid > 0 && i < 300; i++) {
       asleep += asleep_on_its_event(tid);
