@@ -7,7 +7,9 @@ rank, with the same status and message (docs/python.md "Jobs")."""
 import atexit
 import ctypes
 import json
+import sys
 import time
+import traceback
 import weakref
 
 import numpy as np
@@ -213,12 +215,24 @@ class Job:
         if kind is not None and not issubclass(kind, JobError):
             # The block raised: the job's root cause, this machine's, so
             # that no rank waits for this one (a JobError is the cause).
-            self._fail_quietly(f"{kind.__name__}: {value}" if str(value) else kind.__name__)
+            self._fail_raised(kind, value, tb)
         try:
             self.close()
         except JobError:
             if kind is None:
                 raise
+
+    def _fail_raised(self, kind, value, tb):
+        """A block raised: its traceback is printed here first, since once
+        the job fails the launcher may end this rank before the interpreter
+        prints it; then the job fails with it as this machine's cause."""
+        traceback.print_exception(kind, value, tb)
+        sys.stderr.flush()
+        try:
+            value._rig_printed = True  # the excepthook prints it once only
+        except AttributeError:
+            pass
+        self._fail_quietly(f"{kind.__name__}: {value}" if str(value) else kind.__name__)
 
     def _fail_quietly(self, why):
         """Fails the job with "<this machine>: why" unless it failed."""
@@ -353,12 +367,25 @@ class JobProgram:
         if kind is not None and not issubclass(kind, JobError):
             # As a Job's block: this machine's failure, so that no rank
             # waits in a run for this one.
-            self._job._fail_quietly(f"{kind.__name__}: {value}" if str(value) else kind.__name__)
+            self._job._fail_raised(kind, value, tb)
         try:
             self.close()
         except JobError:
             if kind is None:
                 raise
+
+
+_excepthook = sys.excepthook
+
+
+def _once(kind, value, tb):
+    """An exception a Job's block printed as it failed the job is not
+    printed again at the interpreter's exit."""
+    if not getattr(value, "_rig_printed", False):
+        _excepthook(kind, value, tb)
+
+
+sys.excepthook = _once
 
 
 # JobProgram.run's calls a run (_lib.unchecked): every argument a ctypes value.

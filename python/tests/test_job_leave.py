@@ -39,9 +39,13 @@ def test_a_rank_whose_block_raises_fails_the_job_and_prints_its_traceback(tmp_pa
             job.run(d, ints=[2], runs=3)
         """)
     assert p.returncode != 0
-    assert "raise ValueError(\"boom on two\")\nValueError: boom on two\n" in p.stderr
-    # Ranks 0 and 1 raise the job's cause, machine 2's.
-    assert p.stderr.count("JobError: machine 2: ValueError: boom on two\n") == 2, p.stderr
+    # Rank 2 prints its traceback before it fails the job (mpirun may end it
+    # once another rank exits); the ranks' lines may interleave.
+    lines = p.stderr.splitlines()
+    assert 'raise ValueError("boom on two")' in p.stderr and "ValueError: boom on two" in lines, p.stderr
+    # The other ranks raise the job's cause, machine 2's: the first to exit
+    # may have mpirun end the other before its interpreter prints.
+    assert "JobError: machine 2: ValueError: boom on two" in p.stderr, p.stderr
 
 
 def test_a_rank_whose_interpreter_exits_with_the_job_open_fails_the_job(tmp_path):
@@ -53,5 +57,7 @@ def test_a_rank_whose_interpreter_exits_with_the_job_open_fails_the_job(tmp_path
         job.close()
         """)
     assert p.returncode != 0
+    # At least one rank raises it: the first to exit may have mpirun end
+    # the other before its interpreter prints.
     want = "JobError: machine 2: the interpreter exited with the job open\n"
-    assert p.stderr.count(want) == 2, p.stderr
+    assert p.stderr.count(want) >= 1, p.stderr
