@@ -24,6 +24,9 @@
  *   ping-pong after the same quiet (rank 1 busy in MPI_Recv): what the
  *   machines make of a quiet is in both. Samples alternate, a pair at a
  *   time. Target: ratio <= 1.5.
+ * - remote/run-after-idle poll (2 ranks, RIG_JOB_POLL=1 in the
+ *   environment: that row alone): the same, the agent's executor polling
+ *   through the quiet as the floor's receiver does. Target: ratio <= 1.5.
  * - remote/copy-64MiB (2 ranks): 64 MiB of a controller host buffer
  *   copied into memory of machine 1's host and back, waited; a sample is
  *   both, in ns. Floor: ucp_put_nbx of 64 MiB into rank 1's registered
@@ -290,8 +293,8 @@ static double run_after_idle(const rig_desc *d) {
   return ns;
 }
 
-static int remote_after_idle(int argc, char **argv, const rig_desc *d, double run_median,
-                             int bytes) {
+static int remote_after_idle(int argc, char **argv, const rig_desc *d, double run_median, int bytes,
+                             const char *name) {
   size_t samples = env_count("RIG_BENCH_IDLE_SAMPLES", IDLE_SAMPLES);
   double *r = malloc(samples * sizeof *r), *m = malloc(samples * sizeof *m);
   CHECK(r && m);
@@ -303,7 +306,7 @@ static int remote_after_idle(int argc, char **argv, const rig_desc *d, double ru
   }
   double median = bench_median(r, samples), mpi = bench_median(m, samples);
   bench_row row = {
-      .name = bench_row_name("remote/run-after-idle"),
+      .name = bench_row_name(name),
       .unit = "ns",
       .median = median,
       .floor_median = mpi,
@@ -314,10 +317,11 @@ static int remote_after_idle(int argc, char **argv, const rig_desc *d, double ru
   };
   int rc = bench_report(argc, argv, &row);
   fprintf(stderr,
-          "(remote/run-after-idle: a run after %d s of quiet, p99 %.0f ns; floor: a %d-byte MPI "
-          "ping-pong after the same quiet, rank 1 busy in MPI_Recv, p99 %.0f ns; %.2fx "
-          "remote/run's median)\n",
-          IDLE_S, bench_p99(r, samples), bytes, bench_p99(m, samples), median / run_median);
+          "(%s: a run after %d s of quiet, p99 %.0f ns; floor: a %d-byte MPI ping-pong after "
+          "the same quiet, rank 1 busy in MPI_Recv, p99 %.0f ns",
+          name, IDLE_S, bench_p99(r, samples), bytes, bench_p99(m, samples));
+  if (run_median > 0) fprintf(stderr, "; %.2fx remote/run's median", median / run_median);
+  fprintf(stderr, ")\n");
   free(r);
   free(m);
   return rc;
@@ -380,11 +384,23 @@ static int remote_run(int argc, char **argv, const void *kernels, size_t len) {
           "into the ring) takes a median %.1f ns; the rest is the agent's take, run and report "
           "and the waiter seeing it)\n",
           bench_median(h, n));
-  if (remote_after_idle(argc, argv, d, median, bytes) != 0) rc = -1;
+  if (remote_after_idle(argc, argv, d, median, bytes, "remote/run-after-idle") != 0) rc = -1;
   free(r);
   free(f);
   free(u);
   free(h);
+  rig_desc_free(d);
+  return rc;
+}
+
+/* remote/run-after-idle poll: the same, with the agent's executors polling
+ * through the quiet (RIG_JOB_POLL=1 in this run's environment), as the
+ * floor's MPI_Recv does: scripts/bench.sh's third run, this row alone. */
+static int remote_poll(int argc, char **argv, const void *kernels, size_t len) {
+  rig_desc *d = noop_program(kernels, len, 1);
+  int bytes = (int)(rig_program_run_words_count(0, (size_t)d->ints) * 8);
+  bench_print_header();
+  int rc = remote_after_idle(argc, argv, d, 0, bytes, "remote/run-after-idle poll");
   rig_desc_free(d);
   return rc;
 }
@@ -614,7 +630,10 @@ int main(int argc, char **argv) {
     size_t len = 0;
     void *so = bench_read_kernels(RIG_BENCH_KERNELS, &len);
     if (!so) MPI_Abort(MPI_COMM_WORLD, 1);
-    if (size < 4) {
+    const char *poll = getenv("RIG_JOB_POLL");
+    if (size < 4 && poll && !strcmp(poll, "1")) {
+      rc = remote_poll(argc, argv, so, len);
+    } else if (size < 4) {
       rc = remote_run(argc, argv, so, len);
       rc |= remote_copy(argc, argv);
     } else {

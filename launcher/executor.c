@@ -61,6 +61,7 @@ struct executor {
   uint64_t reported;       /* the last value reported done: they grow */
   const exec_route *route; /* how hand-overs come and reports go (below) */
   bool taken;              /* it took a hand-over: it polls after each one */
+  bool poll;               /* RIG_JOB_POLL: once taken, it never sleeps */
   _Atomic bool stopping;
   handover from_ring; /* the hand-over being run, when it came by the ring */
   rig_point ring_ends[RUN_ENDS];
@@ -416,7 +417,8 @@ static bool sleep_on_bell(executor *e, uint32_t bell, handover **h) {
  * and one that never took a hand-over sleeps from the start (a device no
  * program uses keeps the worker from the busy ones). Quiet, one that took
  * hand-overs by message still sleeps on the worker, beside the rail
- * thread: a hand-over after a long quiet then costs one wake, not two. */
+ * thread: a hand-over after a long quiet then costs one wake, not two.
+ * With RIG_JOB_POLL, one that took a hand-over never sleeps: no wake. */
 static handover *wait_next(executor *e) {
   double idle_since = 0;
   bool polling = false;   /* this thread progresses the worker (rig_peer_polling) */
@@ -463,7 +465,8 @@ static handover *wait_next(executor *e) {
     if (e->route->progress()) continue;
     double now = rig_now_s();
     if (!idle_since) idle_since = now;
-    if (now - idle_since < e->route->yield_s) {
+    /* Polling (RIG_JOB_POLL), it yields for as long as the job lasts. */
+    if (e->poll || now - idle_since < e->route->yield_s) {
       sched_yield();
       continue;
     }
@@ -532,6 +535,7 @@ rig_status rig_executor_start(rig_job *job, holdings *table, uint32_t device, ex
   e->job = job;
   e->held = table;
   e->device = device;
+  e->poll = rig_env_get()->job_poll;
   /* The route, chosen once: by frames the work queue alone; else the
    * device's ring too, and (by memory) the controller's timeline. */
   job_route route = rig_express_route(job->express, job->rank);

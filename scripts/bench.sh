@@ -3,7 +3,8 @@
 # every benchmark (build/default/bench/bench_*: bench_codec, bench_core, ...),
 # printing one table. bench_remote and bench_rail are MPI programs: they run
 # under mpirun after the others, bench_remote with 2 ranks (remote/run,
-# remote/run ucx-floor, remote/copy-64MiB) and with 4 (remote/host-64 x4,
+# remote/run ucx-floor, remote/copy-64MiB), again with RIG_JOB_POLL=1
+# (remote/run-after-idle poll) and with 4 (remote/host-64 x4,
 # remote/idle-cpu), bench_rail with 2 (the rail/ rows); then both again
 # across simulated hosts (scripts/hosts.sh), where they can be made;
 # bench_ring with 2 ranks (program/ring-2, program/pipeline) and 4
@@ -56,6 +57,11 @@ if [[ -x "$remote" && -f "$remote" ]]; then
       failed=1
     }
   done
+  # remote/run-after-idle poll: executors polling through the quiet.
+  RIG_JOB_POLL=1 RIG_BENCH_NO_HEADER=1 mpirun -n 2 --oversubscribe --bind-to none "$remote" || {
+    echo "$remote (RIG_JOB_POLL=1) failed" >&2
+    failed=1
+  }
 fi
 rail="$build/bench/bench_rail"
 if [[ -x "$rail" && -f "$rail" ]]; then

@@ -12,6 +12,8 @@
 
 #include <unistd.h>
 
+#include "base/clock.h"
+#include "base/env.h"
 #include "express.h"
 #include "express_messages.h"
 #include "job.h"
@@ -133,6 +135,50 @@ static void test_runs_that_outrun_the_ring_all_end(void) {
     if ((st = rig_point_wait(ends[e], &err)) != RIG_OK) fprintf(stderr, "%s\n", err.message);
   CU_ASSERT_EQUAL(st, RIG_OK);
   free(points);
+  rig_program_release(p);
+  rig_desc_free(d);
+  rig_test_job_close_ok(job);
+}
+
+/* One run of p on its machine, waited. */
+static void run_waited(rig_program *p) {
+  size_t npoints, nends = 0;
+  rig_point *points = rig_program_step_points(p, &npoints), ends[4];
+  rig_frame f = {NULL, 0, NULL, 0, points, npoints};
+  rig_error err;
+  rig_status st = rig_program_run(p, &f, NULL, 0, ends, &nends, &err);
+  for (size_t e = 0; e < nends && st == RIG_OK; e++) st = rig_point_wait(ends[e], &err);
+  if (st != RIG_OK) fprintf(stderr, "a run: %s\n", err.message);
+  CU_ASSERT_EQUAL(st, RIG_OK);
+  free(points);
+}
+
+/* After a run and a quiet, machine 1's host executor sleeps on its ring's
+ * bell; with RIG_JOB_POLL=1 (the suite's express-2-poll run) it polls for
+ * as long as the job lasts instead. The next run ends either way. */
+static void test_an_executor_sleeps_after_a_quiet_unless_it_polls(void) {
+  rig_job *job = rig_test_job_start_ok();
+  ex_ring *ring = rig_express_ring(job->as_controller.link->express, 1, 0);
+  if (!ring) {
+    rig_test_skip(__func__, "no ring: frames carry every run here");
+    rig_test_job_close_ok(job);
+    return;
+  }
+  rig_desc *d = empty();
+  rig_program *p = load(rig_job_device(job, 1, 0), d);
+  run_waited(p);
+  if (rig_env_get()->job_poll) {
+    /* A quiet 4000 times the 50 us an executor polls before it sleeps. */
+    bool slept = false;
+    for (double t0 = rig_now_s(); rig_now_s() - t0 < 0.2;) slept |= atomic_load(&ring->sleeping);
+    CU_ASSERT_FALSE(slept);
+  } else {
+    rig_wait w = rig_wait_begin(RIG_HANG_S);
+    while (!atomic_load(&ring->sleeping) && rig_wait_more(&w)) {
+    }
+    CU_ASSERT_TRUE(atomic_load(&ring->sleeping));
+  }
+  run_waited(p);
   rig_program_release(p);
   rig_desc_free(d);
   rig_test_job_close_ok(job);
@@ -378,6 +424,8 @@ void rig_test_register(void) {
       {"runs and copies interleaved on one device stay ordered",
        test_runs_and_copies_interleaved_on_one_device_stay_ordered},
       {"runs that outrun the ring all end", test_runs_that_outrun_the_ring_all_end},
+      {"an executor sleeps after a quiet unless it polls",
+       test_an_executor_sleeps_after_a_quiet_unless_it_polls},
       {"two proxies of one machine in parallel", test_two_proxies_of_one_machine_in_parallel},
       {"large copies follow the runs of their device",
        test_large_copies_follow_the_runs_of_their_device},

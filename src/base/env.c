@@ -64,6 +64,11 @@ static const var vars[] = {
      "runs, copies and done reports between machines of one host by shared memory "
      "(docs/jobs.md, \"Runs by shared memory\"); `0` sends them all as frames of the control "
      "protocol"},
+    {"RIG_JOB_POLL", VAR_FLAG, AT(job_poll), 0, NULL, 0, 1, NULL,
+     "an agent's executors that took a run never sleep while the job is open: they poll for "
+     "the next (yielding the core), as an MPI receiver does, so that a run after a quiet "
+     "costs no thread's wake-up; each such executor then keeps a core busy (docs/jobs.md, "
+     "\"Idle machines\")"},
     {"RIG_LOG", VAR_LEVEL, AT(log_level), RIG_LOG_WARN, "`warn`", 0, 0, NULL,
      "the most detailed lines librig logs on stderr (or to the application's handler, "
      "`rig_log_set_handler`): `error`, `warn` (a transport's warnings), `info` (the route each "

@@ -22,6 +22,7 @@ typedef struct rig_env {
   bool trace;             /* RIG_TRACE: log control frames (debug lines) */
   unsigned log_level;     /* RIG_LOG: the most detailed level logged (rig_log_level) */
   bool job_express;       /* RIG_JOB_EXPRESS: runs by shared memory on one host (default 1) */
+  bool job_poll;          /* RIG_JOB_POLL: executors poll, never sleep, once they took a run */
   /* RIG_CUDA_LIBRARY: the driver the cuda backend opens; empty: its default */
   char cuda_library[RIG_ENV_PATH_MAX];
   /* RIG_UCX_TLS: librig's UCX transports; empty: UCX_TLS's */
