@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/copy.h"
 #include "rails_internal.h"
 
 static _Atomic(rig_rail_stamp_fn) stamp_fn;
@@ -146,7 +147,7 @@ static bool post_puts(rig_rail *r, uint64_t ready) {
     if (r->by_msg)
       sp = rig_rail_msg_send(r, c, slot, src, (size_t)t->length, &p);
     else if (r->peer.inbound_map)
-      memcpy(r->peer.inbound_map + dst, src, (size_t)t->length); /* done: sp NULL */
+      rig_copy_bulk(r->peer.inbound_map + dst, src, (size_t)t->length); /* done: sp NULL */
     else
       sp = ucp_put_nbx(r->peer.ep, src, (size_t)t->length, r->peer.inbound + dst,
                        r->peer.inbound_rkey, &p);

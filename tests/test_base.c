@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/copy.h"
 #include "base/env.h"
 #include "base/idtab.h"
 #include "base/log.h"
@@ -453,6 +454,29 @@ static void test_an_id_never_given_holds_nothing(void) {
 
 /* ---- PCI bus ids ------------------------------------------------------------------------ */
 
+/* A bulk copy (base/copy.h) moves exactly its bytes, on either side of its
+ * string-move bound and at odd offsets, and writes nothing past them. */
+static void test_a_bulk_copy_moves_exactly_its_bytes(void) {
+  size_t lens[] = {0, 1, 4099, RIG_COPY_BULK_MIN - 1, RIG_COPY_BULK_MIN, RIG_COPY_BULK_MIN + 77};
+  size_t cap = RIG_COPY_BULK_MIN + 128;
+  unsigned char *src = malloc(cap), *dst = malloc(cap);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
+  for (size_t i = 0; i < cap; i++) src[i] = (unsigned char)(i * 131 + 7);
+  for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+    memset(dst, 0xee, cap);
+    rig_copy_bulk(dst + 3, src + 5, lens[k]);
+    size_t bad = 0;
+    for (size_t i = 0; i < cap; i++) {
+      unsigned char want = i >= 3 && i < 3 + lens[k] ? src[i + 2] : 0xee;
+      bad += dst[i] != want;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  free(src);
+  free(dst);
+}
+
 static void test_a_pci_bus_id_with_a_domain_and_one_without_parse_alike(void) {
   rig_pci_id with, without;
   CU_ASSERT_TRUE_FATAL(rig_pci_parse("0000:3b:1f.7", &with));
@@ -578,6 +602,7 @@ void rig_test_register(void) {
       {"a PCI bus id reads its domain and either case",
        test_a_pci_bus_id_reads_its_domain_and_either_case},
       {"malformed PCI bus ids are refused", test_malformed_pci_bus_ids_are_refused},
+      {"a bulk copy moves exactly its bytes", test_a_bulk_copy_moves_exactly_its_bytes},
       {"the topology is loaded once per process", test_the_topology_is_loaded_once_per_process},
       {"a PCI device the machine lacks sits nowhere",
        test_a_pci_device_the_machine_lacks_sits_nowhere},
