@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -104,7 +105,8 @@ static rig_status run_saxpy(uint64_t runs, rig_run_int trips, const char *in, co
                             rig_error *err) {
   char ex[4096];
   rig_run_io inputs[] = {{0, in}}, outputs[] = {{1, out}};
-  rig_run_options o = {.runs = runs,
+  rig_run_options o = {.size = sizeof o,
+                       .runs = runs,
                        .ints = &trips,
                        .nints = 1,
                        .inputs = inputs,
@@ -159,7 +161,7 @@ static void test_a_shorter_input_file_is_zeros_past_its_end(void) {
 static void test_inputs_not_given_are_zeros_and_ints_not_given_0(void) {
   char ex[4096], yp[4096];
   rig_run_io outputs[] = {{1, tmp_path("y-zeros.bin", yp, sizeof yp)}};
-  rig_run_options o = {.outputs = outputs, .noutputs = 1};
+  rig_run_options o = {.size = sizeof o, .outputs = outputs, .noutputs = 1};
   rig_error err = {0};
   CU_ASSERT_EQUAL_FATAL(rig_run_file(saxpy(ex, sizeof ex), &o, &err), RIG_OK);
   static const float zeros[N];
@@ -169,7 +171,7 @@ static void test_inputs_not_given_are_zeros_and_ints_not_given_0(void) {
 static void test_times_hold_each_runs_time(void) {
   char ex[4096];
   uint64_t times[4] = {0, 0, 0, UINT64_MAX};
-  rig_run_options o = {.runs = 3, .times = times, .ntimes = 3};
+  rig_run_options o = {.size = sizeof o, .runs = 3, .times = times, .ntimes = 3};
   rig_error err = {0};
   CU_ASSERT_EQUAL_FATAL(rig_run_file(saxpy(ex, sizeof ex), &o, &err), RIG_OK);
   CU_ASSERT(times[0] > 0 && times[1] > 0 && times[2] > 0);
@@ -182,7 +184,50 @@ static void test_no_options_run_once_on_devices_by_arch(void) {
   CU_ASSERT_EQUAL(rig_run_file(saxpy(ex, sizeof ex), NULL, &err), RIG_OK);
 }
 
+/* Options built against an older rig_run.h, shorter than this one by a
+ * field librig added since, run with that field zero. */
+static void test_options_of_an_older_size_run_with_the_rest_zero(void) {
+  char ex[4096];
+  uint64_t times[2] = {0, 0};
+  rig_error err = {0};
+  rig_run_options o = {.size = sizeof o, .runs = 2, .times = times, .ntimes = 2};
+  CU_ASSERT_EQUAL_FATAL(rig_run_file(saxpy(ex, sizeof ex), &o, &err), RIG_OK);
+  CU_ASSERT(times[0] > 0 && times[1] > 0);
+  /* The first size librig took: through ntimes. */
+  o.size = offsetof(rig_run_options, ntimes) + sizeof(size_t);
+  times[0] = times[1] = 0;
+  CU_ASSERT_EQUAL_FATAL(rig_run_file(saxpy(ex, sizeof ex), &o, &err), RIG_OK);
+  CU_ASSERT(times[0] > 0 && times[1] > 0);
+}
+
 /* ---- refusals --------------------------------------------------------------- */
+
+static void test_options_without_their_size_are_refused(void) {
+  char ex[4096], want[256];
+  rig_error err = {0};
+  rig_run_options o = {.runs = 2};
+  snprintf(want, sizeof want,
+           "options: 0 bytes, fewer than the %zu of the first rig_run_options: set .size = "
+           "sizeof (rig_run_options)",
+           offsetof(rig_run_options, ntimes) + sizeof(size_t));
+  RIG_ASSERT_ERROR(rig_run_file(saxpy(ex, sizeof ex), &o, &err), err, RIG_EINVAL, want);
+}
+
+/* A newer caller's options, with a field this librig does not know set. */
+static void test_options_set_past_the_fields_librig_knows_are_refused(void) {
+  char ex[4096], want[256];
+  rig_error err = {0};
+  struct {
+    rig_run_options o;
+    uint64_t newer;
+  } n = {.o = {.size = sizeof n, .runs = 1}, .newer = 7};
+  snprintf(want, sizeof want,
+           "options: %zu bytes, set past the %zu this librig knows (a newer rig_run.h)", sizeof n,
+           sizeof n.o);
+  RIG_ASSERT_ERROR(rig_run_file(saxpy(ex, sizeof ex), &n.o, &err), err, RIG_EINVAL, want);
+  n.newer = 0; /* a newer field left zero is what this librig does anyway */
+  CU_ASSERT_EQUAL(rig_run_file(saxpy(ex, sizeof ex), &n.o, &err), RIG_OK);
+}
 
 static void test_a_missing_input_file_names_the_input_and_the_file(void) {
   char missing[4096], yp[4096], want[16384];
@@ -199,7 +244,7 @@ static void test_an_input_file_longer_than_its_input_is_refused(void) {
   static const uint8_t bytes[BYTES + 1];
   write_file(tmp_path("big.bin", big, sizeof big), bytes, sizeof bytes);
   rig_run_io inputs[] = {{1, big}};
-  rig_run_options o = {.inputs = inputs, .ninputs = 1};
+  rig_run_options o = {.size = sizeof o, .inputs = inputs, .ninputs = 1};
   rig_error err = {0};
   snprintf(want, sizeof want, "input 1=%s: 4097 bytes, more than the input's 4096", big);
   RIG_ASSERT_ERROR(rig_run_file(saxpy(ex, sizeof ex), &o, &err), err, RIG_EINVAL, want);
@@ -208,7 +253,7 @@ static void test_an_input_file_longer_than_its_input_is_refused(void) {
 static void test_a_device_name_that_does_not_open_names_the_field(void) {
   char ex[4096], want[16384];
   const char *names[] = {"host", "nope"};
-  rig_run_options o = {.devices = names, .ndevices = 2};
+  rig_run_options o = {.size = sizeof o, .devices = names, .ndevices = 2};
   rig_error err = {0};
   snprintf(want, sizeof want, "%s: devices: nope: no such device", saxpy(ex, sizeof ex));
   RIG_ASSERT_ERROR(rig_run_file(ex, &o, &err), err, RIG_EINVAL, want);
@@ -217,7 +262,7 @@ static void test_a_device_name_that_does_not_open_names_the_field(void) {
 static void test_a_named_device_of_another_arch_is_refused(void) {
   char ex[4096], want[16384];
   const char *names[] = {"cpu:0", "cpu:1"};
-  rig_run_options o = {.devices = names, .ndevices = 2};
+  rig_run_options o = {.size = sizeof o, .devices = names, .ndevices = 2};
   rig_error err = {0};
   snprintf(want, sizeof want, "%s: devices: device 0: cpu:0 is \"cpu-%s\", not \"%s\"",
            saxpy(ex, sizeof ex), rig_host_isa(), rig_host_isa());
@@ -230,7 +275,8 @@ static void test_an_output_whose_folder_is_missing_is_refused_before_any_run(voi
   tmp_path("no-dir/y.bin", yp, sizeof yp);
   rig_run_io outputs[] = {{1, yp}};
   uint64_t times[1] = {UINT64_MAX};
-  rig_run_options o = {.outputs = outputs, .noutputs = 1, .times = times, .ntimes = 1};
+  rig_run_options o = {
+      .size = sizeof o, .outputs = outputs, .noutputs = 1, .times = times, .ntimes = 1};
   rig_error err = {0};
   snprintf(want, sizeof want, "output 1=%s: cannot write %s: its folder %s does not exist", yp, yp,
            dir);
@@ -242,7 +288,7 @@ static void test_one_file_for_two_outputs_is_refused(void) {
   char ex[4096], yp[4096], want[16384];
   tmp_path("y-twice.bin", yp, sizeof yp);
   rig_run_io outputs[] = {{0, yp}, {1, yp}};
-  rig_run_options o = {.outputs = outputs, .noutputs = 2};
+  rig_run_options o = {.size = sizeof o, .outputs = outputs, .noutputs = 2};
   rig_error err = {0};
   snprintf(want, sizeof want, "output 1=%s: the same file as output 0=%s", yp, yp);
   RIG_ASSERT_ERROR(rig_run_file(saxpy(ex, sizeof ex), &o, &err), err, RIG_EINVAL, want);
@@ -251,7 +297,7 @@ static void test_one_file_for_two_outputs_is_refused(void) {
 static void test_an_input_past_the_programs_is_refused_naming_the_file(void) {
   char ex[4096], want[16384];
   rig_run_io inputs[] = {{2, "/dev/null"}};
-  rig_run_options o = {.inputs = inputs, .ninputs = 1};
+  rig_run_options o = {.size = sizeof o, .inputs = inputs, .ninputs = 1};
   rig_error err = {0};
   snprintf(want, sizeof want, "%s: input 2: no such input (the program has 2)",
            saxpy(ex, sizeof ex));
@@ -261,7 +307,7 @@ static void test_an_input_past_the_programs_is_refused_naming_the_file(void) {
 static void test_more_ints_than_the_programs_are_refused(void) {
   char ex[4096], want[16384];
   rig_run_int ints[] = {rig_run_number(1), rig_run_number(2), rig_run_number(3)};
-  rig_run_options o = {.ints = ints, .nints = 3};
+  rig_run_options o = {.size = sizeof o, .ints = ints, .nints = 3};
   rig_error err = {0};
   snprintf(want, sizeof want, "%s: ints: 3 ints for a program of 2", saxpy(ex, sizeof ex));
   RIG_ASSERT_ERROR(rig_run_file(ex, &o, &err), err, RIG_EINVAL, want);
@@ -270,7 +316,7 @@ static void test_more_ints_than_the_programs_are_refused(void) {
 static void test_times_without_room_for_every_run_are_refused(void) {
   char ex[4096];
   uint64_t times[2];
-  rig_run_options o = {.runs = 3, .times = times, .ntimes = 2};
+  rig_run_options o = {.size = sizeof o, .runs = 3, .times = times, .ntimes = 2};
   rig_error err = {0};
   RIG_ASSERT_ERROR(rig_run_file(saxpy(ex, sizeof ex), &o, &err), err, RIG_EINVAL,
                    "times: room for 2 of 3 runs");
@@ -318,7 +364,8 @@ static void test_a_failed_run_leaves_every_output_as_it_was(void) {
   write_file(yp, "old", 3);
   rig_run_int ints[] = {rig_run_index()};
   rig_run_io outputs[] = {{0, yp}};
-  rig_run_options o = {.runs = 5, .ints = ints, .nints = 1, .outputs = outputs, .noutputs = 1};
+  rig_run_options o = {
+      .size = sizeof o, .runs = 5, .ints = ints, .nints = 1, .outputs = outputs, .noutputs = 1};
   rig_error err = {0};
   CU_ASSERT_EQUAL(rig_run_file(desc, &o, &err), RIG_EINVAL);
   CU_ASSERT(strncmp(err.message, "run 2: step 0: ", 15) == 0);
@@ -334,7 +381,7 @@ static void test_outputs_replace_their_files_whole(void) {
   tmp_path("replaced/y.bin", yp, sizeof yp);
   write_file(yp, "a longer old content", 20);
   rig_run_io outputs[] = {{0, yp}};
-  rig_run_options o = {.runs = 2, .outputs = outputs, .noutputs = 1};
+  rig_run_options o = {.size = sizeof o, .runs = 2, .outputs = outputs, .noutputs = 1};
   rig_error err = {0};
   CU_ASSERT_EQUAL_FATAL(rig_run_file(desc, &o, &err), RIG_OK);
   static const uint8_t zeros[16];
@@ -345,7 +392,7 @@ static void test_outputs_replace_their_files_whole(void) {
 static void test_an_output_to_dev_null_is_written_in_place(void) {
   char ex[4096];
   rig_run_io outputs[] = {{1, "/dev/null"}, {0, "/dev/null"}};
-  rig_run_options o = {.outputs = outputs, .noutputs = 2};
+  rig_run_options o = {.size = sizeof o, .outputs = outputs, .noutputs = 2};
   rig_error err = {0};
   CU_ASSERT_EQUAL(rig_run_file(saxpy(ex, sizeof ex), &o, &err), RIG_OK);
 }
@@ -353,7 +400,7 @@ static void test_an_output_to_dev_null_is_written_in_place(void) {
 static void test_an_input_given_twice_is_refused(void) {
   char ex[4096];
   rig_run_io inputs[] = {{0, "/dev/null"}, {0, "/dev/null"}};
-  rig_run_options o = {.inputs = inputs, .ninputs = 2};
+  rig_run_options o = {.size = sizeof o, .inputs = inputs, .ninputs = 2};
   rig_error err = {0};
   RIG_ASSERT_ERROR(rig_run_file(saxpy(ex, sizeof ex), &o, &err), err, RIG_EINVAL,
                    "input 0 given twice");
@@ -489,6 +536,11 @@ void rig_test_register(void) {
        test_inputs_not_given_are_zeros_and_ints_not_given_0},
       {"times hold each run's time", test_times_hold_each_runs_time},
       {"no options run once on devices by arch", test_no_options_run_once_on_devices_by_arch},
+      {"options of an older size run with the rest zero",
+       test_options_of_an_older_size_run_with_the_rest_zero},
+      {"options without their size are refused", test_options_without_their_size_are_refused},
+      {"options set past the fields librig knows are refused",
+       test_options_set_past_the_fields_librig_knows_are_refused},
       {"outputs replace their files whole", test_outputs_replace_their_files_whole},
       {"an output to /dev/null is written in place",
        test_an_output_to_dev_null_is_written_in_place},

@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
   rig_run_int ints[] = {rig_run_number(4)}; /* int 0: saxpy's trips */
   rig_run_io inputs[] = {{0, argv[2]}}, outputs[] = {{1, argv[3]}};
   uint64_t times[RUNS];
-  rig_run_options o = {.runs = RUNS,
+  rig_run_options o = {.size = sizeof o,
+                       .runs = RUNS,
                        .ints = ints,
                        .nints = 1,
                        .inputs = inputs,

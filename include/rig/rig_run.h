@@ -81,9 +81,16 @@ static inline rig_run_int rig_run_index(void) {
   return x;
 }
 
-/* How rig_run_file runs a description; all zero (or NULL options): once,
- * devices by arch, every input zeros, no file written. */
+/* How rig_run_file runs a description; NULL options, or all zero but the
+ * size: once, devices by arch, every input zeros, no file written.
+ *
+ * `size` is sizeof (rig_run_options) as the caller was built, so that
+ * later fields can be added without breaking callers built before them:
+ * librig reads the fields the size covers and takes the rest as zero; a
+ * larger size (a newer rig_run.h) is taken when the bytes past the
+ * fields this librig knows are zero. */
 typedef struct rig_run_options {
+  size_t size;             /* sizeof (rig_run_options): set it */
   uint64_t runs;           /* how many runs, one after the other; 0 is 1 */
   const rig_run_int *ints; /* the first words of every run's ints; the rest are 0 */
   size_t nints;
@@ -110,7 +117,11 @@ typedef struct rig_run_options {
  * replaced; a file that is no regular file, such as /dev/null, is written
  * in place). A failure leaves every output as it was.
  *
- * RIG_EINVAL for options that do not fit (`PATH: ints: <n> ints for a
+ * RIG_EINVAL for options whose size librig cannot take (`options: 8
+ * bytes, fewer than the 96 of the first rig_run_options: set .size =
+ * sizeof (rig_run_options)`, `options: 128 bytes, set past the 96 this
+ * librig knows (a newer rig_run.h)`), for options that do not fit
+ * (`PATH: ints: <n> ints for a
  * program of <m>`, `PATH: input <i>: no such input (the program has
  * <n>)`, `PATH: output <i>: ...`, `PATH: devices: <n> devices for a
  * program of <m>`, `input <i> given twice`, `times: room for <n> of

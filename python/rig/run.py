@@ -16,7 +16,7 @@ class _Int(ctypes.Structure):
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("runs", ctypes.c_uint64),
+    _fields_ = [("size", ctypes.c_size_t), ("runs", ctypes.c_uint64),
                 ("ints", ctypes.POINTER(_Int)), ("nints", ctypes.c_size_t),
                 ("inputs", ctypes.POINTER(_Io)), ("ninputs", ctypes.c_size_t),
                 ("outputs", ctypes.POINTER(_Io)), ("noutputs", ctypes.c_size_t),
@@ -71,7 +71,7 @@ def run_file(path, runs=1, ints=(), inputs=None, outputs=None, devices=None):
     names = None if devices is None else [os.fsencode(n) for n in devices]
     devs = (ctypes.c_char_p * max(1, len(names or ())))(*(names or ()))
     times = (ctypes.c_uint64 * runs)()
-    o = _Options(runs, ints_arr, len(iv), ins, nin, outs, nout,
+    o = _Options(ctypes.sizeof(_Options), runs, ints_arr, len(iv), ins, nin, outs, nout,
                  devs if names is not None else None, len(names or ()), times, runs)
     err = _lib.error()
     _lib.check(_declared()(os.fsencode(path), ctypes.byref(o), err), err)

@@ -4,6 +4,7 @@
  * it, the outputs' files, the inputs' files; then the devices, the load
  * and the runs; the outputs are written last, all or none. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,13 +141,41 @@ static void plan_free(plan *p) {
   rig_desc_free(p->d);
 }
 
+/* The size of the first rig_run_options that had one (through ntimes):
+ * a caller's options are never smaller. */
+#define FIRST_SIZE (offsetof(rig_run_options, ntimes) + sizeof(size_t))
+
+/* The caller's options as this librig's struct (rig_run.h: the fields its
+ * size covers, the rest zero), or why they cannot be taken. */
+static rig_status take_options(const rig_run_options *given, rig_run_options *o, rig_error *err) {
+  *o = (rig_run_options){0};
+  if (!given) return RIG_OK;
+  size_t size = given->size;
+  if (size < FIRST_SIZE)
+    return rig_error_set(err, RIG_EINVAL,
+                         "options: %zu bytes, fewer than the %zu of the first rig_run_options: "
+                         "set .size = sizeof (rig_run_options)",
+                         size, FIRST_SIZE);
+  const unsigned char *past = (const unsigned char *)given + sizeof *o;
+  for (size_t i = 0; size > sizeof *o && i < size - sizeof *o; i++)
+    if (past[i])
+      return rig_error_set(err, RIG_EINVAL,
+                           "options: %zu bytes, set past the %zu this librig knows (a newer "
+                           "rig_run.h)",
+                           size, sizeof *o);
+  memcpy(o, given, size < sizeof *o ? size : sizeof *o);
+  return RIG_OK;
+}
+
 rig_status rig_run_file(const char *path, const rig_run_options *options, rig_error *err) {
-  static const rig_run_options none = {0};
   rig_error scratch; /* messages are prefixed as they come up */
   if (!err) err = &scratch;
-  plan p = {.path = path, .o = options ? options : &none};
+  rig_run_options taken;
+  rig_status st = take_options(options, &taken, err);
+  if (st != RIG_OK) return st;
+  plan p = {.path = path, .o = &taken};
   p.runs = p.o->runs ? p.o->runs : 1;
-  rig_status st = make_plan(&p, err);
+  st = make_plan(&p, err);
   run_machine m;
   bool open = false;
   if (st == RIG_OK) open = (st = open_machine(&p, &m, err)) == RIG_OK;
