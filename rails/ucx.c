@@ -122,6 +122,11 @@ rig_status rig_rail_ucx_tls(char *out, size_t size, rig_error *err) {
   return rig_ucx_tls(var, user, out, size, &shared, err);
 }
 
+const char *rig_rail_ucx_tls_own(void) {
+  const char *own = rig_env_get()->ucx_tls;
+  return *own ? own : NULL;
+}
+
 rig_status rig_ucx_config(ucp_config_t **out, bool *shared, rig_error *err) {
   char tls[1024];
   const char *var, *user = user_tls(&var);

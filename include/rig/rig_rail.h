@@ -213,6 +213,10 @@ void rig_area_release(rig_area *a);
  * lists the transports librig uses. RIG_EINVAL when the user's names sysv
  * itself, or is too long. */
 rig_status rig_rail_ucx_tls(char *out, size_t size, rig_error *err);
+/* RIG_UCX_TLS as librig read it (its environment table,
+ * docs/environment.md), or NULL when it is unset or empty: for a tool that
+ * says what the user gave, without reading the environment again. */
+const char *rig_rail_ucx_tls_own(void);
 
 /* Peers (docs/rails.md "Peers"): processes this one reaches by UCX
  * messages and remote memory where their memory cannot be mapped here (on

@@ -161,8 +161,8 @@ static json_t *describe(int rank, rig_error *err, bool *ok) {
   json_object_set_new(ucx, "transports", word_list(tls));
   const char *env = getenv("UCX_TLS");
   json_object_set_new(ucx, "UCX_TLS", env ? json_string(env) : json_null());
-  const char *own = getenv("RIG_UCX_TLS");
-  json_object_set_new(ucx, "RIG_UCX_TLS", own && *own ? json_string(own) : json_null());
+  const char *own = rig_rail_ucx_tls_own();
+  json_object_set_new(ucx, "RIG_UCX_TLS", own ? json_string(own) : json_null());
   json_object_set_new(o, "ucx", ucx);
   rig_machine_clear(&m);
   return o;
@@ -311,9 +311,9 @@ static void print_blocks(json_t *machines) {
   const char *tls = getenv("UCX_TLS");
   printf("progrun %s, %zu machines\n", RIG_VERSION_STRING, n);
   wrapped("MPI: ", version, 2);
-  const char *own = getenv("RIG_UCX_TLS");
+  const char *own = rig_rail_ucx_tls_own();
   printf("UCX: %s; UCX_TLS %s%s%s%s\n", str_of(ucx0, "version"), tls ? "=" : "unset (UCX chooses)",
-         tls ? tls : "", own && *own ? "; RIG_UCX_TLS=" : "", own && *own ? own : "");
+         tls ? tls : "", own ? "; RIG_UCX_TLS=" : "", own ? own : "");
   char **texts = calloc(n + 1, sizeof *texts);
   bool *said = calloc(n + 1, sizeof *said);
   json_t *ranks = json_array();
