@@ -428,41 +428,41 @@ static void pack_outs(cli_wbuf *pk, const cli_plan *p, bool gather) {
     }
 }
 
-static int make_blobs(cli_session *s, blobs *b, rig_error *err) {
-  size_t n = s->n;
-  b->shared = (cli_wbuf)CLI_WBUF_INIT;
-  b->parts = calloc(n, sizeof *b->parts);
-  b->desc_of = calloc(n, sizeof *b->desc_of);
-  b->input_of = calloc(n, sizeof *b->input_of);
-  if (!b->parts || !b->desc_of || !b->input_of) goto oom;
-  /* Who needs what: machines past 0, by file. */
-  for (size_t m = 1; m < n; m++) {
-    const cli_plan *p = &s->plans[m];
-    if ((b->desc_of[m] = item_of(&b->descs, p->file)) < 0) goto oom;
-    item *d = &b->descs.v[b->desc_of[m]];
-    if (!d->users++) {
-      if (rig_desc_to_bytes(p->desc, &d->owned, &d->len, err) != RIG_OK) return CLI_EXIT_FAIL;
-      d->bytes = d->owned;
+/* Who needs what, machine m past 0: its description's item (encoded
+ * once) and each input's, by file. false: out of memory; *st: a failed
+ * encoding. */
+static bool count_users(blobs *b, size_t m, const cli_plan *p, int *st, rig_error *err) {
+  if ((b->desc_of[m] = item_of(&b->descs, p->file)) < 0) return false;
+  item *d = &b->descs.v[b->desc_of[m]];
+  if (!d->users++) {
+    if (rig_desc_to_bytes(p->desc, &d->owned, &d->len, err) != RIG_OK) {
+      *st = CLI_EXIT_FAIL;
+      return true;
     }
-    if (!(b->input_of[m] = malloc((p->ninputs + 1) * sizeof **b->input_of))) goto oom;
-    for (size_t i = 0; i < p->ninputs; i++) {
-      b->input_of[m][i] = -1;
-      if (!p->bytes[i]) continue;
-      int64_t k = item_of(&b->inputs, p->in_paths[i]);
-      if (k < 0) goto oom;
-      item *it = &b->inputs.v[k];
-      if (!it->users++) {
-        it->bytes = p->bytes[i];
-        it->len = (size_t)p->desc->inputs[i].bytes;
-      } else if (it->len != (size_t)p->desc->inputs[i].bytes) {
-        /* The same file as inputs of other lengths: each its own. */
-        it->users--;
-        continue;
-      }
-      b->input_of[m][i] = k;
-    }
+    d->bytes = d->owned;
   }
-  /* The shared table: options, then what more than one machine needs. */
+  if (!(b->input_of[m] = malloc((p->ninputs + 1) * sizeof **b->input_of))) return false;
+  for (size_t i = 0; i < p->ninputs; i++) {
+    b->input_of[m][i] = -1;
+    if (!p->bytes[i]) continue;
+    int64_t k = item_of(&b->inputs, p->in_paths[i]);
+    if (k < 0) return false;
+    item *it = &b->inputs.v[k];
+    if (!it->users++) {
+      it->bytes = p->bytes[i];
+      it->len = (size_t)p->desc->inputs[i].bytes;
+    } else if (it->len != (size_t)p->desc->inputs[i].bytes) {
+      /* The same file as inputs of other lengths: each its own. */
+      it->users--;
+      continue;
+    }
+    b->input_of[m][i] = k;
+  }
+  return true;
+}
+
+/* The shared table: options, then what more than one machine needs. */
+static void pack_shared(cli_session *s, blobs *b) {
   cli_wbuf *sh = &b->shared;
   cli_wbuf_u64(sh, s->runs);
   cli_wbuf_u64(sh, s->opts->warmup);
@@ -477,42 +477,59 @@ static int make_blobs(cli_session *s, blobs *b, rig_error *err) {
     for (size_t i = 0; i < tables[t]->n; i++)
       if (tables[t]->v[i].users > 1) cli_wbuf_bytes(sh, tables[t]->v[i].bytes, tables[t]->v[i].len);
   }
-  /* Each machine's part. */
-  for (size_t m = 1; m < n; m++) {
-    const cli_plan *p = &s->plans[m];
-    cli_wbuf *pk = &b->parts[m];
-    *pk = (cli_wbuf)CLI_WBUF_INIT;
-    pack_ref(pk, &b->descs.v[b->desc_of[m]]);
-    cli_wbuf_str(pk, p->file);
-    cli_wbuf_str(pk, p->where);
-    cli_wbuf_u64(pk, p->ndevices);
-    for (size_t i = 0; i < p->ndevices; i++) cli_wbuf_str(pk, p->devices[i]);
-    cli_wbuf_u64(pk, p->nints);
-    for (size_t i = 0; i < p->nints; i++)
-      cli_wbuf_u64(pk, (uint64_t)p->ints[i].kind), cli_wbuf_u64(pk, (uint64_t)p->ints[i].number);
-    cli_wbuf_u64(pk, p->ninputs);
-    for (size_t i = 0; i < p->ninputs; i++) {
-      int64_t k = b->input_of[m][i];
-      if (k >= 0) {
-        pack_ref(pk, &b->inputs.v[k]);
-      } else if (p->bytes[i]) {
-        cli_wbuf_u64(pk, REF_OWN);
-        cli_wbuf_bytes(pk, p->bytes[i], (size_t)p->desc->inputs[i].bytes);
-      } else {
-        cli_wbuf_u64(pk, REF_NONE);
-      }
+}
+
+/* Machine m's part: its description and inputs (shared or its own), its
+ * devices, ints and outputs, and its rail map, resolved here (the
+ * description stays shared). */
+static void pack_part(const blobs *b, size_t m, const cli_plan *p, bool gather, cli_wbuf *pk) {
+  *pk = (cli_wbuf)CLI_WBUF_INIT;
+  pack_ref(pk, &b->descs.v[b->desc_of[m]]);
+  cli_wbuf_str(pk, p->file);
+  cli_wbuf_str(pk, p->where);
+  cli_wbuf_u64(pk, p->ndevices);
+  for (size_t i = 0; i < p->ndevices; i++) cli_wbuf_str(pk, p->devices[i]);
+  cli_wbuf_u64(pk, p->nints);
+  for (size_t i = 0; i < p->nints; i++)
+    cli_wbuf_u64(pk, (uint64_t)p->ints[i].kind), cli_wbuf_u64(pk, (uint64_t)p->ints[i].number);
+  cli_wbuf_u64(pk, p->ninputs);
+  for (size_t i = 0; i < p->ninputs; i++) {
+    int64_t k = b->input_of[m][i];
+    if (k >= 0) {
+      pack_ref(pk, &b->inputs.v[k]);
+    } else if (p->bytes[i]) {
+      cli_wbuf_u64(pk, REF_OWN);
+      cli_wbuf_bytes(pk, p->bytes[i], (size_t)p->desc->inputs[i].bytes);
+    } else {
+      cli_wbuf_u64(pk, REF_NONE);
     }
-    pack_outs(pk, p, s->opts->gather_outputs);
-    /* Its rail map, resolved here: the description stays shared. */
-    cli_wbuf_u64(pk, p->rails.given);
-    cli_wbuf_u64(pk, p->rails.n);
-    for (size_t k = 0; k < p->rails.n; k++) {
-      cli_wbuf_u64(pk, (uint64_t)p->rails.pairs[k][0]);
-      cli_wbuf_u64(pk, (uint64_t)p->rails.pairs[k][1]);
-    }
-    if (!pk->ok) goto oom;
   }
-  if (!sh->ok) goto oom;
+  pack_outs(pk, p, gather);
+  cli_wbuf_u64(pk, p->rails.given);
+  cli_wbuf_u64(pk, p->rails.n);
+  for (size_t k = 0; k < p->rails.n; k++) {
+    cli_wbuf_u64(pk, (uint64_t)p->rails.pairs[k][0]);
+    cli_wbuf_u64(pk, (uint64_t)p->rails.pairs[k][1]);
+  }
+}
+
+static int make_blobs(cli_session *s, blobs *b, rig_error *err) {
+  size_t n = s->n;
+  b->shared = (cli_wbuf)CLI_WBUF_INIT;
+  b->parts = calloc(n, sizeof *b->parts);
+  b->desc_of = calloc(n, sizeof *b->desc_of);
+  b->input_of = calloc(n, sizeof *b->input_of);
+  if (!b->parts || !b->desc_of || !b->input_of) goto oom;
+  int st = CLI_EXIT_OK;
+  for (size_t m = 1; m < n && st == CLI_EXIT_OK; m++)
+    if (!count_users(b, m, &s->plans[m], &st, err)) goto oom;
+  if (st != CLI_EXIT_OK) return st;
+  pack_shared(s, b);
+  for (size_t m = 1; m < n; m++) {
+    pack_part(b, m, &s->plans[m], s->opts->gather_outputs, &b->parts[m]);
+    if (!b->parts[m].ok) goto oom;
+  }
+  if (!b->shared.ok) goto oom;
   return CLI_EXIT_OK;
 oom:
   rig_error_set(err, RIG_ENOMEM, "out of memory for the machines' plans");
@@ -823,82 +840,98 @@ static int gather_results(cli_session *s, local_machine *lm, rig_error *err) {
   return rc;
 }
 
-int cli_local_control(cli_session *s, rig_error *err) {
-  if (cli_session_make(s) != CLI_EXIT_OK)
-    return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
-  int rc = s->opts->trace ? cli_trace_begin(s, err) : CLI_EXIT_OK;
-  if (rc == CLI_EXIT_OK) rc = cli_make_rails(s, err);
-  /* Every machine's plan: shared, then scattered. */
-  blobs b = {0};
-  if (rc == CLI_EXIT_OK) rc = make_blobs(s, &b, err);
-  void *shared = b.shared.b;
-  size_t nshared = b.shared.n;
+/* Every machine's plan: what several need shared down the tree, then
+ * each one's part scattered. */
+static int send_plans(cli_session *s, blobs *b, rig_error *err) {
+  int rc = make_blobs(s, b, err);
+  void *shared = b->shared.b;
+  size_t nshared = b->shared.n;
   if (rc == CLI_EXIT_OK && rig_job_share(s->job, &shared, &nshared, err) != RIG_OK)
     rc = CLI_EXIT_FAIL;
-  if (rc == CLI_EXIT_OK) {
-    const void **parts = calloc(s->n, sizeof *parts);
-    size_t *lens = calloc(s->n, sizeof *lens);
-    for (size_t m = 1; parts && lens && m < s->n; m++)
-      parts[m] = b.parts[m].b, lens[m] = b.parts[m].n;
-    if (!parts || !lens)
-      rc = (rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL);
-    else if (rig_job_scatter(s->job, parts, lens, NULL, NULL, err) != RIG_OK)
-      rc = CLI_EXIT_FAIL;
-    free(parts);
-    free(lens);
-  }
-  /* Machine 0's own part, run by the tree. */
-  local_machine lm = {.job = s->job};
-  local_part part = {0};
-  lm.part = &part;
-  lm.o = (local_opts){s->runs, s->opts->warmup, s->opts->json_runs, s->opts->gather_outputs};
-  if (rc == CLI_EXIT_OK && part_of_plan(&s->plans[0], &part) != CLI_EXIT_OK)
+  if (rc != CLI_EXIT_OK) return rc;
+  const void **parts = calloc(s->n, sizeof *parts);
+  size_t *lens = calloc(s->n, sizeof *lens);
+  for (size_t m = 1; parts && lens && m < s->n; m++)
+    parts[m] = b->parts[m].b, lens[m] = b->parts[m].n;
+  if (!parts || !lens)
     rc = (rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL);
-  if (rc == CLI_EXIT_OK) {
-    cli_progress_start(&s->bar, s->opts, s->runs, s->files.has_stderr);
-    s->started = (int64_t)time(NULL);
-    lm.run_now = &s->run;
-    /* Traced: each run's window, which bounds every machine's slices. */
-    if (s->traces) {
-      lm.room = s->runs < CLI_TRACE_EVENTS ? (size_t)s->runs : CLI_TRACE_EVENTS;
-      lm.windows = calloc(lm.room, sizeof *lm.windows);
-    }
-    progress_ctx pc = {s, cli_now_ns()};
-    /* machine 0's outputs are the session's: its plan's, put below. */
-    lm.o.gather = true;
-    if (!run_machine(&lm, after_run, &pc)) {
-      rc = CLI_EXIT_FAIL;
-      s->failed_run = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
-      if (!rig_job_failed(s->job, err)) rig_error_set(err, RIG_EJOB, "the runs failed");
-    }
-    __atomic_store_n(&s->run, -1, __ATOMIC_RELEASE);
-    cli_hold();
-    cli_progress_end(&s->bar);
-    cli_release();
+  else if (rig_job_scatter(s->job, parts, lens, NULL, NULL, err) != RIG_OK)
+    rc = CLI_EXIT_FAIL;
+  free(parts);
+  free(lens);
+  return rc;
+}
+
+/* Machine 0's own part, run by the tree, with the progress bar. */
+static int run_own(cli_session *s, local_machine *lm, local_part *part, rig_error *err) {
+  if (part_of_plan(&s->plans[0], part) != CLI_EXIT_OK)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+  int rc = CLI_EXIT_OK;
+  cli_progress_start(&s->bar, s->opts, s->runs, s->files.has_stderr);
+  s->started = (int64_t)time(NULL);
+  lm->run_now = &s->run;
+  /* Traced: each run's window, which bounds every machine's slices. */
+  if (s->traces) {
+    lm->room = s->runs < CLI_TRACE_EVENTS ? (size_t)s->runs : CLI_TRACE_EVENTS;
+    lm->windows = calloc(lm->room, sizeof *lm->windows);
   }
-  s->windows = lm.windows;
-  s->nwindows = lm.nwindows;
-  lm.windows = NULL;
+  progress_ctx pc = {s, cli_now_ns()};
+  /* machine 0's outputs are the session's: its plan's, put below. */
+  lm->o.gather = true;
+  if (!run_machine(lm, after_run, &pc)) {
+    rc = CLI_EXIT_FAIL;
+    s->failed_run = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
+    if (!rig_job_failed(s->job, err)) rig_error_set(err, RIG_EJOB, "the runs failed");
+  }
+  __atomic_store_n(&s->run, -1, __ATOMIC_RELEASE);
+  cli_hold();
+  cli_progress_end(&s->bar);
+  cli_release();
+  return rc;
+}
+
+/* After the runs: the tree's facts, the trace, every machine's results,
+ * machine 0's outputs and the reports; then every machine agrees that its
+ * files are whole, and only then do all go. */
+static int finish(cli_session *s, local_machine *lm, int rc, rig_error *err) {
+  s->windows = lm->windows;
+  s->nwindows = lm->nwindows;
+  lm->windows = NULL;
   /* What machine 0 sent on the tree in the runs, for the report. */
   rig_job_tree_facts(s->job, &s->tree);
-  s->tree.messages = lm.sent;
-  s->tree.bytes = lm.sent_bytes;
+  s->tree.messages = lm->sent;
+  s->tree.bytes = lm->sent_bytes;
   rc = cli_trace_end(s, rc, err);
-  if (rc == CLI_EXIT_OK) rc = gather_results(s, &lm, err);
+  if (rc == CLI_EXIT_OK) rc = gather_results(s, lm, err);
   if (rc == CLI_EXIT_OK) {
     /* Machine 0's outputs from its program, into the session's files. */
-    s->machines[0] = lm.mm;
+    s->machines[0] = lm->mm;
     rc = cli_put_outputs(s, 1, err);
     s->machines[0] = (cli_machine){0};
   }
   if (rc == CLI_EXIT_OK) rc = cli_put_reports(s, err);
   if (rc == CLI_EXIT_OK) rc = cli_outset_in_place(&s->files, err);
-  /* Every machine has its files whole: then, and only then, all go. */
   bool all = false;
   if (rc == CLI_EXIT_OK && (rig_job_agree(s->job, true, &all, err) != RIG_OK || !all))
     rc = CLI_EXIT_FAIL;
   if (rc != CLI_EXIT_OK && !rig_job_failed(s->job, NULL) && err->code == RIG_OK)
     rig_error_set(err, RIG_EJOB, "the job failed");
+  return rc;
+}
+
+int cli_local_control(cli_session *s, rig_error *err) {
+  if (cli_session_make(s) != CLI_EXIT_OK)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;
+  int rc = s->opts->trace ? cli_trace_begin(s, err) : CLI_EXIT_OK;
+  if (rc == CLI_EXIT_OK) rc = cli_make_rails(s, err);
+  blobs b = {0};
+  if (rc == CLI_EXIT_OK) rc = send_plans(s, &b, err);
+  local_machine lm = {.job = s->job};
+  local_part part = {0};
+  lm.part = &part;
+  lm.o = (local_opts){s->runs, s->opts->warmup, s->opts->json_runs, s->opts->gather_outputs};
+  if (rc == CLI_EXIT_OK) rc = run_own(s, &lm, &part, err);
+  rc = finish(s, &lm, rc, err);
   machine_free(&lm);
   part_free(&part); /* its description and inputs are the session's */
   blobs_free(&b, s->n);
