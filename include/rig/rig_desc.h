@@ -457,6 +457,15 @@ rig_status rig_desc_of_bytes(const void *bytes, size_t len, rig_desc **d, rig_er
 /* Whether bytes start with the description magic "rig.program\n". */
 bool rig_desc_is_bytes(const void *bytes, size_t len);
 
+/* ---- the listing (docs/cli.md, "dump") -------------------------------------- */
+
+/* d's readable listing, as `progrun dump` prints it: every field, one
+ * thing a line, nested by indentation, steps numbered in pre-order as the
+ * checker's messages number them; data over 256 bytes by its start and a
+ * digest. *text is NUL-terminated, malloc'd (the caller frees it).
+ * RIG_ENOMEM. */
+rig_status rig_desc_listing(const rig_desc *d, char **text, rig_error *err);
+
 /* ---- JSON text (docs/format.md, docs/json.md) ------------------------------- */
 
 /* d as JSON text (NUL-terminated, freed with free()). */

@@ -111,14 +111,9 @@ int cli_dump(int argc, char **argv) {
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
-  if (!a.json) {
-    cli_dump_desc(stdout, d);
-    rig_desc_free(d);
-    return flush_stdout(CLI_EXIT_OK);
-  }
   char *text = NULL;
   rig_error err = {0};
-  rig_status st = rig_desc_to_json(d, &text, &err);
+  rig_status st = a.json ? rig_desc_to_json(d, &text, &err) : rig_desc_listing(d, &text, &err);
   rig_desc_free(d);
   if (st != RIG_OK) return cli_fail(cli_exit_of(st), "%s: %s", a.file, err.message);
   size_t n = strlen(text);

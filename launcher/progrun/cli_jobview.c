@@ -357,17 +357,11 @@ static void print_rail_map(FILE *f, const cli_job_machine *jm) {
   fputc('\n', f);
 }
 
-/* d's listing (dump.c) with two spaces before each line. */
+/* d's listing (rig_desc_listing) with two spaces before each line. */
 static int print_indented(FILE *f, const rig_desc *d) {
   char *text = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&text, &len);
-  if (!m) return CLI_EXIT_FAIL;
-  cli_dump_desc(m, d);
-  if (fclose(m) != 0) {
-    free(text);
-    return CLI_EXIT_FAIL;
-  }
+  rig_error err;
+  if (rig_desc_listing(d, &text, &err) != RIG_OK) return CLI_EXIT_FAIL;
   for (char *line = text; *line;) {
     char *end = strchr(line, '\n');
     size_t n = end ? (size_t)(end - line) : strlen(line);

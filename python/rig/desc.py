@@ -112,9 +112,13 @@ class Description:
         _lib.check(lib.rig_desc_check(self._h, err), err)
 
     def dump(self):
-        """The listing `progrun dump` prints."""
-        from .dump import listing
-        return listing(self.to_dict())
+        """The listing `progrun dump` prints (rig_desc_listing)."""
+        text, err = ctypes.c_void_p(), _lib.error()
+        _lib.check(lib.rig_desc_listing(self._h, ctypes.byref(text), err), err)
+        try:
+            return ctypes.string_at(text.value).decode()
+        finally:
+            _lib.libc.free(text)
 
     def __eq__(self, other):
         return isinstance(other, Description) and self.to_bytes() == other.to_bytes()

@@ -1,12 +1,15 @@
-/* The readable listing of `progrun dump`: every field of a description, one
- * thing a line, nested by indentation, steps numbered in pre-order as the
- * checker's messages number them. The layout is stable (tests and scripts
- * read it); docs/cli.md shows it. */
+/* The readable listing of a description (rig_desc_listing), which
+ * `progrun dump` prints and Python's Description.dump returns: every
+ * field, one thing a line, nested by indentation, steps numbered in
+ * pre-order as the checker's messages number them. The layout is stable
+ * (tests and scripts read it); docs/cli.md shows it. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include <stdlib.h>
+
+#include "rig/rig_desc.h"
 
 /* Data bytes up to this many are listed whole; longer ones (an image's code)
  * by their start and a digest, so the listing stays readable. */
@@ -327,7 +330,7 @@ static void memory(FILE *f, size_t i, const rig_desc_memory *m) {
   fprintf(f, "memory?%d\n", (int)m->tag);
 }
 
-void cli_dump_desc(FILE *f, const rig_desc *d) {
+static void list_desc(FILE *f, const rig_desc *d) {
   size_t nsteps = rig_desc_count_steps(d);
   fprintf(f, "program: %zu %s, %zu memory, %zu %s, %zu %s, %" PRId64 " %s, %zu %s\n", d->ndevices,
           plural((int64_t)d->ndevices, "device", "devices"), d->nmemory, d->nimages,
@@ -359,4 +362,20 @@ void cli_dump_desc(FILE *f, const rig_desc *d) {
     }
   size_t number = 0;
   if (section(f, 0, "steps", d->steps.n)) steps(f, 1, &d->steps, &number);
+}
+
+rig_status rig_desc_listing(const rig_desc *d, char **text, rig_error *err) {
+  char *buf = NULL;
+  size_t len = 0;
+  *text = NULL;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return rig_error_set(err, RIG_ENOMEM, "out of memory for a description's listing");
+  list_desc(f, d);
+  bool bad = ferror(f) != 0;
+  if (fclose(f) != 0 || bad) {
+    free(buf);
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for a description's listing");
+  }
+  *text = buf;
+  return RIG_OK;
 }
