@@ -355,6 +355,27 @@ static void test_an_item_removed_gives_its_place_to_the_last(void) {
   rig_array_free(&a);
 }
 
+/* A typed array (rig_array.h) appends values of its type, reads them back
+ * by a checked index, and refuses a push past its bound, keeping its items. */
+static void test_a_typed_array_pushes_and_reads_its_type(void) {
+  typedef struct pair {
+    int a;
+    double b;
+  } pair;
+  RIG_ARRAY_OF(pair) x = RIG_ARRAY_OF_INIT(pair, 100);
+  for (int i = 0; i < 100; i++) CU_ASSERT_TRUE(RIG_ARRAY_PUSH(&x, ((pair){i, i / 2.0})));
+  CU_ASSERT_FALSE(RIG_ARRAY_PUSH(&x, ((pair){-1, 0})));
+  CU_ASSERT_EQUAL(x.t.n, 100);
+  size_t bad = 0;
+  for (int i = 0; i < 100; i++)
+    bad += RIG_ARRAY_AT(&x, i).a != i || RIG_ARRAY_AT(&x, i).b != i / 2.0;
+  CU_ASSERT_EQUAL(bad, 0);
+  RIG_ARRAY_AT(&x, 7).a = 70;
+  CU_ASSERT_EQUAL(x.t.items[7].a, 70);
+  rig_array_free(&x.a);
+  CU_ASSERT_EQUAL(x.t.n, 0);
+}
+
 static void test_an_arrays_items_taken_are_the_callers_and_leave_it_empty(void) {
   rig_array a = RIG_ARRAY_INIT(char, 0);
   CU_ASSERT_TRUE_FATAL(rig_array_append(&a, "abc", 4));
@@ -586,6 +607,7 @@ void rig_test_register(void) {
        test_an_array_resized_larger_holds_zeroes_past_its_items},
       {"an item removed gives its place to the last",
        test_an_item_removed_gives_its_place_to_the_last},
+      {"a typed array pushes and reads its type", test_a_typed_array_pushes_and_reads_its_type},
       {"an array's items taken are the caller's and leave it empty",
        test_an_arrays_items_taken_are_the_callers_and_leave_it_empty},
       {"an id table gives back what it was given", test_an_id_table_gives_back_what_it_was_given},

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "rig/rig_array.h"
 #include "rig/rig_desc.h"
 
 /* Past this many nodes in one program every edge is drawn: the
@@ -36,14 +37,18 @@ typedef struct dot_rail_use {
  * so that order is topological), the edges between them, and the nodes
  * that use rails' ends. */
 typedef struct dot_graph {
-  dot_name *names;
-  size_t nnodes, noderoom;
-  dot_edge *edges;
-  size_t nedges, edgeroom;
-  dot_rail_use *rails;
-  size_t nrails, railroom;
+  RIG_ARRAY_OF(dot_name) names; /* the nodes' */
+  RIG_ARRAY_OF(dot_edge) edges;
+  RIG_ARRAY_OF(dot_rail_use) rails;
   bool failed; /* out of memory */
 } dot_graph;
+
+/* An empty graph. */
+#define DOT_GRAPH_INIT                                                                             \
+  {                                                                                                \
+    RIG_ARRAY_OF_INIT(dot_name, 0), RIG_ARRAY_OF_INIT(dot_edge, 0),                                \
+        RIG_ARRAY_OF_INIT(dot_rail_use, 0), false                                                  \
+  }
 
 /* A new node's index (SIZE_MAX out of memory, g->failed set). */
 size_t dot_graph_node(dot_graph *g, const char *name);

@@ -10,54 +10,27 @@
 #include "dot.h"
 
 size_t dot_graph_node(dot_graph *g, const char *name) {
-  if (g->nnodes == g->noderoom) {
-    size_t room = g->noderoom ? 2 * g->noderoom : 64;
-    dot_name *p = realloc(g->names, room * sizeof *p);
-    if (!p) return g->failed = true, SIZE_MAX;
-    g->names = p;
-    g->noderoom = room;
-  }
-  snprintf(g->names[g->nnodes], sizeof g->names[0], "%s", name);
-  return g->nnodes++;
+  if (!rig_array_reserve(&g->names.a, 1)) return g->failed = true, SIZE_MAX;
+  snprintf(g->names.t.items[g->names.t.n], sizeof(dot_name), "%s", name);
+  return g->names.t.n++;
 }
 
 void dot_graph_edge(dot_graph *g, size_t from, size_t to, const char *why) {
   if (from == SIZE_MAX || to == SIZE_MAX || from == to) return;
-  if (g->nedges == g->edgeroom) {
-    size_t room = g->edgeroom ? 2 * g->edgeroom : 64;
-    dot_edge *p = realloc(g->edges, room * sizeof *p);
-    if (!p) {
-      g->failed = true;
-      return;
-    }
-    g->edges = p;
-    g->edgeroom = room;
-  }
-  dot_edge *e = &g->edges[g->nedges++];
-  e->from = from;
-  e->to = to;
-  snprintf(e->why, sizeof e->why, "%s", why);
+  dot_edge e = {.from = from, .to = to};
+  snprintf(e.why, sizeof e.why, "%s", why);
+  if (!RIG_ARRAY_PUSH(&g->edges, e)) g->failed = true;
 }
 
 void dot_graph_rail(dot_graph *g, int64_t rail, size_t node, bool sends, bool receives) {
   if (node == SIZE_MAX) return;
-  if (g->nrails == g->railroom) {
-    size_t room = g->railroom ? 2 * g->railroom : 8;
-    dot_rail_use *p = realloc(g->rails, room * sizeof *p);
-    if (!p) {
-      g->failed = true;
-      return;
-    }
-    g->rails = p;
-    g->railroom = room;
-  }
-  g->rails[g->nrails++] = (dot_rail_use){rail, node, sends, receives};
+  if (!RIG_ARRAY_PUSH(&g->rails, ((dot_rail_use){rail, node, sends, receives}))) g->failed = true;
 }
 
 size_t dot_graph_rail_end(const dot_graph *g, int64_t rail, bool sends) {
   size_t found = SIZE_MAX;
-  for (size_t i = 0; i < g->nrails; i++) {
-    const dot_rail_use *u = &g->rails[i];
+  for (size_t i = 0; i < g->rails.t.n; i++) {
+    const dot_rail_use *u = &g->rails.t.items[i];
     if (u->rail != rail || !(sends ? u->sends : u->receives)) continue;
     found = u->node;
     if (!sends) break;
@@ -66,9 +39,9 @@ size_t dot_graph_rail_end(const dot_graph *g, int64_t rail, bool sends) {
 }
 
 void dot_graph_free(dot_graph *g) {
-  free(g->names);
-  free(g->edges);
-  free(g->rails);
+  rig_array_free(&g->names.a);
+  rig_array_free(&g->edges.a);
+  rig_array_free(&g->rails.a);
   memset(g, 0, sizeof *g);
 }
 
@@ -119,12 +92,12 @@ static int reduce(size_t nnodes, dot_pair *pairs, size_t n) {
 
 /* The edges grouped by their pair of nodes, sorted. */
 static dot_pair *pairs_of(dot_graph *g, size_t *npairs) {
-  if (g->nedges > 0) qsort(g->edges, g->nedges, sizeof *g->edges, by_nodes);
-  dot_pair *pairs = malloc((g->nedges + 1) * sizeof *pairs);
+  if (g->edges.t.n > 0) qsort(g->edges.t.items, g->edges.t.n, sizeof *g->edges.t.items, by_nodes);
+  dot_pair *pairs = malloc((g->edges.t.n + 1) * sizeof *pairs);
   if (!pairs) return NULL;
   size_t n = 0;
-  for (size_t i = 0; i < g->nedges; i++) {
-    const dot_edge *e = &g->edges[i];
+  for (size_t i = 0; i < g->edges.t.n; i++) {
+    const dot_edge *e = &g->edges.t.items[i];
     if (n > 0 && pairs[n - 1].from == e->from && pairs[n - 1].to == e->to) {
       pairs[n - 1].count++;
       continue;
@@ -140,23 +113,24 @@ int dot_graph_print(FILE *f, dot_graph *g, const char *prefix, bool all) {
   size_t n = 0;
   dot_pair *pairs = pairs_of(g, &n);
   if (!pairs) return CLI_EXIT_FAIL;
-  if (!all && g->nnodes > DOT_MAX_REDUCED)
-    fprintf(f, "  /* %zu nodes, more than the %d progrun reduces: every edge drawn */\n", g->nnodes,
-            DOT_MAX_REDUCED);
-  else if (!all && reduce(g->nnodes, pairs, n) != CLI_EXIT_OK) {
+  if (!all && g->names.t.n > DOT_MAX_REDUCED)
+    fprintf(f, "  /* %zu nodes, more than the %d progrun reduces: every edge drawn */\n",
+            g->names.t.n, DOT_MAX_REDUCED);
+  else if (!all && reduce(g->names.t.n, pairs, n) != CLI_EXIT_OK) {
     free(pairs);
     return CLI_EXIT_FAIL;
   }
   for (size_t i = 0; i < n; i++) {
     const dot_pair *p = &pairs[i];
     if (p->implied) continue;
-    fprintf(f, "  %s%s -> %s%s [label=\"", prefix, g->names[p->from], prefix, g->names[p->to]);
+    fprintf(f, "  %s%s -> %s%s [label=\"", prefix, g->names.t.items[p->from], prefix,
+            g->names.t.items[p->to]);
     /* Every reason, one a line, each once (one use may be found twice). */
     for (size_t k = p->first; k < p->first + p->count; k++) {
       bool seen = false;
       for (size_t j = p->first; j < k && !seen; j++)
-        seen = strcmp(g->edges[j].why, g->edges[k].why) == 0;
-      if (!seen) fprintf(f, "%s%s", k > p->first ? "\\n" : "", g->edges[k].why);
+        seen = strcmp(g->edges.t.items[j].why, g->edges.t.items[k].why) == 0;
+      if (!seen) fprintf(f, "%s%s", k > p->first ? "\\n" : "", g->edges.t.items[k].why);
     }
     fputs("\"];\n", f);
   }

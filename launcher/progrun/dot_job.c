@@ -21,7 +21,7 @@ static void head(FILE *out, const char *name) {
 }
 
 int cli_dot_print(FILE *out, const rig_desc *d, bool all) {
-  dot_graph g = {0};
+  dot_graph g = DOT_GRAPH_INIT;
   head(out, "program");
   int rc = dot_walk(out, &g, d, NULL, 0, "", 1);
   if (rc == CLI_EXIT_OK) rc = dot_graph_print(out, &g, "", all);
@@ -104,7 +104,7 @@ static void rail_edge(FILE *f, const cli_jobfile *j, dot_graph *graphs, const cl
       snprintf(ends[k], sizeof ends[k], "%s", anchor);
       snprintf(clip[k], sizeof clip[k], ", %s=cluster_%s", k == 0 ? "ltail" : "lhead", anchor);
     } else {
-      snprintf(ends[k], sizeof ends[k], "%s_%s", anchor, graphs[part].names[node]);
+      snprintf(ends[k], sizeof ends[k], "%s_%s", anchor, graphs[part].names.t.items[node]);
     }
   }
   fprintf(f,
@@ -141,6 +141,7 @@ int cli_dot_job_print(FILE *out, const cli_jobfile *j, rig_desc *const *descs, b
   dot_graph *graphs = calloc(n + 1, sizeof *graphs);
   char *text = NULL;
   size_t len = 0;
+  for (size_t i = 0; graphs && i <= n; i++) graphs[i] = (dot_graph)DOT_GRAPH_INIT;
   FILE *edges = graphs ? open_memstream(&text, &len) : NULL;
   if (!edges) {
     free(graphs);

@@ -2,6 +2,7 @@
 #include "array.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,4 +73,12 @@ void *rig_array_take(rig_array *a) {
   a->items = NULL;
   a->n = a->room = 0;
   return items;
+}
+
+size_t rig_array_index(const rig_array *a, size_t i) {
+  if (i >= a->n) {
+    fprintf(stderr, "librig: an array's item %zu read past its %zu items\n", i, a->n);
+    abort();
+  }
+  return i;
 }

@@ -1,53 +1,9 @@
-/* array.h: a growable array of items of one size, the one librig's layers
- * share instead of each writing its own realloc. It never aborts: a growth
- * that cannot be (out of memory, count * size past SIZE_MAX, past the
- * array's bound) answers false and leaves the items as they were. Room
- * grows geometrically, and an array with room left allocates nothing, so
- * that what a run needs is made before it (reserved) and the run itself
- * never allocates. Not locked: its owner's lock covers it. Private to
- * librig (never installed). */
+/* array.h: librig's growable array is public (rig/rig_array.h): the
+ * command and applications use the same one. Every layer sees it
+ * (cmake/RigLayers.cmake links it beside the base kit). */
 #ifndef RIG_BASE_ARRAY_H
 #define RIG_BASE_ARRAY_H
 
-#include <stdbool.h>
-#include <stddef.h>
-
-typedef struct rig_array {
-  void *items; /* malloc's: n items, room for `room` */
-  size_t n, room;
-  size_t size; /* of one item */
-  size_t max;  /* the most items it may hold; 0: as many as memory allows */
-} rig_array;
-
-/* An empty array of items of type T, at most `max` of them (0: no bound
- * but memory), as an initializer (a static array's too). */
-#define RIG_ARRAY_INIT(T, max)                                                                     \
-  { NULL, 0, 0, sizeof(T), (max) }
-
-/* Empty, of items of `size` bytes, at most `max` (0: no bound). */
-void rig_array_init(rig_array *a, size_t size, size_t max);
-/* Frees the items; the array is empty again, and may be used again. */
-void rig_array_free(rig_array *a);
-
-/* Room for `more` items past the n held: allocates only when the room is
- * short, then at least doubles it (up to the bound). False: none made. */
-bool rig_array_reserve(rig_array *a, size_t more);
-/* Appends `count` items copied from `items` (false: none appended). */
-bool rig_array_append(rig_array *a, const void *items, size_t count);
-/* Appends one item, copied from `item`. */
-static inline bool rig_array_push(rig_array *a, const void *item) {
-  return rig_array_append(a, item, 1);
-}
-/* n items: those past the old n are zeroed (false: n is as it was). */
-bool rig_array_resize(rig_array *a, size_t n);
-/* Removes item i: the last item takes its place (the order is not kept). */
-void rig_array_remove(rig_array *a, size_t i);
-/* The items, the caller's to free(); the array is left empty. */
-void *rig_array_take(rig_array *a);
-
-/* Item i's place (i < n, or < room for a reserved place). */
-static inline void *rig_array_at(const rig_array *a, size_t i) {
-  return (char *)a->items + i * a->size;
-}
+#include "rig/rig_array.h"
 
 #endif
