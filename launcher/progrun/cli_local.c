@@ -16,6 +16,7 @@
 
 #include "cli_job.h"
 #include "cli_trace.h"
+#include "rig/rig_array.h"
 
 /* What a run needs besides a machine's own part. */
 typedef struct local_opts {
@@ -351,24 +352,18 @@ typedef struct item {
   int64_t shared; /* its index in the shared table, or -1 */
 } item;
 
-typedef struct items {
-  item *v;
-  size_t n;
-} items;
+typedef RIG_ARRAY_OF(item) items;
 
 static int64_t item_of(items *t, const char *path) {
-  for (size_t i = 0; i < t->n; i++)
-    if (strcmp(t->v[i].path, path) == 0) return (int64_t)i;
-  item *v = realloc(t->v, (t->n + 1) * sizeof *v);
-  if (!v) return -1;
-  t->v = v;
-  t->v[t->n] = (item){path, NULL, 0, NULL, 0, -1};
-  return (int64_t)t->n++;
+  for (size_t i = 0; i < t->t.n; i++)
+    if (strcmp(t->t.items[i].path, path) == 0) return (int64_t)i;
+  if (!RIG_ARRAY_PUSH(t, ((item){path, NULL, 0, NULL, 0, -1}))) return -1;
+  return (int64_t)t->t.n - 1;
 }
 
 static void items_free(items *t) {
-  for (size_t i = 0; i < t->n; i++) free(t->v[i].owned);
-  free(t->v);
+  for (size_t i = 0; i < t->t.n; i++) free(t->t.items[i].owned);
+  rig_array_free(&t->a);
 }
 
 /* A reference in a machine's part: an index into the shared table, or
@@ -433,7 +428,7 @@ static void pack_outs(cli_wbuf *pk, const cli_plan *p, bool gather) {
  * encoding. */
 static bool count_users(blobs *b, size_t m, const cli_plan *p, int *st, rig_error *err) {
   if ((b->desc_of[m] = item_of(&b->descs, p->file)) < 0) return false;
-  item *d = &b->descs.v[b->desc_of[m]];
+  item *d = &b->descs.t.items[b->desc_of[m]];
   if (!d->users++) {
     if (rig_desc_to_bytes(p->desc, &d->owned, &d->len, err) != RIG_OK) {
       *st = CLI_EXIT_FAIL;
@@ -447,7 +442,7 @@ static bool count_users(blobs *b, size_t m, const cli_plan *p, int *st, rig_erro
     if (!p->bytes[i]) continue;
     int64_t k = item_of(&b->inputs, p->in_paths[i]);
     if (k < 0) return false;
-    item *it = &b->inputs.v[k];
+    item *it = &b->inputs.t.items[k];
     if (!it->users++) {
       it->bytes = p->bytes[i];
       it->len = (size_t)p->desc->inputs[i].bytes;
@@ -471,11 +466,12 @@ static void pack_shared(cli_session *s, blobs *b) {
   items *tables[2] = {&b->descs, &b->inputs};
   for (int t = 0; t < 2; t++) {
     uint64_t k = 0;
-    for (size_t i = 0; i < tables[t]->n; i++)
-      if (tables[t]->v[i].users > 1) tables[t]->v[i].shared = (int64_t)k++;
+    for (size_t i = 0; i < tables[t]->t.n; i++)
+      if (tables[t]->t.items[i].users > 1) tables[t]->t.items[i].shared = (int64_t)k++;
     cli_wbuf_u64(sh, k);
-    for (size_t i = 0; i < tables[t]->n; i++)
-      if (tables[t]->v[i].users > 1) cli_wbuf_bytes(sh, tables[t]->v[i].bytes, tables[t]->v[i].len);
+    for (size_t i = 0; i < tables[t]->t.n; i++)
+      if (tables[t]->t.items[i].users > 1)
+        cli_wbuf_bytes(sh, tables[t]->t.items[i].bytes, tables[t]->t.items[i].len);
   }
 }
 
@@ -484,7 +480,7 @@ static void pack_shared(cli_session *s, blobs *b) {
  * description stays shared). */
 static void pack_part(const blobs *b, size_t m, const cli_plan *p, bool gather, cli_wbuf *pk) {
   *pk = (cli_wbuf)CLI_WBUF_INIT;
-  pack_ref(pk, &b->descs.v[b->desc_of[m]]);
+  pack_ref(pk, &b->descs.t.items[b->desc_of[m]]);
   cli_wbuf_str(pk, p->file);
   cli_wbuf_str(pk, p->where);
   cli_wbuf_u64(pk, p->ndevices);
@@ -496,7 +492,7 @@ static void pack_part(const blobs *b, size_t m, const cli_plan *p, bool gather, 
   for (size_t i = 0; i < p->ninputs; i++) {
     int64_t k = b->input_of[m][i];
     if (k >= 0) {
-      pack_ref(pk, &b->inputs.v[k]);
+      pack_ref(pk, &b->inputs.t.items[k]);
     } else if (p->bytes[i]) {
       cli_wbuf_u64(pk, REF_OWN);
       cli_wbuf_bytes(pk, p->bytes[i], (size_t)p->desc->inputs[i].bytes);
@@ -515,6 +511,8 @@ static void pack_part(const blobs *b, size_t m, const cli_plan *p, bool gather, 
 
 static int make_blobs(cli_session *s, blobs *b, rig_error *err) {
   size_t n = s->n;
+  b->descs = (items)RIG_ARRAY_OF_INIT(item, 0);
+  b->inputs = (items)RIG_ARRAY_OF_INIT(item, 0);
   b->shared = (cli_wbuf)CLI_WBUF_INIT;
   b->parts = calloc(n, sizeof *b->parts);
   b->desc_of = calloc(n, sizeof *b->desc_of);
