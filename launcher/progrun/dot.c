@@ -33,6 +33,11 @@ typedef struct dot_last {
   size_t node[NUSES];
 } dot_last;
 
+typedef struct dot_device_last {
+  int64_t device;
+  size_t node;
+} dot_device_last;
+
 typedef struct dot_state {
   FILE *f;            /* the nodes and clusters */
   dot_graph *g;       /* the edges */
@@ -40,14 +45,9 @@ typedef struct dot_state {
   const rig_desc *d;
   char *const *devices; /* a job file's names of d's devices, or NULL */
   size_t ndevices;
-  dot_last *last;
-  size_t nlast, room;
+  RIG_ARRAY_OF(dot_last) last;
   /* The last node of each device, for `device order`. */
-  struct {
-    int64_t device;
-    size_t node;
-  } * devs;
-  size_t ndevs, devroom;
+  RIG_ARRAY_OF(dot_device_last) devs;
   int64_t pseudo; /* the next device of a Move or a Loop's head: each its own */
   bool failed;    /* out of memory */
 } dot_state;
@@ -83,18 +83,13 @@ static bool slot_mem(const rig_desc_slot *s, dot_mem *m) {
 }
 
 static dot_last *last_of(dot_state *s, dot_mem m, int64_t device) {
-  for (size_t i = 0; i < s->nlast; i++)
-    if (same_mem(s->last[i].mem, m) && s->last[i].device == device) return &s->last[i];
-  if (s->nlast == s->room) {
-    size_t room = s->room ? 2 * s->room : 16;
-    dot_last *p = realloc(s->last, room * sizeof *p);
-    if (!p) return s->failed = true, NULL;
-    s->last = p;
-    s->room = room;
+  for (size_t i = 0; i < s->last.t.n; i++) {
+    dot_last *l = &s->last.t.items[i];
+    if (same_mem(l->mem, m) && l->device == device) return l;
   }
-  dot_last *l = &s->last[s->nlast++];
-  l->mem = m;
-  l->device = device;
+  if (!RIG_ARRAY_PUSH(&s->last, ((dot_last){.mem = m, .device = device})))
+    return s->failed = true, NULL;
+  dot_last *l = &s->last.t.items[s->last.t.n - 1];
   for (int k = 0; k < NUSES; k++) l->node[k] = SIZE_MAX;
   return l;
 }
@@ -136,23 +131,12 @@ static int use_of(rig_desc_use u) {
 }
 
 static void set_device_last(dot_state *s, int64_t device, size_t node) {
-  for (size_t i = 0; i < s->ndevs; i++)
-    if (s->devs[i].device == device) {
-      s->devs[i].node = node;
+  for (size_t i = 0; i < s->devs.t.n; i++)
+    if (s->devs.t.items[i].device == device) {
+      s->devs.t.items[i].node = node;
       return;
     }
-  if (s->ndevs == s->devroom) {
-    size_t room = s->devroom ? 2 * s->devroom : 8;
-    void *p = realloc(s->devs, room * sizeof *s->devs);
-    if (!p) {
-      s->failed = true;
-      return;
-    }
-    s->devs = p;
-    s->devroom = room;
-  }
-  s->devs[s->ndevs].device = device;
-  s->devs[s->ndevs++].node = node;
+  if (!RIG_ARRAY_PUSH(&s->devs, ((dot_device_last){device, node}))) s->failed = true;
 }
 
 /* The rails' ends a node uses: through Rail memory, or a Ready leaf. */
@@ -176,13 +160,14 @@ static void follow(dot_state *s, const char *name, int64_t device, const dot_use
   size_t node = dot_graph_node(s->g, name);
   if (node == SIZE_MAX) return;
   rail_uses(s, node, u);
-  for (size_t i = 0; i < s->ndevs; i++)
-    if (s->devs[i].device == device) dot_graph_edge(s->g, s->devs[i].node, node, "device order");
+  for (size_t i = 0; i < s->devs.t.n; i++)
+    if (s->devs.t.items[i].device == device)
+      dot_graph_edge(s->g, s->devs.t.items[i].node, node, "device order");
   for (size_t k = 0; k < u->n; k++) {
     char mem[48], why[96];
     mem_name(u->mem[k], mem, sizeof mem);
-    for (size_t i = 0; i < s->nlast; i++) {
-      const dot_last *l = &s->last[i];
+    for (size_t i = 0; i < s->last.t.n; i++) {
+      const dot_last *l = &s->last.t.items[i];
       if (!same_mem(l->mem, u->mem[k]) || l->device == device) continue;
       for (int before = 0; before < NUSES; before++)
         if (l->node[before] != SIZE_MAX && conflicts(u->use[k], before)) {
@@ -479,10 +464,12 @@ int dot_walk(FILE *f, dot_graph *g, const rig_desc *d, char *const *devices, siz
                  .d = d,
                  .devices = devices,
                  .ndevices = devices ? ndevices : 0,
+                 .last = RIG_ARRAY_OF_INIT(dot_last, 0),
+                 .devs = RIG_ARRAY_OF_INIT(dot_device_last, 0),
                  .pseudo = -1};
   size_t number = 0;
   steps(&s, depth, &d->steps, &number);
-  free(s.last);
-  free(s.devs);
+  rig_array_free(&s.last.a);
+  rig_array_free(&s.devs.a);
   return s.failed || g->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
