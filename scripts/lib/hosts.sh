@@ -271,6 +271,34 @@ rig_hosts_ssh() {
       exit "$rc"' hosts-ssh "node$k" "$RIG_HOSTS_STATE/node$k/boot_id" "$*"
 }
 
+# daemon HOST COMMAND...: runs COMMAND (its words as given, no shell) on
+# HOST as rig_hosts_ssh does (its network namespace, host name, IPC
+# namespace, /dev/shm and boot id), but as a daemon's start: no session
+# that ends with the caller, so a daemon that forks itself away (slurmd)
+# outlives it, its children (Slurm's step daemons, the tasks) on HOST too.
+# Ends with COMMAND's status.
+rig_hosts_daemon() {
+  if (($# < 2)); then
+    echo "usage: rig_hosts_daemon HOST COMMAND..." >&2
+    return 2
+  fi
+  local k
+  k="$(rig_hosts_index "$1")" || return 2
+  shift
+  if [[ ! -s "$RIG_HOSTS_STATE/node$k/boot_id" ]]; then
+    echo "hosts: node$k is not up" >&2
+    return 1
+  fi
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  ip netns exec "$(rig_hosts_ns "$k")" \
+    unshare --mount --uts --ipc --propagation private sh -c '
+      echo "$1" >/proc/sys/kernel/hostname &&
+        mount -t tmpfs -o mode=1777 tmpfs /dev/shm &&
+        mount --bind "$2" /proc/sys/kernel/random/boot_id || exit 1
+      shift 2
+      exec "$@"' hosts-daemon "node$k" "$RIG_HOSTS_STATE/node$k/boot_id" "$@"
+}
+
 # mpirun [--hosts K] ARGS...: mpirun over node1..nodeK (default: every host
 # up; K hosts are made when fewer are up), one rank a host in turn (ranks
 # past K start again at node1). The loopback-only settings are dropped;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/slurm/start.sh — a single-node Slurm on this machine, for tests.
 #
-# Usage: scripts/slurm/start.sh
+# Usage: scripts/slurm/start.sh [--hosts K]
 #
 # Installs what is missing (RIG_SLURM_PACKAGES in scripts/lib/packages.sh),
 # makes a munge key when there is none, starts munged, writes slurm.conf into
@@ -23,6 +23,22 @@
 # forever unless started with `srun --overcommit`. scripts/slurm/stop.sh
 # stops the daemons.
 # Needs root. Slurm traffic stays on 127.0.0.1 (ports 6817, 6818).
+#
+# --hosts K: a cluster of K nodes on the simulated hosts instead
+# (scripts/hosts.sh; docs/jobs.md, "Slurm across hosts"), beside the
+# single-node one: hosts node1..nodeK are made when missing, slurmctld runs
+# here on the hosts' bridge (10.77.0.129, port 6827) and one slurmd on each
+# host, inside it (its network, host name, /dev/shm and boot id; port 6828
+# on its own address), as node nodeK with its own spool, pid file and log
+# ($RIG_SLURM_HOSTS_DIR, default /tmp/progrun-slurm-hosts, holds them all,
+# its env.sh last printed). Each node claims $RIG_SLURM_CPUS CPUs (default
+# 8) and 1 GiB; SlurmdTimeout=20 (a node whose slurmd is gone is DOWN
+# within about half a minute), KillWait=5, completed jobs recorded by
+# jobcomp/filetxt in $RIG_SLURM_HOSTS_DIR/log/jobcomp.txt (no slurmdbd, so
+# no sacct). Munge is the machine's, shared by every host (its socket is a
+# path). Where hosts cannot be made it says why and exits 77. A different
+# K replaces the nodes (the daemons restart). scripts/slurm/stop.sh stops
+# it too, and takes the hosts down when this script made them.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,8 +47,16 @@ source "$root/scripts/lib/packages.sh"
 # shellcheck source=scripts/lib/env.sh
 source "$root/scripts/lib/env.sh"
 
+hosts=0
 case "${1:-}" in
   "") ;;
+  --hosts)
+    hosts="${2:-}"
+    if [[ ! "$hosts" =~ ^[1-9][0-9]*$ ]] || ((hosts > 32)); then
+      echo "start.sh: --hosts takes a number of hosts, 1 to 32" >&2
+      exit 2
+    fi
+    ;;
   -h | --help)
     awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
     exit 0
@@ -51,6 +75,12 @@ die() {
 [[ "$(id -u)" == 0 ]] || die "must run as root (it starts munged, slurmctld and slurmd)"
 
 dir="${RIG_SLURM_DIR:-/tmp/progrun-slurm}"
+if ((hosts)); then
+  # shellcheck source=scripts/lib/hosts.sh
+  source "$root/scripts/lib/hosts.sh"
+  rig_hosts_require # exits 77, saying why, where hosts cannot be made
+  dir="${RIG_SLURM_HOSTS_DIR:-/tmp/progrun-slurm-hosts}"
+fi
 wait_s="${RIG_SLURM_WAIT:-60}"
 conf="$dir/slurm.conf"
 node="$(hostname -s)"
@@ -60,6 +90,7 @@ node="$(hostname -s)"
 # the configured count instead of draining the node for having fewer.
 nproc="$(nproc)"
 cpus="${RIG_SLURM_CPUS:-$((nproc > 8 ? nproc : 8))}"
+((hosts == 0)) || cpus="${RIG_SLURM_CPUS:-8}"
 overrides=
 if ((cpus > nproc)); then
   overrides="SlurmdParameters=config_overrides"
@@ -70,7 +101,7 @@ mem_mb="$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 * 0.95 }' /proc/meminfo)"
 
 rig_install_slurm_packages || die "could not install the Slurm packages"
 
-mkdir -p "$dir"/{log,state,spool/slurmd}
+mkdir -p "$dir"/{log,state,spool/slurmd,run}
 chmod 755 "$dir"
 
 # True when the process whose id is in pid file $1 runs and is named $2.
@@ -117,7 +148,62 @@ fi
 
 # ---- slurm.conf ------------------------------------------------------------
 
-cat >"$conf.new" <<EOF
+if ((hosts)); then
+  # stop.sh takes the hosts down only when this script made them.
+  [[ -n "$(rig_hosts_list)" ]] || touch "$dir/hosts.made"
+  "$root/scripts/hosts.sh" up "$hosts" || die "could not make the simulated hosts"
+  cat >"$conf.new" <<EOF
+# Written by scripts/slurm/start.sh --hosts $hosts: a Slurm cluster on the
+# simulated hosts (scripts/hosts.sh) for progrun's tests.
+ClusterName=progrun-hosts
+SlurmctldHost=$node($RIG_HOSTS_BRIDGE_ADDR)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+SlurmctldPort=6827
+SlurmdPort=6828
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%h
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%h.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%h.log
+# PMIx's folders for the tasks (spmix_appdir_*), named after the step
+# alone, go under TmpFS: one a node, since /tmp is every host's.
+TmpFS=$dir/tmp/%n
+SlurmctldDebug=info
+SlurmdDebug=info
+MailProg=/bin/true
+MpiDefault=pmix
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/log/jobcomp.txt
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+ReturnToService=2
+KillOnBadExit=1
+SlurmdTimeout=20
+InactiveLimit=0
+KillWait=5
+MinJobAge=300
+SlurmdParameters=config_overrides
+EOF
+  for ((k = 1; k <= hosts; k++)); do
+    echo "NodeName=node$k NodeAddr=$(rig_hosts_addr "$k") NodeHostname=node$k" \
+      "CPUs=$cpus RealMemory=1024 State=UNKNOWN"
+  done >>"$conf.new"
+  echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$conf.new"
+  # `ip netns exec` gives each slurmd a sysfs of its host's network, with
+  # nothing on /sys/fs/cgroup, where Slurm 22.05's slurmd refuses to start
+  # ("No filesystem mounted on /sys/fs/cgroup") even with proctrack/linuxproc
+  # and task/none: the v1 plugin, told to, mounts what it needs itself.
+  printf '%s\n' "# Written by scripts/slurm/start.sh --hosts (see slurm.conf)." \
+    CgroupPlugin=cgroup/v1 CgroupAutomount=yes >"$dir/cgroup.conf"
+else
+  cat >"$conf.new" <<EOF
 # Written by scripts/slurm/start.sh: a single-node Slurm for progrun's tests.
 ClusterName=progrun
 SlurmctldHost=$node(127.0.0.1)
@@ -154,6 +240,7 @@ $overrides
 NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$node CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
+fi
 
 changed=0
 if [[ -f "$conf" ]] && cmp -s "$conf" "$conf.new"; then
@@ -166,12 +253,23 @@ export SLURM_CONF="$conf"
 
 # ---- slurmctld, slurmd -------------------------------------------------------
 
-# Stops daemon $1 (by its pid file in $dir), waiting up to 10 s for it to end.
+# The nodes: this host's, or node1..nodeK. Their slurmd pid files.
+if ((hosts)); then
+  nodes=()
+  for ((k = 1; k <= hosts; k++)); do nodes+=("node$k"); done
+else
+  nodes=("$node")
+fi
+slurmd_pidfile() {
+  if ((hosts)); then echo "$dir/run/slurmd-$1.pid"; else echo "$dir/slurmd.pid"; fi
+}
+
+# Stops the daemon named $2 whose pid is in file $1, waiting up to 10 s.
 stop_daemon() {
-  local pidfile="$dir/$1.pid" pid i
-  pid_alive "$pidfile" "$1" || return 0
+  local pidfile="$1" pid i
+  pid_alive "$pidfile" "$2" || return 0
   pid="$(cat "$pidfile")"
-  echo "stopping $1 ($pid): slurm.conf changed"
+  echo "stopping $2 ($pid): slurm.conf changed"
   kill "$pid" 2>/dev/null || true
   for ((i = 0; i < 100; i++)); do
     [[ -d "/proc/$pid" ]] || return 0
@@ -181,8 +279,10 @@ stop_daemon() {
 }
 
 if ((changed)); then
-  stop_daemon slurmd
-  stop_daemon slurmctld
+  shopt -s nullglob
+  for f in "$dir"/slurmd.pid "$dir"/run/slurmd-*.pid; do stop_daemon "$f" slurmd; done
+  shopt -u nullglob
+  stop_daemon "$dir/slurmctld.pid" slurmctld
 fi
 
 if ! pid_alive "$dir/slurmctld.pid" slurmctld; then
@@ -195,31 +295,53 @@ wait_for ctld_up || {
   die "slurmctld does not answer after ${wait_s} s (log: $dir/log/slurmctld.log)"
 }
 
-if ! pid_alive "$dir/slurmd.pid" slurmd; then
-  echo "starting slurmd"
-  slurmd -f "$conf" || die "slurmd did not start (see $dir/log/slurmd.log)"
-fi
+for n in "${nodes[@]}"; do
+  pid_alive "$(slurmd_pidfile "$n")" slurmd && continue
+  if ((hosts)); then
+    echo "starting slurmd on $n"
+    mkdir -p "$dir/spool/$n" "$dir/tmp/$n"
+    rig_hosts_daemon "$n" slurmd -f "$conf" -N "$n" ||
+      die "slurmd did not start on $n (see $dir/log/slurmd-$n.log)"
+  else
+    echo "starting slurmd"
+    slurmd -f "$conf" || die "slurmd did not start (see $dir/log/slurmd.log)"
+  fi
+done
 
-node_state() { sinfo -h -N -n "$node" -o '%T' 2>/dev/null | head -n 1; }
-node_idle() { [[ "$(node_state)" =~ ^(idle|mixed|allocated|completing)$ ]]; }
+node_state() { sinfo -h -N -n "$1" -o '%T' 2>/dev/null | head -n 1; }
+node_idle() { [[ "$(node_state "$1")" =~ ^(idle|mixed|allocated|completing)$ ]]; }
+all_idle() {
+  local n
+  for n in "${nodes[@]}"; do node_idle "$n" || return 1; done
+}
 
 # A node left drained or down by an earlier run (state kept in $dir/state)
 # is put back into service once.
-if ! wait_for node_idle; then
-  case "$(node_state)" in
-    drain* | down*)
-      echo "node $node is $(node_state): resuming it"
-      scontrol update NodeName="$node" State=RESUME || true
-      ;;
-  esac
-  if ! wait_for node_idle; then
+if ! wait_for all_idle; then
+  for n in "${nodes[@]}"; do
+    case "$(node_state "$n")" in
+      drain* | down*)
+        echo "node $n is $(node_state "$n"): resuming it"
+        scontrol update NodeName="$n" State=RESUME || true
+        ;;
+    esac
+  done
+  if ! wait_for all_idle; then
     sinfo -N -l >&2 || true
-    scontrol show node "$node" 2>/dev/null | grep -i reason >&2 || true
-    tail -n 20 "$dir/log/slurmd.log" >&2 || true
-    die "node $node is not idle after ${wait_s} s (state: '$(node_state)'; logs in $dir/log)"
+    for n in "${nodes[@]}"; do
+      node_idle "$n" && continue
+      scontrol show node "$n" 2>/dev/null | grep -i reason >&2 || true
+      if ((hosts)); then log="$dir/log/slurmd-$n.log"; else log="$dir/log/slurmd.log"; fi
+      tail -n 20 "$log" >&2 || true
+      die "node $n is not idle after ${wait_s} s (state: '$(node_state "$n")'; logs in $dir/log)"
+    done
   fi
 fi
 
 printf 'export SLURM_CONF=%q\n' "$conf" >"$dir/env.sh"
-echo "slurm is up: node $node ($(node_state)), $cpus CPUs, ${mem_mb} MiB"
+if ((hosts)); then
+  echo "slurm is up on $hosts simulated hosts: nodes node1..node$hosts, $cpus CPUs each"
+else
+  echo "slurm is up: node $node ($(node_state "$node")), $cpus CPUs, ${mem_mb} MiB"
+fi
 echo "$dir/env.sh"

@@ -5,8 +5,15 @@
 #
 #   (no option)  stops slurmd and slurmctld (by their pid files in
 #                $RIG_SLURM_DIR, default /tmp/progrun-slurm), and munged when
-#                start.sh started it; the configuration, logs and state stay
-#   --clean      also removes $RIG_SLURM_DIR
+#                start.sh started it; the configuration, logs and state stay.
+#                The cluster on the simulated hosts (start.sh --hosts K, in
+#                $RIG_SLURM_HOSTS_DIR, default /tmp/progrun-slurm-hosts) as
+#                well: each node's slurmd, then what its Slurm started and
+#                left there (step daemons, tasks: the processes that share
+#                that slurmd's mount namespace), then slurmctld; the hosts
+#                are taken down (scripts/hosts.sh down) when start.sh made
+#                them
+#   --clean      also removes $RIG_SLURM_DIR and $RIG_SLURM_HOSTS_DIR
 #   -h, --help   this text
 #
 # Safe to run when nothing runs. Only processes named in those pid files are
@@ -49,16 +56,45 @@ stop_pid() {
 
 stop_pid "$dir/slurmd.pid" slurmd
 stop_pid "$dir/slurmctld.pid" slurmctld
-# munged only when start.sh started it (its pid recorded in $dir/munged.pid
-# and still the one in munged's own pid file).
-if [[ -r "$dir/munged.pid" ]] && cmp -s "$dir/munged.pid" /run/munge/munged.pid; then
-  stop_pid "$dir/munged.pid" munged
+
+# The cluster on the simulated hosts: a slurmd a node, each in a mount
+# namespace of its own that every process it starts shares.
+hdir="${RIG_SLURM_HOSTS_DIR:-/tmp/progrun-slurm-hosts}"
+shopt -s nullglob
+for pidfile in "$hdir"/run/slurmd-*.pid; do
+  pid="$(cat "$pidfile" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ && "$(cat "/proc/$pid/comm" 2>/dev/null)" == slurmd ]] || continue
+  mnt="$(readlink "/proc/$pid/ns/mnt" 2>/dev/null || true)"
+  stop_pid "$pidfile" slurmd
+  [[ -n "$mnt" && "$mnt" != "$(readlink /proc/1/ns/mnt)" ]] || continue
+  left=()
+  for p in /proc/[0-9]*; do
+    [[ "$(readlink "$p/ns/mnt" 2>/dev/null)" == "$mnt" ]] && left+=("${p#/proc/}")
+  done
+  if ((${#left[@]})); then
+    echo "ending what Slurm left on $(basename "$pidfile" .pid | sed 's/^slurmd-//'): ${left[*]}"
+    kill -KILL "${left[@]}" 2>/dev/null || true
+  fi
+done
+shopt -u nullglob
+stop_pid "$hdir/slurmctld.pid" slurmctld
+if [[ -e "$hdir/hosts.made" ]]; then
+  "$(dirname "${BASH_SOURCE[0]}")/../hosts.sh" down && rm -f "$hdir/hosts.made"
 fi
-rm -f "$dir/munged.pid"
+# munged only when start.sh started it (its pid recorded in munged.pid in
+# either folder, and still the one in munged's own pid file).
+for d in "$dir" "$hdir"; do
+  if [[ -r "$d/munged.pid" ]] && cmp -s "$d/munged.pid" /run/munge/munged.pid; then
+    stop_pid "$d/munged.pid" munged
+  fi
+  rm -f "$d/munged.pid"
+done
 
 if ((clean)); then
-  case "$dir" in
-    /tmp/?* | /var/tmp/?* | /var/?*) rm -rf -- "$dir" ;;
-    *) echo "stop.sh: not removing $dir (not under /tmp or /var)" >&2 ;;
-  esac
+  for d in "$dir" "$hdir"; do
+    case "$d" in
+      /tmp/?* | /var/tmp/?* | /var/?*) rm -rf -- "$d" ;;
+      *) echo "stop.sh: not removing $d (not under /tmp or /var)" >&2 ;;
+    esac
+  done
 fi
