@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/slurm/stop.sh — stops the Slurm that scripts/slurm/start.sh started.
 #
-# Usage: scripts/slurm/stop.sh [--clean]
+# Usage: scripts/slurm/stop.sh [--hosts] [--clean]
 #
 #   (no option)  stops slurmd and slurmctld (by their pid files in
 #                $RIG_SLURM_DIR, default /tmp/progrun-slurm), and munged when
@@ -13,7 +13,10 @@
 #                that slurmd's mount namespace), then slurmctld; the hosts
 #                are taken down (scripts/hosts.sh down) when start.sh made
 #                them
-#   --clean      also removes $RIG_SLURM_DIR and $RIG_SLURM_HOSTS_DIR
+#   --hosts      the cluster on the simulated hosts alone (the single-node
+#                one keeps running)
+#   --clean      also removes $RIG_SLURM_DIR and $RIG_SLURM_HOSTS_DIR (with
+#                --hosts, the latter alone)
 #   -h, --help   this text
 #
 # Safe to run when nothing runs. Only processes named in those pid files are
@@ -21,9 +24,11 @@
 set -euo pipefail
 
 clean=0
+only_hosts=0
 for arg in "$@"; do
   case "$arg" in
     --clean) clean=1 ;;
+    --hosts) only_hosts=1 ;;
     -h | --help)
       awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
       exit 0
@@ -54,8 +59,10 @@ stop_pid() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 
-stop_pid "$dir/slurmd.pid" slurmd
-stop_pid "$dir/slurmctld.pid" slurmctld
+if ((only_hosts == 0)); then
+  stop_pid "$dir/slurmd.pid" slurmd
+  stop_pid "$dir/slurmctld.pid" slurmctld
+fi
 
 # The cluster on the simulated hosts: a slurmd a node, each in a mount
 # namespace of its own that every process it starts shares.
@@ -83,7 +90,13 @@ if [[ -e "$hdir/hosts.made" ]]; then
 fi
 # munged only when start.sh started it (its pid recorded in munged.pid in
 # either folder, and still the one in munged's own pid file).
-for d in "$dir" "$hdir"; do
+dirs=("$dir" "$hdir")
+((only_hosts == 0)) || dirs=("$hdir")
+for d in "${dirs[@]}"; do
+  # (not while the single-node Slurm, left running by --hosts, needs it)
+  if ((only_hosts)) && [[ "$(cat "/proc/$(cat "$dir/slurmctld.pid" 2>/dev/null)/comm" 2>/dev/null)" == slurmctld ]]; then
+    continue
+  fi
   if [[ -r "$d/munged.pid" ]] && cmp -s "$d/munged.pid" /run/munge/munged.pid; then
     stop_pid "$d/munged.pid" munged
   fi
@@ -91,7 +104,7 @@ for d in "$dir" "$hdir"; do
 done
 
 if ((clean)); then
-  for d in "$dir" "$hdir"; do
+  for d in "${dirs[@]}"; do
     case "$d" in
       /tmp/?* | /var/tmp/?* | /var/?*) rm -rf -- "$d" ;;
       *) echo "stop.sh: not removing $d (not under /tmp or /var)" >&2 ;;
