@@ -3,6 +3,7 @@
  * interrupted. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -162,6 +163,22 @@ static void tell_launcher_end(cli_session *s, int64_t r) {
   _exit(CLI_EXIT_FAIL);
 }
 
+/* Under Slurm a SIGTERM from the launcher (the step daemon) is Slurm
+ * ending the job: scancel, the time limit, a node lost. Which one the
+ * signal does not say, and slurmstepd's own line (`*** JOB 12 ON node1
+ * CANCELLED AT ... DUE TO TIME LIMIT ***`) does: the interrupt names the
+ * job and points there, guessing nothing (docs/jobs.md, "Slurm"). */
+static const char *slurm_why(int sig, char *buf, size_t cap) {
+  const char *job = getenv("SLURM_JOB_ID");
+  if (sig != SIGTERM || !job || !*job || !getenv("SLURM_STEP_ID") || !cli_interrupt_from_launcher())
+    return "";
+  snprintf(buf, cap,
+           ": Slurm ended job %s (scancel, its time limit or a node lost: Slurm's \"*** JOB %s\" "
+           "line says which)",
+           job, job);
+  return buf;
+}
+
 void cli_session_interrupted(int sig, void *session) {
   cli_session *s = session;
   int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
@@ -186,10 +203,12 @@ void cli_session_interrupted(int sig, void *session) {
   if (s->job && s->n > 1 && cli_interrupt_from_launcher()) tell_launcher_end(s, r);
   cli_outset_abort(&s->files);
   const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+  char slurm[192];
+  const char *by = slurm_why(sig, slurm, sizeof slurm);
   if (r >= 0)
-    cli_fail(0, "interrupted (%s) in run %" PRId64, name, r);
+    cli_fail(0, "interrupted (%s) in run %" PRId64 "%s", name, r, by);
   else
-    cli_fail(0, "interrupted (%s)", name);
+    cli_fail(0, "interrupted (%s)%s", name, by);
   if (s->measured && !s->opts->quiet) cli_print_summary(s);
   fflush(stdout);
   fflush(stderr);
