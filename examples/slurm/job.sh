@@ -9,7 +9,11 @@
 # progrun is taken from PATH, or from $PROGRUN when set.
 #
 # On a real cluster run one task per node (--ntasks-per-node=1), or one per
-# GPU. srun must start the tasks with PMIx so that they form one MPI job.
+# GPU: `sbatch -N 4 --ntasks-per-node=1 examples/slurm/job.sh ...` (the
+# command line's options win over the #SBATCH lines). srun must start the
+# tasks with PMIx so that they form one MPI job; a progrun built against
+# MPICH takes PMI-2 instead: `SLURM_MPI_TYPE=pmi2 sbatch ...` (srun reads
+# SLURM_MPI_TYPE; sbatch passes the environment on).
 #SBATCH --job-name=progrun
 #SBATCH --ntasks=3
 #SBATCH --output=progrun-%j.out
@@ -22,4 +26,4 @@ export OMPI_MCA_btl_tcp_if_include="${OMPI_MCA_btl_tcp_if_include:-lo}"
 export OMPI_MCA_oob_tcp_if_include="${OMPI_MCA_oob_tcp_if_include:-lo}"
 
 # -K: a task that fails ends the others at once.
-exec srun --mpi=pmix -K "${PROGRUN:-progrun}" "$@"
+exec srun --mpi="${SLURM_MPI_TYPE:-pmix}" -K "${PROGRUN:-progrun}" "$@"
