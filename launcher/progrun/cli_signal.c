@@ -5,7 +5,8 @@
  * the running thread has settled (its end is being told, its files
  * committed), a first signal comes too late and is let pass; any second
  * one ends the process as the signal does, so that a stuck end can still
- * be stopped. Under a job SIGCONT is taken too, without the lock: Open
+ * be stopped (under srun, not Slurm's own second SIGTERM: see
+ * slurm_stepd). Under a job SIGCONT is taken too, without the lock: Open
  * MPI's mpirun sends it a second before the SIGTERM that ends a job. */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "cli_job.h"
@@ -47,11 +49,21 @@ static void pass(int sig, const siginfo_t *info) {
   (void)w;
 }
 
+/* Under srun: the step daemon (this process's parent at the arm), whose
+ * SIGTERM comes twice when Slurm ends a job (the step's, then the job's,
+ * milliseconds apart). The second is no order to die at once: Slurm's
+ * SIGKILL, KillWait seconds on, is. 0: not under srun. */
+static _Atomic pid_t slurm_stepd;
+
 static void on_signal(int sig, siginfo_t *info, void *uc) {
   (void)uc;
   int saved = errno;
+  pid_t stepd = atomic_load(&slurm_stepd);
   if (sig == SIGCONT) {
     pass(sig, info);
+  } else if (sig == SIGTERM && stepd && info && info->si_code <= 0 && info->si_pid == stepd &&
+             atomic_load(&received) > 0) {
+    /* Slurm's second SIGTERM: the first is being told. */
   } else if (atomic_fetch_add(&received, 1) > 0) {
     signal(sig, SIG_DFL);
     raise(sig);
@@ -147,6 +159,7 @@ int cli_interrupt_arm(cli_interrupt_fn fn, void (*on_cont)(void *ctx), void *ctx
   handler_ctx = ctx;
   atomic_store(&received, 0);
   atomic_store(&settled, false);
+  atomic_store(&slurm_stepd, getenv("SLURM_STEP_ID") && getenv("SLURM_JOB_ID") ? getppid() : 0);
   /* The watcher takes no signal: they land on the threads that run. */
   sigset_t both, old;
   sigemptyset(&both);
