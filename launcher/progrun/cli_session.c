@@ -151,14 +151,25 @@ static void tell_launcher_end(cli_session *s, int64_t r) {
   bool asked = s->told && s->told_ns && cli_now_ns() - s->told_ns < 3000000000u;
   if (asked) memcpy(told, s->told, s->n * sizeof *told);
   agents_told(s, told, asked ? AGAIN_MS : ANSWER_MS);
-  char names[512], at[64] = "";
+  char names[512], at[64] = "", hosts[512] = "";
   size_t k = untold(s, told, names, sizeof names);
+  /* Their hosts, where the job spans several ("machine 2 (node3)"): the
+   * node a batch system lost, to find in its own messages. */
+  size_t h = 0;
+  for (size_t m = 1; k && m < s->n && h + 8 < sizeof hosts; m++) {
+    const char *label = told[m] ? NULL : rig_job_label(s->job, (int)m);
+    const char *open = label ? strchr(label, '(') : NULL;
+    if (open)
+      h += (size_t)snprintf(hosts + h, sizeof hosts - h - 2, "%s%.*s", h ? ", " : " (on ",
+                            (int)strcspn(open + 1, ")"), open + 1);
+  }
+  if (h) strcat(hosts, ")"); /* room kept: at most sizeof hosts - 2 written */
   free(told);
   if (k == 0) return;
   if (r >= 0) snprintf(at, sizeof at, " in run %" PRId64, r);
   cli_fail(CLI_EXIT_FAIL,
-           "ended by the launcher%s: %s did not answer: %s (see the launcher's message)", at, names,
-           k > 1 ? "one of them stopped" : "likely the one that stopped");
+           "ended by the launcher%s: %s did not answer%s: %s (see the launcher's message)", at,
+           names, hosts, k > 1 ? "one of them stopped" : "likely the one that stopped");
   fflush(stderr);
   _exit(CLI_EXIT_FAIL);
 }
