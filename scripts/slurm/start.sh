@@ -186,6 +186,9 @@ SchedulerType=sched/backfill
 ReturnToService=2
 KillOnBadExit=1
 SlurmdTimeout=20
+# A batch job whose node failed ends (NODE_FAIL) rather than waiting,
+# requeued, for the node to come back.
+JobRequeue=0
 InactiveLimit=0
 KillWait=5
 MinJobAge=300
