@@ -47,12 +47,12 @@ source "$root/scripts/lib/packages.sh"
 # shellcheck source=scripts/lib/env.sh
 source "$root/scripts/lib/env.sh"
 
-hosts=0
+nhosts=0
 case "${1:-}" in
   "") ;;
   --hosts)
-    hosts="${2:-}"
-    if [[ ! "$hosts" =~ ^[1-9][0-9]*$ ]] || ((hosts > 32)); then
+    nhosts="${2:-}"
+    if [[ ! "$nhosts" =~ ^[1-9][0-9]*$ ]] || ((nhosts > 32)); then
       echo "start.sh: --hosts takes a number of hosts, 1 to 32" >&2
       exit 2
     fi
@@ -75,7 +75,7 @@ die() {
 [[ "$(id -u)" == 0 ]] || die "must run as root (it starts munged, slurmctld and slurmd)"
 
 dir="${RIG_SLURM_DIR:-/tmp/progrun-slurm}"
-if ((hosts)); then
+if ((nhosts)); then
   # shellcheck source=scripts/lib/hosts.sh
   source "$root/scripts/lib/hosts.sh"
   rig_hosts_require # exits 77, saying why, where hosts cannot be made
@@ -90,7 +90,7 @@ node="$(hostname -s)"
 # the configured count instead of draining the node for having fewer.
 nproc="$(nproc)"
 cpus="${RIG_SLURM_CPUS:-$((nproc > 8 ? nproc : 8))}"
-((hosts == 0)) || cpus="${RIG_SLURM_CPUS:-8}"
+((nhosts == 0)) || cpus="${RIG_SLURM_CPUS:-8}"
 overrides=
 if ((cpus > nproc)); then
   overrides="SlurmdParameters=config_overrides"
@@ -148,12 +148,12 @@ fi
 
 # ---- slurm.conf ------------------------------------------------------------
 
-if ((hosts)); then
+if ((nhosts)); then
   # stop.sh takes the hosts down only when this script made them.
   [[ -n "$(rig_hosts_list)" ]] || touch "$dir/hosts.made"
-  "$root/scripts/hosts.sh" up "$hosts" || die "could not make the simulated hosts"
+  "$root/scripts/hosts.sh" up "$nhosts" || die "could not make the simulated hosts"
   cat >"$conf.new" <<EOF
-# Written by scripts/slurm/start.sh --hosts $hosts: a Slurm cluster on the
+# Written by scripts/slurm/start.sh --hosts $nhosts: a Slurm cluster on the
 # simulated hosts (scripts/hosts.sh) for progrun's tests.
 ClusterName=progrun-hosts
 SlurmctldHost=$node($RIG_HOSTS_BRIDGE_ADDR)
@@ -194,7 +194,7 @@ KillWait=5
 MinJobAge=300
 SlurmdParameters=config_overrides
 EOF
-  for ((k = 1; k <= hosts; k++)); do
+  for ((k = 1; k <= nhosts; k++)); do
     echo "NodeName=node$k NodeAddr=$(rig_hosts_addr "$k") NodeHostname=node$k" \
       "CPUs=$cpus RealMemory=1024 State=UNKNOWN"
   done >>"$conf.new"
@@ -257,14 +257,14 @@ export SLURM_CONF="$conf"
 # ---- slurmctld, slurmd -------------------------------------------------------
 
 # The nodes: this host's, or node1..nodeK. Their slurmd pid files.
-if ((hosts)); then
+if ((nhosts)); then
   nodes=()
-  for ((k = 1; k <= hosts; k++)); do nodes+=("node$k"); done
+  for ((k = 1; k <= nhosts; k++)); do nodes+=("node$k"); done
 else
   nodes=("$node")
 fi
 slurmd_pidfile() {
-  if ((hosts)); then echo "$dir/run/slurmd-$1.pid"; else echo "$dir/slurmd.pid"; fi
+  if ((nhosts)); then echo "$dir/run/slurmd-$1.pid"; else echo "$dir/slurmd.pid"; fi
 }
 
 # Stops the daemon named $2 whose pid is in file $1, waiting up to 10 s.
@@ -300,7 +300,7 @@ wait_for ctld_up || {
 
 for n in "${nodes[@]}"; do
   pid_alive "$(slurmd_pidfile "$n")" slurmd && continue
-  if ((hosts)); then
+  if ((nhosts)); then
     echo "starting slurmd on $n"
     mkdir -p "$dir/spool/$n" "$dir/tmp/$n"
     rig_hosts_daemon "$n" slurmd -f "$conf" -N "$n" ||
@@ -334,7 +334,7 @@ if ! wait_for all_idle; then
     for n in "${nodes[@]}"; do
       node_idle "$n" && continue
       scontrol show node "$n" 2>/dev/null | grep -i reason >&2 || true
-      if ((hosts)); then log="$dir/log/slurmd-$n.log"; else log="$dir/log/slurmd.log"; fi
+      if ((nhosts)); then log="$dir/log/slurmd-$n.log"; else log="$dir/log/slurmd.log"; fi
       tail -n 20 "$log" >&2 || true
       die "node $n is not idle after ${wait_s} s (state: '$(node_state "$n")'; logs in $dir/log)"
     done
@@ -342,8 +342,8 @@ if ! wait_for all_idle; then
 fi
 
 printf 'export SLURM_CONF=%q\n' "$conf" >"$dir/env.sh"
-if ((hosts)); then
-  echo "slurm is up on $hosts simulated hosts: nodes node1..node$hosts, $cpus CPUs each"
+if ((nhosts)); then
+  echo "slurm is up on $nhosts simulated hosts: nodes node1..node$nhosts, $cpus CPUs each"
 else
   echo "slurm is up: node $node ($(node_state "$node")), $cpus CPUs, ${mem_mb} MiB"
 fi
