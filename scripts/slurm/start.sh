@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/slurm/start.sh — a single-node Slurm on this machine, for tests.
+# scripts/slurm/start.sh — a single-node Slurm on this machine, or a cluster on
+# the simulated hosts (--hosts K), for tests.
 #
 # Usage: scripts/slurm/start.sh [--hosts K]
 #
@@ -33,7 +34,8 @@
 # ($RIG_SLURM_HOSTS_DIR, default /tmp/progrun-slurm-hosts, holds them all,
 # its env.sh last printed). Each node claims $RIG_SLURM_CPUS CPUs (default
 # 8) and 1 GiB; SlurmdTimeout=20 (a node whose slurmd is gone is DOWN
-# within about half a minute), KillWait=5, completed jobs recorded by
+# within about half a minute), JobRequeue=0 (a batch job whose node failed
+# ends, NODE_FAIL, not requeued), KillWait=5, completed jobs recorded by
 # jobcomp/filetxt in $RIG_SLURM_HOSTS_DIR/log/jobcomp.txt (no slurmdbd, so
 # no sacct). Munge is the machine's, shared by every host (its socket is a
 # path). Where hosts cannot be made it says why and exits 77. A different

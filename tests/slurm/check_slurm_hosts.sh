@@ -37,13 +37,13 @@ fail() {
 }
 
 rc=0
-"$src/scripts/slurm/start.sh" --hosts 4 >"/tmp/rig-slurm-hosts-start.log" 2>&1 || rc=$?
+started="$("$src/scripts/slurm/start.sh" --hosts 4 2>&1)" || rc=$?
 if ((rc == 77)); then
-  cat /tmp/rig-slurm-hosts-start.log
+  echo "$started"
   echo "SKIPPED: no simulated hosts here"
   exit 77
 elif ((rc != 0)); then
-  cat /tmp/rig-slurm-hosts-start.log >&2
+  echo "$started" >&2
   fail "scripts/slurm/start.sh --hosts 4 failed (status $rc)"
 fi
 sdir="${RIG_SLURM_HOSTS_DIR:-/tmp/progrun-slurm-hosts}"
