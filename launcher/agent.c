@@ -18,6 +18,7 @@
 #include "far_copy.h"
 #include "holdings.h"
 #include "job.h"
+#include "route/route.h"
 
 struct agent {
   rig_job *job;
@@ -53,7 +54,7 @@ static rig_device *device_of(void *ctx, int64_t id) {
 }
 
 /* Device `device`'s executor, started at its first hand-over. */
-static rig_status executor_of(agent *a, uint32_t device, executor **out, rig_error *err) {
+rig_status rig_agent_executor(agent *a, uint32_t device, executor **out, rig_error *err) {
   if (device >= a->ndevices)
     return rig_error_set(err, RIG_EREFUSED, "machine %d: a hand-over to no device %u", a->job->rank,
                          device);
@@ -306,7 +307,7 @@ void rig_agent_frame(agent *a, const frame *f, const unsigned char *payload) {
     case F_COPY: {
       executor *e;
       rig_error err;
-      if (executor_of(a, h->device, &e, &err) != RIG_OK) {
+      if (rig_agent_executor(a, h->device, &e, &err) != RIG_OK) {
         rig_handover_free(it);
         rig_job_fail_with(a->job, true, err.message);
         return;
@@ -339,16 +340,11 @@ rig_status rig_agent_create(rig_job *job, agent **out, rig_error *err) {
     free(a);
     return rig_error_set(err, RIG_ESYS, "cannot start the agent's request thread");
   }
-  /* Where hand-overs come into rings, every device's executor runs from
-   * the start: they reach it with no thread in between. */
-  bool rings = rig_express_route(job->express, job->rank) != ROUTE_FRAMES;
-  for (uint32_t d = 0; rings && d < a->ndevices; d++) {
-    executor *e;
-    rig_status st = executor_of(a, d, &e, err);
-    if (st != RIG_OK) {
-      rig_agent_free(a);
-      return st;
-    }
+  /* Its route starts the executors that run from the start (route/route.h). */
+  rig_status st = job->express->route->agent_start(a, a->ndevices, err);
+  if (st != RIG_OK) {
+    rig_agent_free(a);
+    return st;
   }
   *out = a;
   return RIG_OK;

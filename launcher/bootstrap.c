@@ -17,6 +17,7 @@
 #include "express_messages.h"
 #include "far_copy.h"
 #include "job.h"
+#include "route/route.h"
 
 /* Waits for a collective of the job's start, within the silence bound: a
  * machine that never joins (stopped, or gone before MPI noticed) fails the
@@ -319,129 +320,24 @@ static rig_status bcast_bytes(rig_job *job, unsigned char **bytes, uint64_t *n, 
   return bcast(job, *bytes, (int)*n, MPI_BYTE, err);
 }
 
-/* An agent's offer: whether it maps the controller's timelines, then the
- * address its messages reach (none: it does not listen). */
-static unsigned char *offer_route(rig_job *job, express *ex, bool want, size_t *n) {
-  *n = 0;
-  if (job->rank == 0 || !want || !ex->my_rings) return NULL;
-  const void *address = NULL;
-  size_t len = 0;
-  rig_error e;
-  bool mapped = ex->my_timelines != NULL;
-  if (!mapped && rig_express_msg_listen(ex, &address, &len, &e) != RIG_OK) {
-    /* Said, not kept silent: frames are several times slower. */
-    rig_log(RIG_LOG_WARN, "machine %d: runs go by frames, not by UCX messages: %s", job->rank,
-            e.message);
-    len = 0;
-  }
-  unsigned char *offer = malloc(1 + len);
-  if (!offer) return NULL;
-  offer[0] = mapped;
-  if (len) memcpy(offer + 1, address, len);
-  *n = 1 + len;
-  return offer;
-}
-
-/* The controller's choice for machine m from its offer (express_messages.h): by
- * memory where each maps the other's, by messages where neither does and
- * both listen (connected here), else by frames. */
-static unsigned char choose_route(rig_job *job, express *ex, int m, const unsigned char *offer,
-                                  size_t n, bool listening) {
-  unsigned char route = ROUTE_FRAMES;
-  rig_error e;
-  if (n >= 1 && offer[0] && ex->rings && ex->rings[m]) {
-    route = ROUTE_MEMORY;
-  } else if (n > 1 && listening && ex->timelines) {
-    if (rig_express_msg_connect(ex, m, offer + 1, n - 1, &e) == RIG_OK)
-      route = ROUTE_MESSAGES;
-    else /* the route the machine offered, lost: said once, with why */
-      rig_log(RIG_LOG_WARN,
-              "%s: runs go by frames, not by UCX messages: %s (UCX_NET_DEVICES, RIG_UCX_TLS: "
-              "docs/jobs.md, \"On a cluster\")",
-              rig_job_label(job, m), e.message);
-  }
-  if (route != ROUTE_MEMORY && ex->rings && ex->rings[m]) {
-    rig_area_release(ex->rings[m]);
-    ex->rings[m] = NULL;
-  }
-  return route;
-}
-
-/* The plan the controller broadcasts: each machine's route, then its own
- * address (when some machine is reached by messages). */
-static unsigned char *plan_routes(rig_job *job, express *ex, const gathered *g, uint64_t *n) {
-  const void *address = NULL;
-  size_t len = 0;
-  rig_error e;
-  bool listening = false;
-  for (int m = 1; m < job->size && !listening; m++)
-    listening = g->lens[m] > 1 && !g->all[g->offs[m]];
-  if (listening && rig_express_msg_listen(ex, &address, &len, &e) != RIG_OK) {
-    rig_log(RIG_LOG_WARN, "runs of the other hosts go by frames, not by UCX messages: %s",
-            e.message);
-    listening = false;
-  }
-  unsigned char *plan = calloc(1, (size_t)job->size + len);
-  if (!plan) return NULL;
-  bool messages = false;
-  for (int m = 1; m < job->size; m++) {
-    plan[m] = choose_route(job, ex, m, g->all + g->offs[m], (size_t)g->lens[m], listening);
-    messages |= plan[m] == ROUTE_MESSAGES;
-  }
-  if (messages && len) memcpy(plan + job->size, address, len);
-  for (int m = 1; m < job->size && rig_log_enabled(RIG_LOG_INFO); m++)
-    rig_log(RIG_LOG_INFO, "machine %d: runs go by %s", m, rig_route_name(plan[m]));
-  /* Held for the job's life: every proxy of machine m takes it. */
-  if (!(ex->routes = malloc((size_t)job->size))) {
-    free(plan);
-    return NULL;
-  }
-  memcpy(ex->routes, plan, (size_t)job->size);
-  if (!messages) rig_express_msg_forget(ex);
-  *n = (size_t)job->size + (messages ? len : 0);
-  return plan;
-}
-
-/* An agent follows the plan: by memory as it mapped; by messages it
- * reaches the controller's address (failing that its reports go by frames);
- * by frames it reports by frames. */
-static void follow_route(rig_job *job, express *ex, const unsigned char *plan, uint64_t n) {
-  unsigned char route = n > (uint64_t)job->rank ? plan[job->rank] : ROUTE_FRAMES;
-  rig_error e;
-  if (route == ROUTE_MESSAGES && n > (uint64_t)job->size) {
-    if (rig_express_msg_connect(ex, 0, plan + job->size, n - (uint64_t)job->size, &e) == RIG_OK) {
-      ex->route = ROUTE_MESSAGES;
-      return;
-    }
-    rig_log(RIG_LOG_WARN, "machine %d: its reports go by frames, not by UCX messages: %s",
-            job->rank, e.message);
-  }
-  ex->route = route == ROUTE_MEMORY ? ROUTE_MEMORY : ROUTE_FRAMES;
-  if (route != ROUTE_MEMORY) {
-    rig_area_release(ex->my_timelines);
-    ex->my_timelines = NULL;
-    rig_express_msg_forget(ex);
-  }
-}
-
 /* How each agent and the controller reach each other, agreed: every agent
  * offers, the controller chooses and tells. */
 static rig_status agree_routes(rig_job *job, express *ex, bool want, rig_error *err) {
   size_t n = 0;
-  unsigned char *offer = offer_route(job, ex, want, &n);
+  unsigned char *offer = rig_route_offer(job, ex, want, &n);
   gathered g;
   rig_status st = gather_bytes(job, offer, (int)n, &g, err);
   if (!job->start_pending) free(offer);
   if (st != RIG_OK) return st;
   unsigned char *plan = NULL;
   uint64_t len = 0;
-  if (job->rank == 0 && want && !(plan = plan_routes(job, ex, &g, &len)))
+  if (job->rank == 0 && want && !(plan = rig_route_plan(job, ex, g.all, g.offs, g.lens, &len)))
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   gathered_free(job, &g);
   /* Every rank takes part: a controller that failed sends a plan of 0. */
   if (st != RIG_OK) len = 0;
   rig_status s = bcast_bytes(job, &plan, &len, err);
-  if (s == RIG_OK && job->rank != 0 && want) follow_route(job, ex, plan, len);
+  if (s == RIG_OK && job->rank != 0 && want) rig_route_follow(job, ex, plan, len);
   if (!job->start_pending) free(plan);
   return st != RIG_OK ? st : s;
 }
@@ -456,6 +352,10 @@ rig_status rig_bootstrap_express(rig_job *job, bool ok, rig_error *err) {
     if (job->machines[m].ndevices > head[HEAD_STRIDE])
       head[HEAD_STRIDE] = job->machines[m].ndevices;
   express *ex = rig_express_new(job->size, (uint32_t)head[HEAD_STRIDE]);
+  if (ex && !rig_route_init(ex)) { /* every machine by frames until agreed */
+    rig_express_free(ex);
+    ex = NULL;
+  }
   if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   ex->job = job;
   ex->job_id = job->c.job_id;

@@ -21,51 +21,7 @@
 #include "failure.h"
 #include "far_copy.h"
 #include "job.h"
-
-/* Ends a run may have (the calloc of a frame's run, the ring's array). */
-#define RUN_ENDS 64
-
-typedef struct exec_route {
-  bool ring; /* hand-overs come into the ring too (else frames alone) */
-  /* Reports value v of h done (its ends reached), in value order. */
-  void (*report)(executor *e, const handover *h, uint64_t v);
-  bool copies_out; /* a copy out by frame is taken (its REPLY cannot be passed) */
-  /* How long a hand-over past the next may wait for the one before it. */
-  double (*late_s)(void);
-  /* Idle, between hand-overs: the worker moved on by this thread while it
-   * polls (whether it did something), how long it yields before it
-   * sleeps, and how long it then sleeps on the worker (rig_peer_wait)
-   * before it sleeps on its bell alone; quiet, whether it sleeps on the
-   * worker still once it took a hand-over. */
-  bool (*progress)(void);
-  void (*polling)(bool on);
-  double yield_s, watch_s;
-  bool quiet_on_worker;
-} exec_route;
-
-struct executor {
-  rig_job *job;
-  holdings *held;
-  uint32_t device;
-  queue work, done; /* frames to run; hand-overs run, to report */
-  pthread_t runner, completer;
-  /* The express path (express.h): hand-overs come from the ring and the
-   * work queue, taken in value order. */
-  ex_ring *ring;
-  ex_timeline *timeline;   /* reports go there, else as DONE frames */
-  uint64_t expect;         /* the next value to run */
-  _Atomic uint64_t pushed; /* frames queued on work */
-  uint64_t popped;         /* and taken */
-  double ahead_since;      /* the queue's head is past expect since */
-  uint64_t missing;        /* a value that never came (the job fails) */
-  uint64_t reported;       /* the last value reported done: they grow */
-  const exec_route *route; /* how hand-overs come and reports go (below) */
-  bool taken;              /* it took a hand-over: it polls after each one */
-  bool poll;               /* RIG_JOB_POLL: once taken, it never sleeps */
-  _Atomic bool stopping;
-  handover from_ring; /* the hand-over being run, when it came by the ring */
-  rig_point ring_ends[RUN_ENDS];
-};
+#include "route/route.h"
 
 void rig_handover_free(handover *h) {
   free(h->payload);
@@ -86,21 +42,6 @@ static rig_status memory_range(executor *e, uint64_t id, uint64_t offset, uint64
   return RIG_OK;
 }
 
-/* Waits until the controller's timeline of the device shows v (or the job
- * failed). */
-static void wait_timeline(executor *e, uint64_t v) {
-  for (unsigned i = 0; atomic_load_explicit(&e->timeline->value, memory_order_acquire) < v &&
-                       !atomic_load(&e->job->failed);
-       i++) {
-    if (i < 1024) {
-      rig_cpu_relax();
-    } else {
-      struct timespec nap = {0, 20000};
-      nanosleep(&nap, NULL);
-    }
-  }
-}
-
 static rig_status run_words(executor *e, handover *h, rig_error *err) {
   if (!h->ends) h->ends = calloc(RUN_ENDS, sizeof *h->ends);
   if (!h->ends) return rig_error_set(err, RIG_ENOMEM, "out of memory for a run");
@@ -116,35 +57,17 @@ static rig_status copy_in(executor *e, const handover *h, rig_error *err) {
   return st == RIG_OK ? rig_buffer_write(b, c->offset, h->payload, h->f.h.payload, err) : st;
 }
 
-static rig_status copy_out(executor *e, const handover *h, rig_error *err) {
-  /* Reports by message could pass its REPLY: the controller sends none. */
-  if (!e->route->copies_out)
-    return rig_error_set(err, RIG_EREFUSED,
-                         "device %u: a copy out by frame, which a machine reached by messages "
-                         "does not take",
-                         e->device);
+rig_status rig_executor_read_out(executor *e, const handover *h, unsigned char **bytes,
+                                 rig_error *err) {
   /* The range first: a length past the memory is refused, not tried. */
   const frame_copy_out *c = &h->f.copy_out;
   rig_buffer *b;
   rig_status st = memory_range(e, c->memory, c->offset, c->length, &b, err);
   if (st != RIG_OK) return st;
-  unsigned char *bytes = malloc(c->length ? c->length : 1);
-  if (!bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
-  st = rig_buffer_read(b, c->offset, bytes, c->length, err);
-  /* An express agent's REPLY names the copy's value and device: the
-   * controller reaches the copy's point once the bytes are there, so the
-   * device's earlier work must be reported first. */
-  frame_header fh = h->f.h;
-  if (st == RIG_OK && e->timeline) wait_timeline(e, fh.value - 1);
-  if (st == RIG_OK) {
-    frame r = {.h = {.kind = F_REPLY,
-                     .request = fh.request,
-                     .device = fh.device,
-                     .value = e->timeline ? fh.value : 0,
-                     .status = RIG_OK}};
-    rig_ctl_send(&e->job->c, 0, &r, bytes, c->length, NULL);
-  }
-  free(bytes);
+  if (!(*bytes = malloc(c->length ? c->length : 1)))
+    return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
+  st = rig_buffer_read(b, c->offset, *bytes, c->length, err);
+  if (st != RIG_OK) free(*bytes);
   return st;
 }
 
@@ -213,29 +136,37 @@ static rig_status check_slot(const handover *h, rig_error *err) {
                        h->f.h.device, v, len, why);
 }
 
-static rig_status run_handover(executor *e, handover *h, rig_error *err) {
-  if (h->from_ring) {
-    rig_status st = check_slot(h, err);
-    if (st != RIG_OK) return st;
+/* A slot of the ring, checked: its kinds are the ring's (express.h). */
+static rig_status run_slot(executor *e, handover *h, rig_error *err) {
+  rig_status st = check_slot(h, err);
+  if (st != RIG_OK) return st;
+  switch (h->f.h.kind) {
+    case EX_WORDS:
+      return run_words(e, h, err);
+    case EX_DONE:
+      return RIG_OK; /* the controller copied */
+    default:         /* EX_IN, EX_IN_FAR, EX_OUT_FAR (check_slot) */
+      return ring_copy(e, h, err);
   }
+}
+
+/* A frame of the control protocol: its kinds are the protocol's. */
+static rig_status run_frame(executor *e, handover *h, rig_error *err) {
   switch (h->f.h.kind) {
     case F_WORDS:
-    case EX_WORDS:
       return run_words(e, h, err);
     case F_COPY_IN:
       return copy_in(e, h, err);
     case F_COPY_OUT:
-      return copy_out(e, h, err);
+      return e->route->copy_out(e, h, err);
     case F_COPY:
       return copy_between(e, h, err);
-    case EX_DONE:
-      return RIG_OK; /* the controller copied */
-    case EX_IN:
-    case EX_IN_FAR:
-    case EX_OUT_FAR:
-      return ring_copy(e, h, err);
   }
   return rig_error_set(err, RIG_EREFUSED, "a hand-over of kind %u", h->f.h.kind);
+}
+
+static rig_status run_handover(executor *e, handover *h, rig_error *err) {
+  return h->from_ring ? run_slot(e, h, err) : run_frame(e, h, err);
 }
 
 static bool all_reached(const handover *h) {
@@ -243,78 +174,6 @@ static bool all_reached(const handover *h) {
     if (!rig_point_reached(h->ends[i])) return false;
   return true;
 }
-
-/* ---- the routes (route.h): how hand-overs come and reports go -------------------------------- */
-
-/* How long an executor whose hand-overs come by message yields after its
- * last one (a round trip by message is longer than one by memory: a
- * shorter watch sleeps through the next one, and every wake-up adds to
- * the next round trip), and how long it sleeps on the worker before it
- * sleeps on its bell alone. */
-#define YIELD_MESSAGES_S 200e-6
-#define WATCH_S          10e-3
-
-static void report_by_frame(executor *e, const handover *h, uint64_t v) {
-  (void)h;
-  frame done = {.h = {.kind = F_DONE, .device = e->device, .value = v}};
-  rig_ctl_send(&e->job->c, 0, &done, NULL, 0, NULL);
-}
-
-/* A store into the controller's timeline. A copy out's bytes go in a
- * REPLY frame, which moves the timeline there once they landed: a later
- * report must not pass it, so it is waited for (or the job's failure). */
-static void report_by_memory(executor *e, const handover *h, uint64_t v) {
-  if (h->f.h.kind != F_COPY_OUT)
-    rig_express_report(e->timeline, v);
-  else
-    wait_timeline(e, v);
-}
-
-static void report_by_message(executor *e, const handover *h, uint64_t v) {
-  (void)h;
-  rig_error err;
-  if (rig_express_msg_report(e->job->express, e->device, v, &err) != RIG_OK)
-    rig_job_fail_here(e->job, &err);
-}
-
-static double a_second(void) {
-  return 1.0;
-}
-/* Messages may come late (another host): they have the silence bound. */
-static double the_silence_bound(void) {
-  return rig_env_get()->job_silence;
-}
-static bool no_progress(void) {
-  return false;
-}
-static void no_polling(bool on) {
-  (void)on;
-}
-
-static const exec_route by_frames = {.ring = false,
-                                     .report = report_by_frame,
-                                     .copies_out = true,
-                                     .late_s = a_second,
-                                     .progress = no_progress,
-                                     .polling = no_polling};
-static const exec_route by_memory = {.ring = true,
-                                     .report = report_by_memory,
-                                     .copies_out = true,
-                                     .late_s = a_second,
-                                     .progress = no_progress,
-                                     .polling = no_polling,
-                                     .yield_s = 50e-6,
-                                     .watch_s = 0,
-                                     .quiet_on_worker = false};
-static const exec_route by_messages = {.ring = true,
-                                       .report = report_by_message,
-                                       .copies_out = false,
-                                       .late_s = the_silence_bound,
-                                       .progress = rig_peer_progress,
-                                       .polling = rig_peer_polling,
-                                       .yield_s = YIELD_MESSAGES_S,
-                                       .watch_s = WATCH_S,
-                                       .quiet_on_worker = true};
 
 /* Reports the work of h done (its ends reached), as the route does. */
 static void report(executor *e, const handover *h) {
@@ -366,7 +225,7 @@ static bool head_is_next(const queue_link *head, void *ctx) {
 }
 
 /* The next value's hand-over if it is there, by frame or in the ring. */
-static handover *peek_next(executor *e) {
+handover *rig_executor_peek(executor *e) {
   if (atomic_load_explicit(&e->pushed, memory_order_acquire) != e->popped) {
     handover *h = (handover *)rig_queue_take_if(&e->work, head_is_next, e);
     if (e->missing) {
@@ -393,12 +252,11 @@ static handover *peek_next(executor *e) {
   return h;
 }
 
-/* Sleeps on the ring's bell, seen at `bell`, at most 100 ms (a lost wake
- * costs that): the hand-over there first if one is. Whether the bell rang. */
-static bool sleep_on_bell(executor *e, uint32_t bell, handover **h) {
+/* A lost wake costs the 100 ms. */
+bool rig_executor_sleep_on_bell(executor *e, uint32_t bell, handover **h) {
   atomic_store(&e->ring->sleeping, 1);
   atomic_thread_fence(memory_order_seq_cst);
-  if ((*h = peek_next(e)) || atomic_load(&e->stopping)) {
+  if ((*h = rig_executor_peek(e)) || atomic_load(&e->stopping)) {
     atomic_store(&e->ring->sleeping, 0);
     return true;
   }
@@ -407,89 +265,12 @@ static bool sleep_on_bell(executor *e, uint32_t bell, handover **h) {
   return atomic_load(&e->ring->bell) != bell;
 }
 
-/* The next hand-over in value order, from the ring or the queue: polled
- * about 50 us after the last, then slept for on the ring's bell (which the
- * controller rings after a hand-over, and the control thread after a
- * frame). An executor whose hand-overs come by message progresses the
- * worker itself meanwhile, and sleeps on its event fd (rig_peer_wait) with
- * the bell for a while: a message then wakes this thread and no other.
- * Only a ring starts the polling again: a sleep that ran out sleeps on,
- * and one that never took a hand-over sleeps from the start (a device no
- * program uses keeps the worker from the busy ones). Quiet, one that took
- * hand-overs by message still sleeps on the worker, beside the rail
- * thread: a hand-over after a long quiet then costs one wake, not two.
- * With RIG_JOB_POLL, one that took a hand-over never sleeps: no wake. */
-static handover *wait_next(executor *e) {
-  double idle_since = 0;
-  bool polling = false;   /* this thread progresses the worker (rig_peer_polling) */
-  bool quiet = !e->taken; /* slept, and no ring since: sleeps on */
-  for (unsigned spin = 0;; spin++) {
-    uint32_t bell = atomic_load(&e->ring->bell);
-    handover *h = peek_next(e);
-    if (h || atomic_load(&e->stopping)) {
-      if (polling) e->route->polling(false);
-      e->taken |= h != NULL;
-      return h;
-    }
-    /* Quiet, one that takes hand-overs by message and took one sleeps on
-     * the worker still (not counted as polling: the rail thread watches
-     * too), so that the next one, however late, wakes it at once. */
-    if (quiet && e->route->quiet_on_worker && e->taken) {
-      if (e->route->progress()) continue;
-      rig_peer_wait(&e->ring->bell, bell, 100000000L);
-      if (atomic_load(&e->ring->bell) != bell) {
-        quiet = false;
-        spin = 0;
-        idle_since = 0;
-      }
-      continue;
-    }
-    if (quiet) {
-      quiet = !sleep_on_bell(e, bell, &h);
-      e->taken |= h != NULL;
-      if (h) return h;
-      spin = 0;
-      idle_since = 0;
-      continue;
-    }
-    /* About a microsecond of spinning, then yields: on a host with fewer
-     * cores than busy threads, the work this waits for may need this one. */
-    if (spin < 256) {
-      rig_cpu_relax();
-      continue;
-    }
-    if (!polling) {
-      e->route->polling(true);
-      polling = true;
-    }
-    if (e->route->progress()) continue;
-    double now = rig_now_s();
-    if (!idle_since) idle_since = now;
-    /* Polling (RIG_JOB_POLL), it yields for as long as the job lasts. */
-    if (e->poll || now - idle_since < e->route->yield_s) {
-      sched_yield();
-      continue;
-    }
-    /* For a while more it sleeps on the worker: its next hand-over is
-     * likely soon. Idle longer, it leaves the worker to the rail thread
-     * (or a busier executor) and sleeps on the bell, as one that takes
-     * hand-overs from memory does. */
-    if (now - idle_since < e->route->watch_s) {
-      rig_peer_wait(&e->ring->bell, bell, (int64_t)(e->route->watch_s * 1e9));
-      continue;
-    }
-    if (polling) e->route->polling(false);
-    polling = false;
-    quiet = true;
-  }
-}
-
 /* ---- the threads ---------------------------------------------------------------------------- */
 
 static void *runner_main(void *arg) {
   executor *e = arg;
   handover *h;
-  while ((h = e->ring ? wait_next(e) : (handover *)rig_queue_take(&e->work))) {
+  while ((h = e->route->next(e))) {
     rig_error err;
     if (!atomic_load(&e->job->failed) && run_handover(e, h, &err) != RIG_OK)
       rig_job_fail_here(e->job, &err);
@@ -536,19 +317,14 @@ rig_status rig_executor_start(rig_job *job, holdings *table, uint32_t device, ex
   e->held = table;
   e->device = device;
   e->poll = rig_env_get()->job_poll;
-  /* The route, chosen once: by frames the work queue alone; else the
-   * device's ring too, and (by memory) the controller's timeline. */
-  job_route route = rig_express_route(job->express, job->rank);
-  e->route = route == ROUTE_MEMORY     ? &by_memory
-             : route == ROUTE_MESSAGES ? &by_messages
-                                       : &by_frames;
-  e->ring = e->route->ring ? rig_express_my_ring(job->express, device) : NULL;
-  e->timeline =
-      route == ROUTE_MEMORY ? rig_express_my_timeline(job->express, job->rank, device) : NULL;
-  if (e->route->ring && (!e->ring || (route == ROUTE_MEMORY && !e->timeline))) {
+  /* The route, chosen once (route/route.h): by frames the work queue
+   * alone; else the device's ring too, and (by memory) the controller's
+   * timeline. */
+  e->route = job->express->route;
+  rig_status st = e->route->executor_start(e, err);
+  if (st != RIG_OK) {
     free(e);
-    return rig_error_set(err, RIG_EJOB, "machine %d: device %u has no place in the job's express",
-                         job->rank, device);
+    return st;
   }
   e->expect = 1;
   rig_queue_init(&e->work);
@@ -562,7 +338,7 @@ rig_status rig_executor_start(rig_job *job, holdings *table, uint32_t device, ex
     /* The runner is idle: nothing was queued yet. */
     rig_queue_stop(&e->work);
     atomic_store(&e->stopping, true);
-    if (e->ring) rig_express_ring_wake(e->ring);
+    e->route->wake(e);
     pthread_join(e->runner, NULL);
   }
   rig_queue_destroy(&e->work);
@@ -573,10 +349,7 @@ rig_status rig_executor_start(rig_job *job, holdings *table, uint32_t device, ex
 
 void rig_executor_push(executor *e, handover *h) {
   rig_queue_push(&e->work, &h->link);
-  if (e->ring) {
-    atomic_fetch_add_explicit(&e->pushed, 1, memory_order_release);
-    rig_express_ring_wake(e->ring);
-  }
+  e->route->queued(e);
 }
 
 void rig_executor_drain(executor *e) {
@@ -591,7 +364,7 @@ void rig_executor_stop(executor *e) {
 bool rig_executor_stop_within(executor *e, double grace) {
   rig_queue_stop(&e->work);
   atomic_store(&e->stopping, true);
-  if (e->ring) rig_express_ring_wake(e->ring);
+  e->route->wake(e);
   rig_queue_stop(&e->done);
   if (grace < 0) {
     pthread_join(e->runner, NULL);

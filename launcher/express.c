@@ -59,12 +59,6 @@ void rig_express_ring_wake(ex_ring *ring) {
   rig_peer_nudge();
 }
 
-job_route rig_express_route(const express *ex, int m) {
-  if (!ex || m < 0 || m >= ex->machines) return ROUTE_FRAMES;
-  if (ex->my_rings) return (job_route)ex->route; /* an agent */
-  return ex->routes ? (job_route)ex->routes[m] : ROUTE_FRAMES;
-}
-
 ex_slot *rig_express_claim(ex_ring *ring, const ex_timeline *done, uint64_t value) {
   if (value > EX_RING && atomic_load_explicit(&done->value, memory_order_acquire) < value - EX_RING)
     return NULL;

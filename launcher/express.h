@@ -19,7 +19,6 @@
 #include "base/idtab.h"
 #include "rig/rig_driver.h"
 #include "rig/rig_rail.h"
-#include "route.h"
 
 /* Slots per device's ring, and the bytes of one (its header included): a
  * run's words longer than a slot, or a run when the ring is full, go by
@@ -85,10 +84,10 @@ typedef struct ex_window {
 typedef struct express {
   int machines;
   uint32_t stride; /* timeline (m, i) is at m * stride + i */
-  /* The route agreed with each machine (route.h): the controller's per
-   * machine (NULL: every one by frames), an agent's own. */
-  unsigned char *routes;
-  unsigned char route;
+  /* The route agreed with each machine, its table (route/route.h): the
+   * controller's per machine, an agent's own; by frames until agreed. */
+  const struct rig_route **routes;
+  const struct rig_route *route;
   /* The controller. */
   rig_area *timelines; /* made here: every proxy's timeline */
   rig_area **rings;    /* per machine: its rings, mapped (NULL: by frames) */
@@ -131,9 +130,6 @@ void rig_express_free(express *ex);
 /* The controller: proxy (m, i)'s timeline (NULL: none), and its ring (NULL). */
 ex_timeline *rig_express_timeline(express *ex, int m, uint32_t i);
 ex_ring *rig_express_ring(express *ex, int m, uint32_t i);
-/* The route agreed with machine m (the controller), or with the
- * controller (an agent, m its own rank); frames without an express. */
-job_route rig_express_route(const express *ex, int m);
 /* Value's slot, if the hand-over it last held (value - EX_RING) is done
  * (else NULL: the ring is full). */
 ex_slot *rig_express_claim(ex_ring *ring, const ex_timeline *done, uint64_t value);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "route/route.h"
+
 /* Far copies in pieces of at most this, staged where the agent's memory is
  * not the host's. */
 #define FAR_PIECE (8u << 20)
@@ -81,13 +83,8 @@ static bool in_window(express *ex, uint64_t address, uint64_t length, rig_peer_k
   return inside;
 }
 
-/* n bytes between here and the controller's there: by RMA with its key
- * across hosts, else by CMA. */
-static rig_status move(express *ex, bool in, rig_peer_key *key, unsigned char *here, uint64_t there,
-                       size_t n, rig_error *err) {
-  if (key)
-    return in ? rig_peer_get(ex->to_controller, here, there, n, key, err)
-              : rig_peer_put(ex->to_controller, here, there, n, key, err);
+rig_status rig_far_by_cma(express *ex, bool in, unsigned char *here, uint64_t there, size_t n,
+                          rig_error *err) {
   if (!far_move(ex->controller, in, here, there, n))
     return rig_error_set(err, RIG_ESYS, "a copy %s the controller's memory: %s",
                          in ? "from" : "into", strerror(errno));
@@ -119,13 +116,13 @@ rig_status rig_far_copy(express *ex, bool in, rig_buffer *b, uint64_t offset, ui
   rig_status st = rig_buffer_wait(b, in ? RIG_ACCESS_READ_WRITE : RIG_ACCESS_READ, err);
   if (st != RIG_OK) return st;
   unsigned char *host = rig_buffer_host(b);
-  if (host) return move(ex, in, key, host + offset, address, length, err);
+  if (host) return ex->route->far_move(ex, in, key, host + offset, address, length, err);
   unsigned char *stage = malloc(length < FAR_PIECE ? (length ? length : 1) : FAR_PIECE);
   if (!stage) return rig_error_set(err, RIG_ENOMEM, "out of memory for a copy");
   for (uint64_t at = 0; st == RIG_OK && at < length; at += FAR_PIECE) {
     size_t n = length - at < FAR_PIECE ? (size_t)(length - at) : FAR_PIECE;
     if (!in) st = rig_buffer_read(b, offset + at, stage, n, err);
-    if (st == RIG_OK) st = move(ex, in, key, stage, address + at, n, err);
+    if (st == RIG_OK) st = ex->route->far_move(ex, in, key, stage, address + at, n, err);
     if (st == RIG_OK && in) st = rig_buffer_write(b, offset + at, stage, n, err);
   }
   free(stage);

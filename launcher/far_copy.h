@@ -24,6 +24,11 @@ void rig_far_free(express *ex);
  * memory at address (inside an open window), in order with b's work. */
 rig_status rig_far_copy(express *ex, bool in, rig_buffer *b, uint64_t offset, uint64_t address,
                         uint64_t length, rig_error *err);
+/* The agent's route moves the bytes of a far copy (route/route.h): by UCX
+ * RMA with the window's key across hosts, or by process_vm_readv/writev
+ * on one host, this. */
+rig_status rig_far_by_cma(express *ex, bool in, unsigned char *here, uint64_t there, size_t n,
+                          rig_error *err);
 /* The word an agent reads in the controller to learn whether it may reach
  * its memory on this host (process_vm_readv), and that check. */
 const void *rig_far_probe_word(void);

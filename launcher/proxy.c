@@ -14,7 +14,7 @@
 #include "express.h"
 #include "failure.h"
 #include "job.h"
-#include "proxy_route.h"
+#include "route/route.h"
 
 /* An image loaded by the agent: its id there. */
 typedef struct proxy_image {
@@ -54,9 +54,9 @@ static rig_status proxy_alloc(void *st, rig_buffer_kind kind, uint64_t bytes, ri
     rig_request_free(r);
     return s;
   }
-  /* Memory the agent shares (its host's): mapped here for copies. */
-  if (r->len && px->tl)
-    rig_express_mem_add(px->link->express, px->machine, r->value, r->payload, r->len);
+  /* Memory the agent shares (its host's): mapped here for copies, where
+   * its route makes them here. */
+  if (r->len) px->route->memory_shared(px, r->value, r->payload, r->len);
   out->address = REMOTE_TAG | (r->value << REMOTE_SHIFT);
   out->handle = r->value;
   out->host = NULL;
@@ -86,23 +86,21 @@ typedef struct far_window {
   struct far_window *next; /* in the link's kept windows */
 } far_window;
 
-static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes, void **mapping,
-                              rig_error *err) {
+rig_status rig_proxy_open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes,
+                                 rig_registration *reg, void **mapping, rig_error *err) {
   rig_job *job;
   rig_status s = rig_proxy_job(px, &job, err);
-  if (s != RIG_OK) return s;
-  far_window *w = calloc(1, sizeof *w);
-  if (!w) return rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
-  *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes, NULL, NULL};
+  far_window *w = s == RIG_OK ? calloc(1, sizeof *w) : NULL;
+  if (s == RIG_OK && !w)
+    s = rig_error_set(err, RIG_ENOMEM, "out of memory for a window of far copies");
+  if (s != RIG_OK) {
+    rig_registration_release(reg);
+    return s;
+  }
+  *w = (far_window){px, (uint64_t)(uintptr_t)mem->host, bytes, reg, NULL};
   const void *key = NULL;
   size_t keylen = 0;
-  if (px->route->windows_by_rma) {
-    if ((s = rig_memory_register(mem->host, bytes, &w->reg, err)) != RIG_OK) {
-      free(w);
-      return s;
-    }
-    rig_registration_key(w->reg, &key, &keylen);
-  }
+  if (reg) rig_registration_key(reg, &key, &keylen);
   frame f = {.h = {.kind = F_FAR_OPEN, .device = px->index},
              .window = {.address = w->address, .length = w->length}};
   request *r;
@@ -123,7 +121,7 @@ static rig_status proxy_map(void *st, const rig_device *owner, const rig_mem_inf
   const rig_device_facts *f = rig_device_facts_of(owner);
   if (f->machine == 0 && mem->host) {
     *address = (uint64_t)(uintptr_t)mem->host;
-    return px->far ? open_window(px, mem, bytes, mapping, err) : RIG_OK;
+    return px->route->open_window(px, mem, bytes, mapping, err);
   }
   if (f->machine == px->machine && rig_proxy_is_remote(mem->address)) {
     *address = mem->address;
@@ -226,7 +224,7 @@ static void proxy_stop(void *st) {
 /* Proxies whose reports come by frame are woken by rig_device_signal when
  * a DONE frame arrives; the others' timelines are written by the agent (or
  * a message of it), so their waiters sleep on the timeline as their route
- * says (proxy_route.h). Otherwise the two are one. */
+ * says (route/route.h). Otherwise the two are one. */
 #define PROXY_CALLS                                                                                \
   .stop = proxy_stop, .name = "proxy", .alloc = proxy_alloc, .free = proxy_free, .map = proxy_map, \
   .unmap = proxy_unmap, .image_load = proxy_image_load, .image_entry = proxy_image_entry,          \
@@ -237,8 +235,8 @@ static void proxy_sleep(void *st, uint64_t value, int64_t timeout_ns) {
   px->route->sleep(px, value, timeout_ns);
 }
 
-static const rig_driver proxy_driver = {PROXY_CALLS};
-static const rig_driver proxy_timeline_driver = {PROXY_CALLS, .sleep = proxy_sleep};
+const rig_driver rig_proxy_driver = {PROXY_CALLS};
+const rig_driver rig_proxy_timeline_driver = {PROXY_CALLS, .sleep = proxy_sleep};
 
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
   const rig_machine *mach = &job->machines[m];
@@ -273,29 +271,14 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     f.machine_host = i == 0;
     snprintf(f.bus_id, sizeof f.bus_id, "%s", mach->devices[i].bus_id);
     f.numa = mach->devices[i].numa;
-    /* The route, chosen once: by frames a shadow timeline that DONE frames
-     * move; else the agent's ring (by memory) and the timeline here. */
-    px->route = rig_proxy_route(job->as_controller.link->express, m);
-    bool by_frames = px->route->route == ROUTE_FRAMES;
-    px->tl =
-        by_frames ? NULL : rig_express_timeline(job->as_controller.link->express, m, (uint32_t)i);
-    px->ring = px->route->route == ROUTE_MEMORY
-                   ? rig_express_ring(job->as_controller.link->express, m, (uint32_t)i)
-                   : NULL;
-    if (!by_frames && (!px->tl || (px->route->route == ROUTE_MEMORY && !px->ring))) {
-      free(px);
-      return rig_error_set(err, RIG_EJOB, "%s: device %zu has no place in the job's express",
-                           rig_job_label(job, m), i);
-    }
-    px->far = px->ring ? px->ring->far != 0 : px->route->windows_by_rma;
-    px->timeline = px->tl ? &px->tl->value : &px->shadow;
-    rig_status st = rig_device_register(px->route->sleep ? &proxy_timeline_driver : &proxy_driver,
-                                        px, &f, px->timeline, &px->dev, err);
+    /* The route, chosen once per machine (route/route.h), sets the proxy
+     * up: its timeline, its ring, its device. */
+    px->route = job->as_controller.link->express->routes[m];
+    rig_status st = px->route->proxy_setup(px, job, &f, err);
     if (st != RIG_OK) {
       free(px);
       return st;
     }
-    if (px->tl) px->tl->device = rig_device_index(px->dev);
     atomic_fetch_add(&px->link->refs, 1);
     job->as_controller.proxies[m][i] = px;
     job->devices[m][i] = px->dev;
@@ -308,18 +291,9 @@ void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
       index >= job->machines[m].ndevices)
     return;
   proxy *px = job->as_controller.proxies[m][index];
-  /* The report is here: a trace's hand-overs to it end now. */
-  rig_point pt = rig_point_make(rig_device_index(px->dev), value);
-  if (px->tl) {
-    rig_express_report(px->tl, value);
-    rig_trace_reached(&pt, 1);
-    return;
-  }
-  uint64_t old = atomic_load(&px->shadow);
-  while (old < value && !atomic_compare_exchange_weak(&px->shadow, &old, value)) {
-  }
-  rig_trace_reached(&pt, 1);
-  rig_device_signal(px->dev);
+  /* The report is here: a trace's hand-overs to it end now (its route
+   * stamps them). */
+  px->route->take_report(px, value);
 }
 
 bool rig_proxies_busy(rig_job *job) {
@@ -328,9 +302,7 @@ bool rig_proxies_busy(rig_job *job) {
     for (size_t i = 0; job->as_controller.proxies[m] && i < job->machines[m].ndevices; i++) {
       proxy *px = job->as_controller.proxies[m][i];
       /* An express proxy's reports do not come this way (express.h). */
-      if (px && px->route->reports_by_frame &&
-          rig_point_value(rig_device_last(px->dev)) > atomic_load(px->timeline))
-        return true;
+      if (px && px->route->busy(px)) return true;
     }
   return false;
 }
@@ -357,8 +329,6 @@ void rig_proxies_drain(rig_job *job, int m) {
     for (size_t i = 0; job->as_controller.proxies[at] && i < job->machines[at].ndevices; i++) {
       if (atomic_load(&job->failed)) return;
       proxy *px = job->as_controller.proxies[at][i];
-      if (!px || px->route->reports_by_frame) continue;
-      rig_error err;
-      rig_point_wait(rig_device_last(px->dev), &err);
+      if (px) px->route->drain(px);
     }
 }

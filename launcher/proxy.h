@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rig/rig_driver.h"
+#include "rig/rig_rail.h"
 
 typedef struct rig_job rig_job;
 
@@ -44,12 +45,11 @@ typedef struct proxy {
   int machine;
   uint32_t index; /* the device's index on its machine */
   rig_device *dev;
-  _Atomic uint64_t shadow;         /* the shadow timeline, moved by DONE */
-  _Atomic uint64_t *timeline;      /* shadow, or the express timeline */
-  struct ex_timeline *tl;          /* the express timeline (express.h), or NULL */
-  struct ex_ring *ring;            /* the device's express ring, or NULL */
-  const struct proxy_route *route; /* how it reaches the agent (proxy_route.h) */
-  bool far;                        /* the agent reaches this process's memory itself (far_copy.h) */
+  _Atomic uint64_t shadow;       /* the shadow timeline, moved by DONE */
+  _Atomic uint64_t *timeline;    /* shadow, or the express timeline */
+  struct ex_timeline *tl;        /* the express timeline (express.h), by its route */
+  struct ex_ring *ring;          /* the device's express ring, by its route */
+  const struct rig_route *route; /* how it reaches the agent, chosen once (route/route.h) */
 } proxy;
 
 /* The proxy's job; RIG_EJOB once it is closed. */
@@ -58,8 +58,25 @@ static inline rig_status rig_proxy_job(proxy *px, rig_job **job, rig_error *err)
   if (!*job) return rig_error_set(err, RIG_EJOB, "%s: its job is closed", rig_device_name(px->dev));
   return RIG_OK;
 }
-/* The driver's submit (proxy_submit.c): hands w over to the agent. */
+/* The driver's submit (proxy_submit.c): hands w over to the agent, as
+ * its route does. */
 rig_status rig_proxy_submit(void *st, const rig_work *w, rig_error *err);
+/* For the routes (route/): a run's words of w, checked (*bytes, *len);
+ * the words as a frame of the control protocol; a copy so. */
+rig_status rig_proxy_words(proxy *px, const rig_work *w, const void **bytes, size_t *len,
+                           rig_error *err);
+rig_status rig_proxy_words_by_frame(proxy *px, rig_job *job, uint64_t value, const void *bytes,
+                                    size_t len, rig_error *err);
+rig_status rig_proxy_copy_by_frame(proxy *px, rig_job *job, const rig_work *w, rig_error *err);
+
+/* The proxies' drivers (proxy.c), for a route's proxy_setup: waiters
+ * woken by rig_device_signal, or asleep as the route's sleep says. */
+extern const rig_driver rig_proxy_driver, rig_proxy_timeline_driver;
+/* A window of far copies opened to px's agent (proxy.c) at the host
+ * buffer mem (bytes), with reg, the registration its agent reaches by RMA
+ * (or NULL; the window takes it, released with it): *mapping. */
+rig_status rig_proxy_open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes,
+                                 rig_registration *reg, void **mapping, rig_error *err);
 
 /* Makes the proxies of machine m's devices. */
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err);

@@ -20,6 +20,7 @@
 #include "proxy.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"
+#include "route/route.h"
 #include "wait.h"
 
 void rig_test_agent_setup(int rank) {
@@ -377,9 +378,14 @@ static void test_a_forged_slot_of_no_kind_fails_the_job(void) {
 }
 
 /* A job's proxies made and freed, on a job of this process's own making
- * (no MPI): machine 1 of 3 devices. */
+ * (no MPI): machine 1 of 3 devices, reached by frames (its express's
+ * routes as the start makes them before they are agreed). */
 static bool proxies_come_and_go(void) {
-  rig_job job = {.rank = 0, .size = 2};
+  rig_job job = {.rank = 0, .size = 2, .express = rig_express_new(2, 3)};
+  if (!job.express || !rig_route_init(job.express)) {
+    rig_express_free(job.express);
+    return false;
+  }
   rig_machine machines[2] = {0};
   rig_machine_device devices[3] = {{"host", "x86_64", 1 << 20, "", -1},
                                    {"cpu:0", "cpu-x86_64", 1 << 20, "", -1},

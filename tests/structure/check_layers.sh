@@ -29,13 +29,16 @@ trap 'rm -rf "$tmp"' EXIT
 # The order of a layer's files, top first: tiers separated by ">", the
 # files of a tier (their names less .c) by spaces. A file may need symbols
 # of its own tier and those below it; every file of the layer is listed.
-# The job layer's files call one way (docs/internals.md "The job layer"),
+# The job layer's files call one way (docs/internals.md "The job layer";
+# its routes, launcher/route/, sit between the start and the agent),
 # and so do the command's ("The command"): at the bottom what every file
 # of it uses (what it says, how it was started), then its options, its
 # files and job files, the reports and views, the run, and main.
 declare -A ORDER=(
-  [rig_job]="job > tree > tree_runs > tree_memory > tree_mpi > tree_peers > rail_connect > bootstrap > agent > executor > agent_rails > holdings > trace
-             > proxy > proxy_submit > proxy_route > controller_rails > rail_table > request > express_messages > far_copy > express
+  [rig_job]="job > tree > tree_runs > tree_memory > tree_mpi > tree_peers > rail_connect > bootstrap
+             > route > route_frames route_memory route_messages > route_express
+             > agent > executor > agent_rails > holdings > trace
+             > proxy > proxy_submit > controller_rails > rail_table > request > express_messages > far_copy > express
              > told > failure > control > queue > machine"
   [@progrun]="progrun
               > cli_run cli_job > cli_session > cli_local > cli_control cli_plan
