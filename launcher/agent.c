@@ -75,11 +75,12 @@ static void do_alloc(agent *a, const frame *f) {
     refuse(a, f, &err);
     return;
   }
-  /* Memory of the host is shared with the controller where the express
-   * path is up: it copies in and out of it itself (express.h). */
+  /* Memory of the host is shared with the controller where its route
+   * maps it: it copies in and out of it itself (express.h). */
   const void *address = NULL;
   size_t len = 0;
-  b = f->h.device == 0 ? rig_express_alloc(a->job->express, f->alloc.bytes, &address, &len) : NULL;
+  express *ex = a->job->express;
+  b = f->h.device == 0 ? ex->route->share_memory(ex, f->alloc.bytes, &address, &len) : NULL;
   if (!b &&
       rig_buffer_create(d, (rig_buffer_kind)f->alloc.kind, f->alloc.bytes, &b, &err) != RIG_OK) {
     refuse(a, f, &err);

@@ -120,7 +120,7 @@ rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address,
    * only what fits easily goes there, the rest is the device's own. */
   struct statvfs fs;
   if (statvfs("/dev/shm", &fs) != 0 || bytes > (uint64_t)fs.f_bavail * fs.f_frsize / 4) return NULL;
-  if (!ex || !ex->my_timelines || !bytes || rig_area_make(bytes, &a, &err) != RIG_OK) return NULL;
+  if (!ex || !bytes || rig_area_make(bytes, &a, &err) != RIG_OK) return NULL;
   if (rig_buffer_adopt(rig_area_base(a), bytes, area_gone, a, &b, &err) != RIG_OK) {
     rig_area_release(a);
     return NULL;

@@ -139,7 +139,8 @@ void rig_express_mem_add(express *ex, int m, uint64_t id, const void *address, s
 unsigned char *rig_express_mem(express *ex, int m, uint64_t id, uint64_t *length);
 void rig_express_mem_drop(express *ex, int m, uint64_t id);
 /* The agent: memory of its host made as a shared area (NULL where it
- * cannot be), and the address that maps it. */
+ * cannot be), and the address that maps it (the route by memory's
+ * share_memory). */
 rig_buffer *rig_express_alloc(express *ex, uint64_t bytes, const void **address, size_t *len);
 /* Writes hand-over `value` into its slot of the ring (bytes, then the
  * value with release) and wakes the executor if it sleeps. The caller

@@ -65,9 +65,9 @@ rig_status rig_proxy_submit(void *st, const rig_work *w, rig_error *err);
  * the words as a frame of the control protocol; a copy so. */
 rig_status rig_proxy_words(proxy *px, const rig_work *w, const void **bytes, size_t *len,
                            rig_error *err);
-rig_status rig_proxy_words_by_frame(proxy *px, rig_job *job, uint64_t value, const void *bytes,
-                                    size_t len, rig_error *err);
-rig_status rig_proxy_copy_by_frame(proxy *px, rig_job *job, const rig_work *w, rig_error *err);
+rig_status rig_proxy_send_words(proxy *px, rig_job *job, uint64_t value, const void *bytes,
+                                size_t len, rig_error *err);
+rig_status rig_proxy_send_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err);
 
 /* The proxies' drivers (proxy.c), for a route's proxy_setup: waiters
  * woken by rig_device_signal, or asleep as the route's sleep says. */

@@ -13,7 +13,7 @@
 #include "proxy.h"
 #include "route/route.h"
 
-rig_status rig_proxy_copy_by_frame(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
+rig_status rig_proxy_send_copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
   bool src_there = rig_proxy_is_remote(w->src), dst_there = rig_proxy_is_remote(w->dst);
   frame f = {.h = {.device = px->index, .value = w->value}};
   if (!src_there && dst_there) {
@@ -63,8 +63,8 @@ rig_status rig_proxy_words(proxy *px, const rig_work *w, const void **bytes, siz
   return RIG_OK;
 }
 
-rig_status rig_proxy_words_by_frame(proxy *px, rig_job *job, uint64_t value, const void *bytes,
-                                    size_t len, rig_error *err) {
+rig_status rig_proxy_send_words(proxy *px, rig_job *job, uint64_t value, const void *bytes,
+                                size_t len, rig_error *err) {
   frame f = {.h = {.kind = F_WORDS, .device = px->index, .value = value}};
   return rig_ctl_send(&job->c, px->machine, &f, bytes, len, err);
 }

@@ -66,6 +66,9 @@ typedef struct rig_route {
   void (*drain)(proxy *px);
 
   /* ---- the agent's half: agent.c, executor.c, far_copy.c call it ------------------------- */
+  /* Memory of the host (bytes) made where the controller maps it, and the
+   * address that maps it; NULL: the device's own. */
+  rig_buffer *(*share_memory)(express *ex, uint64_t bytes, const void **address, size_t *len);
   /* The agent starts: the executors that must run from the start. */
   rig_status (*agent_start)(agent *a, size_t ndevices, rig_error *err);
   /* An executor starts: its ring and timeline. */

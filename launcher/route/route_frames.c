@@ -20,11 +20,11 @@ static rig_status proxy_setup(proxy *px, rig_job *job, const rig_device_facts *f
 }
 
 static rig_status submit(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
-  if (!w->sub) return rig_proxy_copy_by_frame(px, job, w, err);
+  if (!w->sub) return rig_proxy_send_copy(px, job, w, err);
   const void *bytes;
   size_t len;
   rig_status st = rig_proxy_words(px, w, &bytes, &len, err);
-  return st == RIG_OK ? rig_proxy_words_by_frame(px, job, w->value, bytes, len, err) : st;
+  return st == RIG_OK ? rig_proxy_send_words(px, job, w->value, bytes, len, err) : st;
 }
 
 static void memory_shared(proxy *px, uint64_t id, const void *address, size_t len) {
@@ -60,6 +60,12 @@ static void drain(proxy *px) {
 }
 
 /* ---- the agent's half --------------------------------------------------------------------- */
+
+/* The controller maps none of this host's memory. */
+static rig_buffer *share_memory(express *ex, uint64_t bytes, const void **address, size_t *len) {
+  (void)ex, (void)bytes, (void)address, (void)len;
+  return NULL;
+}
 
 /* Executors start on their first hand-over. */
 static rig_status agent_start(agent *a, size_t ndevices, rig_error *err) {
@@ -119,6 +125,7 @@ const rig_route rig_route_frames = {
     .take_report = take_report,
     .busy = busy,
     .drain = drain,
+    .share_memory = share_memory,
     .agent_start = agent_start,
     .executor_start = executor_start,
     .next = next,

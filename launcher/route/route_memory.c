@@ -92,7 +92,7 @@ static bool copy_near(proxy *px, rig_job *job, const rig_work *w, rig_status *st
 static rig_status copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
   bool in = !rig_proxy_is_remote(w->src) && rig_proxy_is_remote(w->dst);
   bool out = rig_proxy_is_remote(w->src) && !rig_proxy_is_remote(w->dst);
-  if (!in && !out) return rig_proxy_copy_by_frame(px, job, w, err);
+  if (!in && !out) return rig_proxy_send_copy(px, job, w, err);
   rig_status st;
   if (copy_near(px, job, w, &st, err)) return st;
   uint64_t there = in ? w->dst : w->src;
@@ -103,7 +103,7 @@ static rig_status copy(proxy *px, rig_job *job, const rig_work *w, rig_error *er
     return RIG_OK;
   if (px->ring->far && into_ring(px, w->value, in ? EX_IN_FAR : EX_OUT_FAR, &c, sizeof c, NULL, 0))
     return RIG_OK;
-  return rig_proxy_copy_by_frame(px, job, w, err);
+  return rig_proxy_send_copy(px, job, w, err);
 }
 
 static rig_status submit(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
@@ -116,7 +116,7 @@ static rig_status submit(proxy *px, rig_job *job, const rig_work *w, rig_error *
   /* Into the agent's ring where it can; else (too long, the ring full) as
    * a frame: the agent takes both in value order. */
   if (into_ring(px, w->value, EX_WORDS, NULL, 0, bytes, len)) return RIG_OK;
-  return rig_proxy_words_by_frame(px, job, w->value, bytes, len, err);
+  return rig_proxy_send_words(px, job, w->value, bytes, len, err);
 }
 
 /* The agent's report is a store into the timeline, which wakes it: no
@@ -251,6 +251,7 @@ const rig_route rig_route_memory = {
     .take_report = rig_route_timeline_report,
     .busy = rig_route_timeline_busy,
     .drain = rig_route_timeline_drain,
+    .share_memory = rig_express_alloc, /* the controller maps it */
     .agent_start = rig_route_ring_agent_start,
     .executor_start = executor_start,
     .next = next,

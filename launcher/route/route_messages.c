@@ -56,7 +56,7 @@ static rig_status into_ring(proxy *px, rig_job *job, uint64_t value, uint32_t ki
 static rig_status copy(proxy *px, rig_job *job, const rig_work *w, rig_error *err) {
   bool in = !rig_proxy_is_remote(w->src) && rig_proxy_is_remote(w->dst);
   bool out = rig_proxy_is_remote(w->src) && !rig_proxy_is_remote(w->dst);
-  if (!in && !out) return rig_proxy_copy_by_frame(px, job, w, err);
+  if (!in && !out) return rig_proxy_send_copy(px, job, w, err);
   uint64_t there = in ? w->dst : w->src;
   ex_copy c = {rig_proxy_remote_id(there), rig_proxy_remote_offset(there), w->length,
                in ? w->src : w->dst};
@@ -77,7 +77,7 @@ static rig_status submit(proxy *px, rig_job *job, const rig_work *w, rig_error *
   /* Into the agent's ring where it fits a slot; else as a frame: the
    * agent takes both in value order. */
   if (len <= EX_SLOT_BYTES) return into_ring(px, job, w->value, EX_WORDS, NULL, 0, bytes, len, err);
-  return rig_proxy_words_by_frame(px, job, w->value, bytes, len, err);
+  return rig_proxy_send_words(px, job, w->value, bytes, len, err);
 }
 
 /* A report by message lands when the worker is progressed: the waiter does
@@ -110,6 +110,12 @@ static rig_status open_window(proxy *px, const rig_mem_info *mem, uint64_t bytes
 }
 
 /* ---- the agent's half --------------------------------------------------------------------- */
+
+/* The controller maps none of this host's memory. */
+static rig_buffer *share_memory(express *ex, uint64_t bytes, const void **address, size_t *len) {
+  (void)ex, (void)bytes, (void)address, (void)len;
+  return NULL;
+}
 
 /* Its ring; the controller's timeline is reached by message. */
 static rig_status executor_start(executor *e, rig_error *err) {
@@ -232,6 +238,7 @@ const rig_route rig_route_messages = {
     .take_report = rig_route_timeline_report,
     .busy = rig_route_timeline_busy,
     .drain = rig_route_timeline_drain,
+    .share_memory = share_memory,
     .agent_start = rig_route_ring_agent_start,
     .executor_start = executor_start,
     .next = next,
