@@ -50,15 +50,14 @@ rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err) {
   if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Ibcast", pending, err);
   t->in_flight = w >= 1 && w <= TREE_IN_FLIGHT_MAX ? w : 1;
   /* The runs' way: shared memory on one host, UCX messages across hosts,
-   * MPI where neither is every machine's (tree.h). */
-  bool ok = false;
-  if (st == RIG_OK && (st = rig_tree_memory_start(job, pending, &ok, err)) == RIG_OK && ok)
-    t->way = &rig_tree_by_memory;
-  if (st == RIG_OK && !t->way && (st = rig_tree_peers_start(job, pending, &ok, err)) == RIG_OK &&
-      ok)
-    t->way = &rig_tree_by_messages;
-  if (st == RIG_OK && !t->way && (st = rig_tree_mpi_start(job, err)) == RIG_OK)
-    t->way = &rig_tree_by_mpi;
+   * MPI where neither is every machine's (tree.h): the first every
+   * machine takes, its table kept. */
+  static const tree_way *const ways[] = {&rig_tree_by_memory, &rig_tree_by_messages,
+                                         &rig_tree_by_mpi};
+  for (size_t i = 0; st == RIG_OK && !t->way && i < sizeof ways / sizeof *ways; i++) {
+    bool ok = false;
+    if ((st = ways[i]->open(job, pending, &ok, err)) == RIG_OK && ok) t->way = ways[i];
+  }
   if (st == RIG_OK && job->rank == 0)
     rig_log(RIG_LOG_INFO, "the tree's starts and ends of runs go by %s, %u runs in flight",
             t->way->name, t->in_flight);

@@ -42,10 +42,15 @@ typedef struct job_tree job_tree;
 /* How the runs' words go between a machine and its tree neighbours: by
  * shared memory where every machine is on one host (tree_memory.c), by
  * UCX messages across hosts (tree_peers.c), else by MPI (tree_mpi.c);
- * chosen once at the start and kept. The run protocol (tree_runs.c)
- * reads the mailbox that `take` fills, and sends by `start` and `done`. */
+ * chosen once at the start (tree.c: the first whose `open` every machine
+ * takes) and kept, a table of operations: nothing outside a way's file
+ * asks which it is. The run protocol (tree_runs.c) reads the mailbox
+ * that `take` fills, and sends by `start` and `done`. */
 typedef struct tree_way {
-  const char *name;
+  const char *name; /* for logs */
+  /* The way's making, collective (bounded as the start is): *ok whether
+   * every machine takes it (else the next is tried, MPI last). */
+  rig_status (*open)(rig_job *job, bool *pending, bool *ok, rig_error *err);
   /* The words come since into the mailbox, each checked (a neighbour's
    * word is input from the wire): RIG_EJOB naming it, else RIG_OK. */
   rig_status (*take)(rig_job *job, rig_error *err);
@@ -63,10 +68,10 @@ typedef struct tree_way {
   void (*sleep)(job_tree *t, uint32_t seen, long *nap_ns);
   /* Every send done: the words may go. */
   bool (*settled)(rig_job *job);
-  /* Whether a wait spins (rig_wait_spin_s) before it yields: where a word
-   * comes within a microsecond (one host's), not where it takes a system
+  /* How long a wait spins before it yields: rig_wait_spin_s where a word
+   * comes within a microsecond (one host's), none where it takes a system
    * call to come (a message's: the waiter progresses the transport). */
-  bool spins;
+  double (*spin_s)(void);
 } tree_way;
 
 extern const tree_way rig_tree_by_memory, rig_tree_by_messages, rig_tree_by_mpi;
@@ -146,9 +151,8 @@ rig_status rig_tree_runs_open(rig_job *job, rig_error *err);
 void rig_tree_runs_close(rig_job *job);
 bool rig_tree_runs_free(rig_job *job);
 
-/* Each way's making, collective (bounded as the start is): *ok whether
- * every machine takes it (else the next is tried, MPI last); its free,
- * whether something of it is left to MPI (the tree keeps it). */
+/* Each way's making (its `open`), and its free: whether something of it
+ * is left to MPI (the tree keeps it). */
 rig_status rig_tree_memory_start(rig_job *job, bool *pending, bool *ok, rig_error *err);
 void rig_tree_memory_free(rig_job *job);
 rig_status rig_tree_peers_start(rig_job *job, bool *pending, bool *ok, rig_error *err);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/count_wait.h"
 #include "base/sync.h"
 #include "bootstrap.h"
 #include "failure.h"
@@ -204,5 +205,16 @@ static bool settled(rig_job *job) {
   return true;
 }
 
-const tree_way rig_tree_by_memory = {"shared memory", take,     may_send,     start,   done,
-                                     waiting,         progress, rig_tree_nap, settled, true};
+const tree_way rig_tree_by_memory = {
+    .name = "shared memory",
+    .open = rig_tree_memory_start,
+    .take = take,
+    .may_send = may_send,
+    .start = start,
+    .done = done,
+    .waiting = waiting,
+    .progress = progress,
+    .sleep = rig_tree_nap,
+    .settled = settled,
+    .spin_s = rig_wait_spin_s,
+};

@@ -272,5 +272,23 @@ static bool settled(rig_job *job) {
   return sends_done(&job->tree);
 }
 
-const tree_way rig_tree_by_mpi = {"MPI",   take,     may_send,     start,   done,
-                                  waiting, progress, rig_tree_nap, settled, true};
+/* MPI is every machine's: the last way tried. */
+static rig_status open_mpi(rig_job *job, bool *pending, bool *ok, rig_error *err) {
+  (void)pending;
+  *ok = true;
+  return rig_tree_mpi_start(job, err);
+}
+
+const tree_way rig_tree_by_mpi = {
+    .name = "MPI",
+    .open = open_mpi,
+    .take = take,
+    .may_send = may_send,
+    .start = start,
+    .done = done,
+    .waiting = waiting,
+    .progress = progress,
+    .sleep = rig_tree_nap,
+    .settled = settled,
+    .spin_s = rig_wait_spin_s,
+};

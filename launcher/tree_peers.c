@@ -308,6 +308,21 @@ static bool settled(rig_job *job) {
   return true;
 }
 
+/* No spin: a message takes a system call to come. */
+static double no_spin(void) {
+  return 0;
+}
+
 const tree_way rig_tree_by_messages = {
-    "messages",      take,    may_send, start, done, rig_peer_polling, rig_peer_progress,
-    sleep_on_worker, settled, false};
+    .name = "messages",
+    .open = rig_tree_peers_start,
+    .take = take,
+    .may_send = may_send,
+    .start = start,
+    .done = done,
+    .waiting = rig_peer_polling,
+    .progress = rig_peer_progress,
+    .sleep = sleep_on_worker,
+    .settled = settled,
+    .spin_s = no_spin,
+};

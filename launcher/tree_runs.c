@@ -195,7 +195,7 @@ static rig_status wait_for(rig_job *job, tree_cond *cond, uint64_t arg, rig_erro
   if (met) return RIG_OK;
   way->waiting(true);
   rig_status st = RIG_OK;
-  double t0 = 0, spin_s = way->spins ? rig_wait_spin_s() : 0;
+  double t0 = 0, spin_s = way->spin_s();
   long nap_ns = 20000;
   for (unsigned polls = 0;; polls++) {
     uint32_t seen = atomic_load_explicit(&t->mail, memory_order_acquire);
