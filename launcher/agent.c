@@ -17,7 +17,7 @@
 #include "failure.h"
 #include "far_copy.h"
 #include "holdings.h"
-#include "job.h"
+#include "job_state.h"
 #include "route/route.h"
 
 struct agent {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "agent_rails.h"
-#include "job.h"
+#include "job_state.h"
 
 void rig_agent_rail(rig_job *job, const frame *f, const unsigned char *payload,
                     void (*answer)(rig_job *job, const frame *req, rig_status st,

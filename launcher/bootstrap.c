@@ -16,7 +16,7 @@
 #include "express.h"
 #include "express_messages.h"
 #include "far_copy.h"
-#include "job.h"
+#include "job_state.h"
 #include "route/route.h"
 
 /* Waits for a collective of the job's start, within the silence bound: a

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 
 /* The controller's release: the agents' ends are asked first, so that
  * both ends drop together (each waits for the other's goodbye). */

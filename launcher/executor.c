@@ -20,7 +20,7 @@
 #include "express_messages.h"
 #include "failure.h"
 #include "far_copy.h"
-#include "job.h"
+#include "job_state.h"
 #include "route/route.h"
 
 void rig_handover_free(handover *h) {

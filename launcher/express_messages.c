@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 
 /* The message kinds (rig_peer_listen). */
 enum { MSG_HANDOVER = 1, MSG_REPORT = 2, MSG_KNOCK = 3 };

@@ -8,7 +8,7 @@
 
 #include "base/clock.h"
 #include "base/env.h"
-#include "job.h"
+#include "job_state.h"
 
 /* The kinds a cause may stand for; anything else (a frame from the wire)
  * is a failure of the job. */

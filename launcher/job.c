@@ -14,7 +14,7 @@
 #include "express_messages.h"
 #include "failure.h"
 #include "far_copy.h"
-#include "job.h"
+#include "job_state.h"
 #include "machine.h"
 #include "proxy.h"
 #include "told.h"

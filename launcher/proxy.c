@@ -13,7 +13,7 @@
 
 #include "express.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "route/route.h"
 
 /* An image loaded by the agent: its id there. */

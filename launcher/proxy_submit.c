@@ -9,7 +9,7 @@
 
 #include "express.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "proxy.h"
 #include "route/route.h"
 

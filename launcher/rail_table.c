@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 
 static job_rail *rail_at(const job_rails *t, size_t i) {
   return ((job_rail **)t->items.items)[i];

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 
 uint64_t rig_request_id(rig_job *job) {
   return atomic_fetch_add(&job->as_controller.next_request, 1) + 1;

@@ -12,7 +12,7 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 
 /* How long an agent waits for the controller's goodbye at least: longer
  * than the controller waits for the words (each agent that can be reached

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "proxy.h"
 
 /* The most events an agent's trace may answer with: its start's capacity. */

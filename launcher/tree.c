@@ -14,7 +14,7 @@
 #include "base/sync.h"
 #include "bootstrap.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 
 /* Bytes one message carries at most: MPI counts are ints, and a buffer
  * shared down the tree moves on in pieces, so that a machine forwards one

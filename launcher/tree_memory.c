@@ -19,7 +19,7 @@
 #include "base/sync.h"
 #include "bootstrap.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "rig/rig_rail.h"
 #include "tree.h"
 

@@ -11,7 +11,7 @@
 #include "base/sync.h"
 #include "bootstrap.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "tree.h"
 
 rig_status rig_tree_usable(rig_job *job, rig_error *err) {

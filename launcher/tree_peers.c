@@ -17,7 +17,7 @@
 #include "base/sync.h"
 #include "bootstrap.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "tree.h"
 
 /* The kind of the tree's messages (express_messages.c has 1 to 3). */

@@ -21,7 +21,7 @@
 #include "base/count_wait.h"
 #include "base/sync.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "tree.h"
 
 /* ---- the process's jobs, for the chores of its waiting threads ------------------------ */

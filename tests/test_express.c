@@ -16,7 +16,7 @@
 #include "base/env.h"
 #include "express.h"
 #include "express_messages.h"
-#include "job.h"
+#include "job_state.h"
 #include "proxy.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "job.h"
+#include "job_state.h"
 #include "polled.h"
 #include "rig/rig_program.h"
 #include "rig_mpi_test.h"

@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "express.h"
 #include "express_messages.h"
-#include "job.h"
+#include "job_state.h"
 
 static const rig_route *table_of(unsigned char route) {
   return route == ROUTE_MEMORY     ? &rig_route_memory

@@ -4,7 +4,7 @@
 #include "agent.h"
 #include "base/count_wait.h"
 #include "executor.h"
-#include "job.h"
+#include "job_state.h"
 
 /* ---- the controller's half ---------------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 #include "executor.h"
 #include "express.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "proxy.h"
 #include "route.h"
 

@@ -14,7 +14,7 @@
 #include "executor.h"
 #include "failure.h"
 #include "far_copy.h"
-#include "job.h"
+#include "job_state.h"
 #include "route_express.h"
 
 /* Copies of at least this many bytes wait for the device's earlier work

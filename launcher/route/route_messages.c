@@ -13,7 +13,7 @@
 #include "executor.h"
 #include "express_messages.h"
 #include "failure.h"
-#include "job.h"
+#include "job_state.h"
 #include "route_express.h"
 
 /* How long a waiter on the timeline yields before it sleeps. */
