@@ -28,8 +28,11 @@ void rig_job_said(rig_job *job, int from, const char *cause) {
   if (cause && !w->text[0]) snprintf(w->text, sizeof w->text, "%s", cause);
 }
 
-/* The failure with cause from machine `from` (this one's own when tell). */
-static void fail(rig_job *job, bool tell, int from, rig_status code, const char *cause) {
+/* The failure with cause from machine `from` (this one's own when tell),
+ * in its run `run` - 1 (0: none known; this machine's own: the run going
+ * on here, if any). */
+static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status code,
+                 const char *cause) {
   /* A loss seen just after this process was stopped past the bound is
    * the stop's doing: the peers took this machine for gone. */
   char own[RIG_ERROR_MESSAGE_MAX];
@@ -39,6 +42,7 @@ static void fail(rig_job *job, bool tell, int from, rig_status code, const char 
     code = RIG_EJOB;
     from = job->rank;
   }
+  if (from == job->rank) run = rig_tree_run_here(job);
   /* An empty F_FAIL is an agent's word that it has none (told.c). */
   if (!cause[0]) cause = "a failure without a cause";
   pthread_mutex_lock(&job->lock);
@@ -48,6 +52,7 @@ static void fail(rig_job *job, bool tell, int from, rig_status code, const char 
     job->cause_code = known(code);
     job->cause_set = true;
     job->cause_from = from;
+    job->cause_run = run;
     job->stopped = stopped;
   }
   if (job->rank == 0) rig_job_said(job, from, cause);
@@ -60,6 +65,7 @@ static void fail(rig_job *job, bool tell, int from, rig_status code, const char 
       snprintf(job->cause, sizeof job->cause, "%s", cause);
       job->cause_code = known(code);
       job->cause_from = from;
+      job->cause_run = run;
     }
     pthread_cond_broadcast(&job->changed);
   }
@@ -67,14 +73,14 @@ static void fail(rig_job *job, bool tell, int from, rig_status code, const char 
   job->told_own |= send_own;
   pthread_mutex_unlock(&job->lock);
   if (send_own) {
-    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)known(code)}};
+    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)known(code), .value = run}};
     rig_ctl_send(&job->c, 0, &f, cause, strlen(cause), NULL);
   }
   if (!first) return;
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
   if (tell && job->rank == 0) {
-    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)job->cause_code}};
+    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)job->cause_code, .value = job->cause_run}};
     for (int r = 1; r < job->size; r++)
       rig_ctl_send(&job->c, r, &f, job->cause, strlen(job->cause), NULL);
   }
@@ -91,12 +97,12 @@ static void fail(rig_job *job, bool tell, int from, rig_status code, const char 
 }
 
 void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause) {
-  fail(job, tell, job->rank, code, cause);
+  fail(job, tell, job->rank, 0, code, cause);
 }
 
-void rig_job_fail_from(rig_job *job, int from, rig_status code, const char *cause) {
+void rig_job_fail_from(rig_job *job, int from, uint64_t run, rig_status code, const char *cause) {
   /* The controller tells every agent; an agent heard it from there. */
-  fail(job, job->rank == 0, from, code, cause);
+  fail(job, job->rank == 0, from, run, code, cause);
 }
 
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
@@ -174,6 +180,16 @@ bool rig_job_failed(const rig_job *job, rig_error *why) {
   cause_read(job, why);
   if (why) why->code = RIG_EJOB;
   return true;
+}
+
+bool rig_job_failed_in_run(const rig_job *job, uint64_t *run) {
+  if (!atomic_load(&job->failed)) return false;
+  pthread_mutex_t *lock = (pthread_mutex_t *)&job->lock;
+  pthread_mutex_lock(lock);
+  uint64_t r = job->cause_run;
+  pthread_mutex_unlock(lock);
+  if (r && run) *run = r - 1;
+  return r != 0;
 }
 
 bool rig_job_stopped(rig_job *job, rig_error *why) {

@@ -16,8 +16,9 @@ typedef struct rig_job rig_job;
  * RIG_EJOB, or a kind rig_job_fail_as gave), tells every other rank when
  * tell, raises this process's rails and runs the job's on_fail. */
 void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause);
-/* The same for a cause that came from machine `from` (its F_FAIL). */
-void rig_job_fail_from(rig_job *job, int from, rig_status code, const char *cause);
+/* The same for a cause that came from machine `from` (its F_FAIL), in
+ * its run `run` - 1 there (0: in none, or not known). */
+void rig_job_fail_from(rig_job *job, int from, uint64_t run, rig_status code, const char *cause);
 /* Each machine's word on the failure, as the controller heard it
  * (told.c): `from` said cause (NULL: its goodbye came), under job->lock. */
 struct job_said {

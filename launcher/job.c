@@ -32,7 +32,7 @@ static void deliver(rig_job *job, int src, const frame *f, const unsigned char *
   } else if (h->kind == F_FAIL) {
     char cause[RIG_ERROR_MESSAGE_MAX];
     snprintf(cause, sizeof cause, "%.*s", (int)h->payload, (const char *)payload);
-    rig_job_fail_from(job, src, (rig_status)h->status, cause);
+    rig_job_fail_from(job, src, h->value, (rig_status)h->status, cause);
   } else if (job->rank != 0) {
     rig_agent_frame(job->as_agent.agent, f, payload);
   } else if (h->kind == F_REPLY) {

@@ -43,6 +43,7 @@ struct rig_job {
   char cause[RIG_ERROR_MESSAGE_MAX];
   rig_status cause_code; /* what the cause stands for (rig_job_cause) */
   int cause_from;        /* under lock: the machine whose word the cause is */
+  uint64_t cause_run;    /* under lock: the run it came in there, plus one (0: none known) */
   /* How the failure is told once (told.c), under lock: an agent's own
    * cause went to the controller; the controller's cause and goodbye came
    * to an agent; what each machine said, on the controller. */

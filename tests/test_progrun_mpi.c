@@ -1445,6 +1445,51 @@ static void test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once(void)
   }
 }
 
+/* Machine 1's run 0 fails only once machine 0 runs its run 1 (W = 2 lets
+ * it begin before run 0 is done everywhere): machine 0's second launch
+ * makes the mark and never ends, machine 1's cpu:0 waits for the mark,
+ * then its fill fails. The failure is told as of run 0, the run it came
+ * in, not of the run machine 0 was in when it heard of it. */
+static void test_a_failure_is_told_in_the_run_it_came_in_on_its_machine(void) {
+  char first[512], late[512], job[512], mark[512], mark_var[600], text[2048];
+  write_launch(in_tmp("pause-after-first.json", first, sizeof first), "pause_after_first", "");
+  const char *k = env_or("RIG_TEST_KERNELS", "kernels.so");
+  snprintf(text, sizeof text,
+           "{\"format\": 4, \"devices\": [\"cpu-%s\"], \"memory\": [],\n"
+           " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, "
+           "\"holes\": []}}],\n"
+           " \"inputs\": [], \"ints\": 0,\n"
+           " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
+           "   \"name\": \"await_mark\", \"params\": {\"bytes\": \"\", \"holes\": []}, "
+           "\"refs\": [],\n"
+           "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
+           "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
+           "{\"Fixed\": 0}}},\n"
+           "   {\"Fill\": {\"fill\": {\"Entry\": {\"image\": 0, \"name\": \"failing_fill\"}},\n"
+           "   \"params\": {\"bytes\": \"\", \"holes\": []}, \"refs\": []}}],\n"
+           "   \"slots\": [], \"fixed\": []}}]}\n",
+           rig_host_isa(), k);
+  write_text(in_tmp("late-failing.json", late, sizeof late), text);
+  write_text(in_tmp("late-job.json", job, sizeof job),
+             "{\"machines\": [{\"program\": \"pause-after-first.json\"}, {\"program\": "
+             "\"late-failing.json\"}]}\n");
+  in_tmp("run-1-began", mark, sizeof mark);
+  unlink(mark);
+  snprintf(mark_var, sizeof mark_var, "RIG_TEST_PAUSE_MARK=%s", mark);
+  char *env[] = {mark_var, NULL};
+  const char *args[] = {job, "--runs", "3", "--quiet", NULL};
+  rig_proc p = mpirun_during(2, args, env, 60, NULL, NULL);
+  char m1[64], want[256];
+  snprintf(want, sizeof want, "progrun: run 0: %s: cpu:0 lost: part 1: a fill failed with 7\n",
+           machine_label(1, m1, sizeof m1));
+  CU_ASSERT_NOT_EQUAL(p.code, 0);
+  CU_ASSERT_FALSE(p.timed_out);
+  CU_ASSERT_EQUAL(access(mark, F_OK), 0); /* machine 0 was in run 1 */
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.err, want));
+  if (p.timed_out || !strstr(p.err, want)) show(&p);
+  rig_proc_free(&p);
+}
+
 /* As write_launch, on the host device: the launch runs on the thread that
  * hands the run over (machine 0's: the controller's own). */
 static void write_host_launch(const char *path, const char *fn, const char *params) {
@@ -2674,6 +2719,8 @@ void rig_test_register(void) {
        test_a_device_machine_2_lacks_names_the_field_that_maps_it},
       {"an agent's own bad environment is told by rank 0",
        test_an_agents_own_bad_environment_is_told_by_rank_0},
+      {"a failure is told in the run it came in on its machine",
+       test_a_failure_is_told_in_the_run_it_came_in_on_its_machine},
       {"a failure beside a kernel that never ends is told at once",
        test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once},
       {"no output is replaced when one inside the tree fails",

@@ -115,6 +115,11 @@ rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Whether the job failed, and why (RIG_EJOB with the root cause). */
 bool rig_job_failed(const rig_job *job, rig_error *why);
+/* Whether the job failed with a root cause that came during a run of the
+ * machine it came from (between its rig_job_run_begin and
+ * rig_job_run_end), and which (*run, the caller's number there). Other
+ * machines may be runs ahead or behind it: W = 2 lets them be. */
+bool rig_job_failed_in_run(const rig_job *job, uint64_t *run);
 /* Whether this process itself was stopped or starved past the silence
  * bound (SIGSTOP, a debugger: a gap in the job's own thread's turns), and
  * why ("machine 0: stopped for 12 s, past the 10 s silence bound: ..."):

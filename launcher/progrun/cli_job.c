@@ -181,7 +181,7 @@ static void *watch_failure(void *arg) {
   if (!cli_failure_claim()) return NULL;
   rig_error why;
   rig_job_told_cause(s->job, CLI_WORDS_WAIT_S, &why);
-  int64_t r = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
+  int64_t r = cli_failed_run(s, __atomic_load_n(&s->run, __ATOMIC_ACQUIRE));
   cli_hold();
   cli_settle();
   cli_outset_abort(&s->files);

@@ -212,6 +212,10 @@ int cli_session_control(cli_session *s, rig_error *err);
 /* The job's root cause when it failed, with the run it failed in; else
  * err's message. Prints it, every file left as it was; the exit code. */
 int cli_session_fail(cli_session *s, int rc, const rig_error *err);
+/* The run a failure of the job is told in: the one its root cause came in
+ * on its machine, when that is known (machines may be a run apart), else
+ * `seen`, the run this process saw it in (-1: none). */
+int64_t cli_failed_run(const cli_session *s, int64_t seen);
 /* Puts the reports, commits every file, prints the summary: the exit code. */
 int cli_session_finish(cli_session *s);
 /* Its halves: the reports into their temporary files (cli_report_put.c); then, rc CLI_EXIT_OK,

@@ -186,10 +186,12 @@ static bool run_here(local_machine *lm, uint64_t r, uint64_t *ns) {
   if (cli_machine_start(&lm->mm, r, p->ints, p->nints, &err) != CLI_EXIT_OK ||
       wait_ends(lm, &err) != RIG_OK) {
     /* Machine 0's own failure is of its own run, whatever run before it
-     * is still in flight elsewhere. */
-    if (lm->run_now) __atomic_store_n(lm->run_now, (int64_t)r, __ATOMIC_RELEASE);
-    if (!rig_job_failed(lm->job, NULL))
+     * is still in flight elsewhere; a failure elsewhere that ended the
+     * wait here is not (the job knows its run: cli_failed_run). */
+    if (!rig_job_failed(lm->job, NULL)) {
+      if (lm->run_now) __atomic_store_n(lm->run_now, (int64_t)r, __ATOMIC_RELEASE);
       rig_job_fail(lm->job, "%s: %s", rig_job_label(lm->job, p->m), err.message);
+    }
     return false;
   }
   *ns = cli_now_ns() - t0;

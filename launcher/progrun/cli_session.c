@@ -11,6 +11,12 @@
 
 #include "cli_job.h"
 
+int64_t cli_failed_run(const cli_session *s, int64_t seen) {
+  uint64_t r;
+  if (s->job && rig_job_failed_in_run(s->job, &r) && r <= INT64_MAX) return (int64_t)r;
+  return seen;
+}
+
 int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
   /* Told once: when the watch of a job told it first, it ends the process. */
   if (s->job && !cli_failure_claim())
@@ -28,8 +34,8 @@ int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
   cli_outset_abort(&s->files);
   if (!s->job) {
     cli_fail(rc, "%s", err->message);
-  } else if (failed && s->failed_run >= 0) {
-    cli_fail(rc, "run %" PRId64 ": %s", s->failed_run, cause.message);
+  } else if (failed && cli_failed_run(s, s->failed_run) >= 0) {
+    cli_fail(rc, "run %" PRId64 ": %s", cli_failed_run(s, s->failed_run), cause.message);
   } else {
     cli_fail(rc, "%s", cause.message);
   }
