@@ -28,6 +28,15 @@ void rig_job_said(rig_job *job, int from, const char *cause) {
   if (cause && !w->text[0]) snprintf(w->text, sizeof w->text, "%s", cause);
 }
 
+/* The job whose run this thread runs, if any, and that run plus one. */
+static _Thread_local const rig_job *running;
+static _Thread_local uint64_t running_run;
+
+void rig_job_running(const rig_job *job, uint64_t run) {
+  running = job;
+  running_run = job ? run + 1 : 0;
+}
+
 /* The failure with cause from machine `from` (this one's own when tell),
  * in its run `run` - 1 (0: none known; this machine's own: the run going
  * on here, if any). */
@@ -42,7 +51,7 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
     code = RIG_EJOB;
     from = job->rank;
   }
-  if (from == job->rank) run = rig_tree_run_here(job);
+  if (from == job->rank) run = running == job ? running_run : 0;
   /* An empty F_FAIL is an agent's word that it has none (told.c). */
   if (!cause[0]) cause = "a failure without a cause";
   pthread_mutex_lock(&job->lock);

@@ -19,6 +19,11 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
 /* The same for a cause that came from machine `from` (its F_FAIL), in
  * its run `run` - 1 there (0: in none, or not known). */
 void rig_job_fail_from(rig_job *job, int from, uint64_t run, rig_status code, const char *cause);
+/* This thread runs run `run` (the caller's number) of job's, between its
+ * rig_job_run_begin and rig_job_run_end (job NULL: no run): a failure the
+ * thread makes is the run's own, told as of that run (a silence the
+ * control thread finds is not). */
+void rig_job_running(const rig_job *job, uint64_t run);
 /* Each machine's word on the failure, as the controller heard it
  * (told.c): `from` said cause (NULL: its goodbye came), under job->lock. */
 struct job_said {

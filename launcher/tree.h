@@ -197,10 +197,4 @@ rig_status rig_tree_out_of_step(rig_job *job, int from, const char *what, uint64
  * job by a grace: err says so. */
 bool rig_tree_closed(rig_job *job, rig_error *err);
 
-/* The caller's number of the run of the job's this thread runs now
- * (between its rig_job_run_begin and rig_job_run_end), plus one; else 0.
- * A failure that thread makes is the run's own, told as of that run (a
- * silence the control thread finds is not). */
-uint64_t rig_tree_run_here(const rig_job *job);
-
 #endif

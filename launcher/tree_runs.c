@@ -237,14 +237,6 @@ static rig_status wait_for(rig_job *job, tree_cond *cond, uint64_t arg, rig_erro
 
 /* ---- runs ------------------------------------------------------------------------------ */
 
-/* The job whose run this thread runs, if any, and that run plus one. */
-static _Thread_local const rig_job *running;
-static _Thread_local uint64_t running_run;
-
-uint64_t rig_tree_run_here(const rig_job *job) {
-  return running == job ? running_run : 0;
-}
-
 /* This machine's run is in flight, or no longer: the rail thread serves
  * its rails meanwhile (rails.md, "Waiting on a rail across hosts"). */
 static void serve(job_tree *t, bool on) {
@@ -267,7 +259,7 @@ rig_status rig_job_run_begin(rig_job *job, uint64_t run, rig_error *err) {
    * machine 0, sent now at the latest. */
   pthread_mutex_lock(&t->runs_lock);
   t->begun++;
-  running = job, running_run = run + 1;
+  rig_job_running(job, run);
   st = chores(job, err);
   pthread_mutex_unlock(&t->runs_lock);
   return st;
@@ -299,7 +291,7 @@ rig_status rig_job_run_end(rig_job *job, uint64_t run, uint64_t ns, rig_job_slow
                            rig_error *err) {
   job_tree *t = &job->tree;
   serve(t, false);
-  running = NULL, running_run = 0;
+  rig_job_running(NULL, 0);
   if (slowest) *slowest = (rig_job_slowest){0, -1, RIG_JOB_NO_RUN};
   rig_status st = rig_tree_usable(job, err);
   if (st != RIG_OK) return st;
