@@ -397,6 +397,45 @@ static void test_an_output_to_dev_null_is_written_in_place(void) {
   CU_ASSERT_EQUAL(rig_run_file(saxpy(ex, sizeof ex), &o, &err), RIG_OK);
 }
 
+/* The set alone (rig_outputs): a file added but never put fails the
+ * commit, and the file that was put is left as it was, no temporary
+ * beside it; one put to a file shared by `also` lands in both. */
+static void test_a_set_of_outputs_is_written_all_or_none(void) {
+  char dir[4096], a[4096], b[4096], c[4096];
+  tmp_path("set", dir, sizeof dir);
+  CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0777), 0);
+  tmp_path("set/a.bin", a, sizeof a);
+  tmp_path("set/b.bin", b, sizeof b);
+  tmp_path("set/c.bin", c, sizeof c);
+  write_file(a, "old", 3);
+  rig_outputs *s = NULL;
+  rig_error err = {0};
+  size_t ka = 0, kb = 0;
+  CU_ASSERT_EQUAL_FATAL(rig_outputs_make(&s, false, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_add(s, a, "a", &ka, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_add(s, b, "b", &kb, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_put(s, ka, "new", 3, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_commit(s, &err), RIG_EREFUSED);
+  CU_ASSERT(strstr(err.message, "b.bin: its bytes never came") != NULL);
+  rig_outputs_free(s);
+  CU_ASSERT(file_is(a, "old", 3));
+  CU_ASSERT_EQUAL(entries(dir), 1);
+  /* Two files of one put; the same file twice is refused by its labels. */
+  size_t kc = 0, again = 0;
+  CU_ASSERT_EQUAL_FATAL(rig_outputs_make(&s, true, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_add(s, a, "output 0=a", &ka, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_add(s, c, "output 1=c", &kc, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_add(s, a, "output 2=a", &again, &err), RIG_EINVAL);
+  CU_ASSERT_STRING_EQUAL(err.message, "output 2=a: the same file as output 0=a");
+  rig_outputs_also(s, kc, ka);
+  CU_ASSERT_EQUAL(rig_outputs_put(s, ka, "both", 4, &err), RIG_OK);
+  CU_ASSERT_EQUAL(rig_outputs_commit(s, &err), RIG_OK);
+  rig_outputs_free(s);
+  CU_ASSERT(file_is(a, "both", 4));
+  CU_ASSERT(file_is(c, "both", 4));
+  CU_ASSERT_EQUAL(entries(dir), 2);
+}
+
 static void test_an_input_given_twice_is_refused(void) {
   char ex[4096];
   rig_run_io inputs[] = {{0, "/dev/null"}, {0, "/dev/null"}};
@@ -544,6 +583,7 @@ void rig_test_register(void) {
       {"outputs replace their files whole", test_outputs_replace_their_files_whole},
       {"an output to /dev/null is written in place",
        test_an_output_to_dev_null_is_written_in_place},
+      {"a set of outputs is written all or none", test_a_set_of_outputs_is_written_all_or_none},
       CU_TEST_INFO_NULL};
   static CU_TestInfo refusals[] = {
       {"a missing input file names the input and the file",

@@ -58,6 +58,51 @@ rig_status rig_run_map_devices(const rig_desc *d, const char *const *names, size
                                const char *given_by, rig_device_opener *open, void *ctx,
                                rig_device **out, rig_error *err);
 
+/* ---- files written all or none ------------------------------------------------- */
+
+/* A set of files a command writes, all or none, as rig_run_file and
+ * progrun write their outputs: each added before any work, which checks
+ * that it can be written and that no other file of the set is the same
+ * file; its bytes go to a temporary file beside it, synced (or, for a file
+ * that is no regular file, such as /dev/null, a FIFO or /dev/stdout, are
+ * kept); the commit writes those in place, then renames every temporary
+ * over its file. A failure before the renames leaves every file as it
+ * was. Not locked: its owner's lock covers it. */
+typedef struct rig_outputs rig_outputs;
+
+/* An empty set. Its messages name a file by its path (`cannot write
+ * y.bin: <why>`), or, labelled, by its label first (`output 1=y.bin:
+ * cannot write y.bin: <why>`). RIG_ENOMEM. */
+rig_status rig_outputs_make(rig_outputs **s, bool labelled, rig_error *err);
+/* Adds path (named `label` in messages): refuses one whose folder is
+ * missing or not writable (RIG_ESYS, `cannot write PATH: its folder DIR
+ * does not exist`), a directory, a FIFO no process reads (`... a FIFO no
+ * process reads`), and one that is the same file as another of the set
+ * (RIG_EINVAL, `LABEL: the same file as LABEL2`). A file that is no
+ * regular file is opened here, without waiting, and written in place
+ * (/dev/stdout: this process's own descriptor, at its offset); a symbolic
+ * link is followed, the end of its chain replaced. *index is for put. */
+rig_status rig_outputs_add(rig_outputs *s, const char *path, const char *label, size_t *index,
+                           rig_error *err);
+/* File `index` takes the bytes put to `first` too (one input, two files). */
+void rig_outputs_also(rig_outputs *s, size_t index, size_t first);
+/* The file's bytes (and those of the files that take them too). */
+rig_status rig_outputs_put(rig_outputs *s, size_t index, const void *b, size_t n, rig_error *err);
+/* Whether a file of the set is written in place into fd's file (a
+ * command's stdout: then its own words go elsewhere). */
+bool rig_outputs_writes_fd(const rig_outputs *s, int fd);
+/* The first half of the commit, for files written by several processes
+ * that all rename only once each wrote its own: writes the in-place files
+ * (each once). A file added but never put fails it (RIG_EREFUSED, `cannot
+ * write PATH: its bytes never came`), every temporary removed. */
+rig_status rig_outputs_in_place(rig_outputs *s, rig_error *err);
+/* Writes the in-place files, then renames every temporary over its file. */
+rig_status rig_outputs_commit(rig_outputs *s, rig_error *err);
+/* Removes the temporaries written: no file changes. */
+void rig_outputs_abort(rig_outputs *s);
+/* Frees the set (NULL: nothing), removing the temporaries not renamed. */
+void rig_outputs_free(rig_outputs *s);
+
 /* An input's file: read into input `index` before the runs, or written
  * with its bytes after the last. */
 typedef struct rig_run_io {

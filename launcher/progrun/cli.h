@@ -12,6 +12,7 @@
 #include "rig/rig_core.h"
 #include "rig/rig_desc.h"
 #include "rig/rig_program.h"
+#include "rig/rig_run.h"
 
 /* Exit codes (docs/jobs.md, "progrun"). */
 enum {
@@ -339,10 +340,12 @@ int cli_read_whole(const char *path, char **text, size_t *len, rig_error *err);
 
 /* ---- writing files, all or none (cli_outset.c) ------------------------------ */
 
-typedef struct cli_out cli_out;
+/* The set is librig's (rig_outputs, rig_run.h); the command maps its
+ * statuses to exit codes: a file that cannot be written or is given twice
+ * is CLI_EXIT_USAGE, the rest (out of memory, a file never put)
+ * CLI_EXIT_FAIL. Zeroed: empty. */
 typedef struct cli_outset {
-  cli_out *outs;
-  size_t n, room;
+  rig_outputs *set;            /* made at the first add */
   bool has_stdout, has_stderr; /* a file written in place is this process's stdout, stderr */
 } cli_outset;
 /* Adds path (named `label` in messages: "--output 1=y.bin"), before any

@@ -1,9 +1,10 @@
-/* The files a run writes, all or none: each added before any work, which
- * checks it can be written and that no other file of the run is the same
- * file; its bytes go to a temporary file beside it (or, for a file that is
- * no regular file, such as /dev/null, are kept); the commit writes those
- * in place, then renames every temporary over its file. A failure before
- * the renames leaves every file as it was. */
+/* Files written all or none (rig_outputs, rig_run.h): each added before
+ * any work, which checks it can be written and that no other file of the
+ * set is the same file; its bytes go to a temporary file beside it (or,
+ * for a file that is no regular file, such as /dev/null or /dev/stdout,
+ * are kept); the commit writes those in place, then renames every
+ * temporary over its file. A failure before the renames leaves every file
+ * as it was. rig_run_file and progrun write their files through it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -16,15 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rig/rig_array.h"
 #include "run_internal.h"
 
-struct run_out {
+typedef struct out {
   char *label;  /* as messages name it: "output 1=y.bin" */
   char *path;   /* as given */
-  char *target; /* replaced: the file the rename replaces (a link's target) */
+  char *target; /* replaced: the end of its links, which the rename replaces */
   char *key;    /* replaced: target with its folder resolved, to find the same file twice */
   int fd;       /* in place: open for writing, else -1 */
-  bool exists;  /* dev and ino are the file's */
+  bool exists;  /* dev and ino are the file's (an in-place one's, or an existing target's) */
   dev_t dev;
   ino_t ino;
   bool chr;       /* in place, a character device: any number of files may name it */
@@ -32,30 +34,126 @@ struct run_out {
   char *tmp;      /* replaced: the temporary holding its bytes, once put */
   uint8_t *bytes; /* in place: its bytes, once put, until the commit */
   size_t n;
-  bool put;
+  bool put;     /* its bytes given (an in-place one's until written) */
+  bool written; /* in place: written */
+  size_t also;  /* the file that takes the same bytes (one input, two outputs), or SIZE_MAX */
+} out;
+
+typedef RIG_ARRAY_OF(out) outs;
+
+struct rig_outputs {
+  outs outs;
+  bool labelled; /* messages begin with the file's label */
 };
 
-static rig_status cannot(rig_error *err, const run_out *o, const char *why) {
+/* ---- messages --------------------------------------------------------------------- */
+
+static rig_status cannot(const rig_outputs *s, rig_error *err, const out *o, const char *why) {
   char shown[RUN_PATH_SHOWN];
-  return rig_error_set(err, RIG_ESYS, "%s: cannot write %s: %s", o->label,
-                       run_short_path(o->path, shown, sizeof shown), why);
+  const char *p = run_short_path(o->path, shown, sizeof shown);
+  if (s->labelled) return rig_error_set(err, RIG_ESYS, "%s: cannot write %s: %s", o->label, p, why);
+  return rig_error_set(err, RIG_ESYS, "cannot write %s: %s", p, why);
 }
 
-static rig_status failed(rig_error *err, const run_out *o, int e) {
-  if (e == ENOMEM) return rig_error_set(err, RIG_ENOMEM, "%s: out of memory", o->label);
-  return cannot(err, o, strerror(e));
+static rig_status no_memory(const rig_outputs *s, rig_error *err, const out *o) {
+  if (s->labelled && o->label) return rig_error_set(err, RIG_ENOMEM, "%s: out of memory", o->label);
+  return rig_error_set(err, RIG_ENOMEM, "out of memory");
 }
 
-/* ---- where a path's bytes go ---------------------------------------------------- */
+static rig_status failed(const rig_outputs *s, rig_error *err, const out *o, int e) {
+  return e == ENOMEM ? no_memory(s, err, o) : cannot(s, err, o, strerror(e));
+}
 
-/* An existing file that is no regular file, opened to be written in place.
- * Opening never waits: a FIFO no process reads is ENXIO. An errno, or 0. */
-static int open_in_place(run_out *o, const char *file) {
-  o->fd = open(file, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-  if (o->fd < 0) return errno;
+/* ---- where a path's bytes go ------------------------------------------------------ */
+
+/* The number N when `link` (a symbolic link in the folder `dir`,
+ * resolved) is /proc/<this process>/fd/N: then `/dev/stdout` is this
+ * process's fd 1 itself, written at its offset as any program writes it
+ * (`>> file` appends), not the file reopened. -1 otherwise. */
+static int own_fd(const char *dir, const char *link) {
+  char mine[64];
+  snprintf(mine, sizeof mine, "/proc/%d/fd", (int)getpid());
+  const char *base = strrchr(link, '/');
+  base = base ? base + 1 : link;
+  char *end;
+  long n = strtol(base, &end, 10);
+  return strcmp(dir, mine) == 0 && *base && !*end && n >= 0 && n < 1 << 20 ? (int)n : -1;
+}
+
+/* One step along a chain of links: *p (a link) becomes its target, or,
+ * for a link into /proc (which names an open file rather than a path),
+ * *fd the file it names, opened. An errno, or 0. */
+static int follow(char **p, int *fd, bool *in_proc) {
+  char *dcopy = strdup(*p), *dir = dcopy ? realpath(dirname(dcopy), NULL) : NULL;
+  char link[4096];
+  ssize_t n = readlink(*p, link, sizeof link - 1);
+  int e = !dcopy ? ENOMEM : !dir ? errno : n < 0 ? errno : 0;
+  *in_proc = !e && strncmp(dir, "/proc/", 6) == 0;
+  char *next = NULL;
+  if (!e && *in_proc) {
+    int own = own_fd(dir, *p);
+    *fd = own >= 0 ? fcntl(own, F_DUPFD_CLOEXEC, 3) : open(*p, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (*fd < 0) e = errno;
+  } else if (!e) {
+    link[n] = '\0';
+    if (link[0] == '/' ? !(next = strdup(link)) : asprintf(&next, "%s/%s", dir, link) < 0)
+      e = ENOMEM, next = NULL;
+  }
+  free(dcopy);
+  free(dir);
+  if (next) {
+    free(*p);
+    *p = next;
+  }
+  return e;
+}
+
+/* Where o->path's bytes go: o->target, the end of its chain of links
+ * (replaced by a temporary file renamed over it; a new file is made in
+ * its folder), or, when that is no regular file (a device, a FIFO,
+ * /dev/stdout), o->fd, open for writing in place. Opening never waits: a
+ * FIFO no process reads is refused (ENXIO) rather than waited for. An
+ * errno, or 0. */
+static int resolve(out *o) {
+  char *p = strdup(o->path);
+  if (!p) return ENOMEM;
+  int e = 0;
+  for (int hops = 0; !e; hops++) {
+    struct stat st;
+    if (lstat(p, &st) != 0) {
+      e = errno == ENOENT ? 0 : errno;
+      break; /* ENOENT: a new file, made in its folder */
+    }
+    if (S_ISDIR(st.st_mode)) {
+      e = EISDIR;
+    } else if (S_ISREG(st.st_mode)) {
+      o->exists = true, o->dev = st.st_dev, o->ino = st.st_ino;
+      break;
+    } else if (!S_ISLNK(st.st_mode)) {
+      o->fifo = S_ISFIFO(st.st_mode);
+      o->fd = open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      e = o->fd < 0 ? errno : 0;
+      break;
+    } else if (hops == 40) {
+      e = ELOOP;
+    } else {
+      bool in_proc = false;
+      e = follow(&p, &o->fd, &in_proc);
+      if (in_proc) break;
+    }
+  }
+  if (!e && o->fd < 0)
+    o->target = p;
+  else
+    free(p);
+  return e;
+}
+
+/* An in-place file's identity, its writes then blocking (a reader is
+ * there: it may take its time, as for any program's output). */
+static int in_place_ready(out *o) {
   struct stat st;
   int flags = fcntl(o->fd, F_GETFL);
-  /* A reader is there: its writes may block, as any program's output. */
   if (fstat(o->fd, &st) != 0 || flags < 0 || fcntl(o->fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
     return errno;
   o->exists = true, o->dev = st.st_dev, o->ino = st.st_ino;
@@ -64,8 +162,8 @@ static int open_in_place(run_out *o, const char *file) {
 }
 
 /* A replaced file's folder must take the temporary file and the rename;
- * its key is the file's path with that folder resolved. An errno, or 0. */
-static int replace_ready(run_out *o) {
+ * its key is the file's path with that folder resolved. */
+static int replace_ready(out *o) {
   char *dcopy = strdup(o->target), *bcopy = strdup(o->target);
   char *dir = dcopy ? realpath(dirname(dcopy), NULL) : NULL;
   int e = !dcopy || !bcopy ? ENOMEM : !dir ? errno : access(dir, W_OK | X_OK) != 0 ? errno : 0;
@@ -76,56 +174,16 @@ static int replace_ready(run_out *o) {
   return e;
 }
 
-/* Where o->path's bytes go: o->target, replaced by a rename (a symbolic
- * link's target, or the link itself when it leads nowhere; a new file is
- * made in its folder), or o->fd, written in place. An errno, or 0. */
-static int resolve(run_out *o) {
-  struct stat st;
-  char *file;
-  bool present = true;
-  if (lstat(o->path, &st) != 0) {
-    if (errno != ENOENT) return errno;
-    present = false;
-    file = strdup(o->path); /* a new file */
-  } else if (!S_ISLNK(st.st_mode)) {
-    file = strdup(o->path);
-  } else if ((file = realpath(o->path, NULL))) {
-    if (stat(file, &st) != 0) {
-      int e = errno;
-      free(file);
-      return e;
-    }
-  } else {
-    if (errno != ENOENT) return errno;
-    present = false;
-    file = strdup(o->path); /* a link to nothing: replaced itself */
-  }
-  if (!file) return ENOMEM;
-  int e = 0;
-  if (present && S_ISDIR(st.st_mode))
-    e = EISDIR;
-  else if (present && !S_ISREG(st.st_mode))
-    o->fifo = S_ISFIFO(st.st_mode), e = open_in_place(o, file);
-  else if (present)
-    o->exists = true, o->dev = st.st_dev, o->ino = st.st_ino;
-  if (!e && o->fd < 0) {
-    o->target = file;
-    return replace_ready(o);
-  }
-  free(file);
-  return e;
-}
+/* ---- the set ------------------------------------------------------------------------ */
 
-/* ---- the set ------------------------------------------------------------------- */
-
-static bool same_file(const run_out *a, const run_out *b) {
+static bool same_file(const out *a, const out *b) {
   if (a->key && b->key) return strcmp(a->key, b->key) == 0;
   /* One in place at least: the same file when the same inode, but for a
    * device such as /dev/null, which takes any number of writers. */
   return a->exists && b->exists && a->dev == b->dev && a->ino == b->ino && !a->chr && !b->chr;
 }
 
-static void out_clear(run_out *o) {
+static void out_clear(out *o) {
   if (o->tmp) unlink(o->tmp);
   if (o->fd >= 0) close(o->fd);
   free(o->label);
@@ -138,15 +196,8 @@ static void out_clear(run_out *o) {
   o->fd = -1;
 }
 
-rig_status run_outs_make(run_outs *s, size_t n, rig_error *err) {
-  s->n = 0;
-  s->v = calloc(n + 1, sizeof *s->v);
-  if (!s->v) return rig_error_set(err, RIG_ENOMEM, "out of memory");
-  return RIG_OK;
-}
-
 /* "its folder DIR does not exist" when path's folder is missing, the
- * likely slip (out/ not made). */
+ * likely slip (out/ not made, {rank} in a folder's name). */
 static bool missing_folder(const char *path, char *why, size_t size) {
   /* Half the room a path has: the message names the file too. */
   char *copy = strdup(path), shown[RUN_PATH_SHOWN / 2];
@@ -158,33 +209,59 @@ static bool missing_folder(const char *path, char *why, size_t size) {
   return missing;
 }
 
-rig_status run_outs_add(run_outs *s, const char *path, const char *label, rig_error *err) {
-  run_out *o = &s->v[s->n];
+rig_status rig_outputs_make(rig_outputs **out_set, bool labelled, rig_error *err) {
+  rig_outputs *s = calloc(1, sizeof *s);
+  if (!s) return rig_error_set(err, RIG_ENOMEM, "out of memory");
+  s->outs = (outs)RIG_ARRAY_OF_INIT(out, 0);
+  s->labelled = labelled;
+  *out_set = s;
+  return RIG_OK;
+}
+
+rig_status rig_outputs_add(rig_outputs *s, const char *path, const char *label, size_t *index,
+                           rig_error *err) {
+  if (!rig_array_reserve(&s->outs.a, 1)) return rig_error_set(err, RIG_ENOMEM, "out of memory");
+  out *o = &s->outs.t.items[s->outs.t.n];
   memset(o, 0, sizeof *o);
   o->fd = -1;
+  o->also = SIZE_MAX;
   o->label = strdup(label);
   o->path = strdup(path);
-  if (!o->label || !o->path) {
-    out_clear(o);
-    return rig_error_set(err, RIG_ENOMEM, "out of memory");
-  }
-  int e = resolve(o);
+  int e = !o->label || !o->path ? ENOMEM : resolve(o);
+  if (!e) e = o->fd >= 0 ? in_place_ready(o) : replace_ready(o);
   if (e) {
     char why[RUN_PATH_SHOWN / 2 + 64];
-    rig_status st = e == ENOENT && missing_folder(path, why, sizeof why) ? cannot(err, o, why)
-                    : e == ENXIO && o->fifo ? cannot(err, o, "a FIFO no process reads")
-                                            : failed(err, o, e);
+    rig_status st = e == ENOENT && missing_folder(path, why, sizeof why) ? cannot(s, err, o, why)
+                    : e == ENXIO && o->fifo ? cannot(s, err, o, "a FIFO no process reads")
+                                            : failed(s, err, o, e);
     out_clear(o);
     return st;
   }
-  for (size_t k = 0; k < s->n; k++)
-    if (same_file(o, &s->v[k])) {
-      rig_error_set(err, RIG_EINVAL, "%s: the same file as %s", o->label, s->v[k].label);
+  for (size_t k = 0; k < s->outs.t.n; k++)
+    if (same_file(o, &s->outs.t.items[k])) {
+      rig_error_set(err, RIG_EINVAL, "%s: the same file as %s", o->label, s->outs.t.items[k].label);
       out_clear(o);
       return RIG_EINVAL;
     }
-  s->n++;
+  *index = s->outs.t.n++;
   return RIG_OK;
+}
+
+bool rig_outputs_writes_fd(const rig_outputs *s, int fd) {
+  struct stat st;
+  if (!s || fstat(fd, &st) != 0) return false;
+  for (size_t k = 0; k < s->outs.t.n; k++) {
+    const out *o = &s->outs.t.items[k];
+    if (o->fd >= 0 && st.st_dev == o->dev && st.st_ino == o->ino) return true;
+  }
+  return false;
+}
+
+void rig_outputs_also(rig_outputs *s, size_t index, size_t first) {
+  /* Put at the chain's end, so that every file of the chain is written. */
+  rig_array_index(&s->outs.a, index);
+  while (RIG_ARRAY_AT(&s->outs, first).also != SIZE_MAX) first = RIG_ARRAY_AT(&s->outs, first).also;
+  if (first != index) RIG_ARRAY_AT(&s->outs, first).also = index;
 }
 
 static bool write_all(int fd, const uint8_t *b, size_t n) {
@@ -202,7 +279,7 @@ static bool write_all(int fd, const uint8_t *b, size_t n) {
  * 0666 less the umask, which a library must not change to read: another
  * thread may be creating files), its name not taken. An fd, or -1 with
  * errno. */
-static int make_temporary(run_out *o) {
+static int make_temporary(out *o) {
   static atomic_uint made;
   char *dcopy = strdup(o->target), *bcopy = strdup(o->target);
   const char *dir = dcopy ? dirname(dcopy) : NULL, *base = bcopy ? basename(bcopy) : NULL;
@@ -235,7 +312,7 @@ static int make_temporary(run_out *o) {
 /* The bytes into a temporary file beside the target (so that the rename
  * stays within one file system), synced. An errno, or 0; none left on
  * failure. */
-static int write_temporary(run_out *o, const uint8_t *b, size_t n) {
+static int write_temporary(out *o, const uint8_t *b, size_t n) {
   int fd = make_temporary(o);
   if (fd < 0) return errno;
   int e = !write_all(fd, b, n) || fsync(fd) != 0 ? errno : 0;
@@ -248,11 +325,11 @@ static int write_temporary(run_out *o, const uint8_t *b, size_t n) {
   return e;
 }
 
-rig_status run_outs_put(run_outs *s, size_t k, const void *b, size_t n, rig_error *err) {
-  run_out *o = &s->v[k];
+static rig_status put_one(const rig_outputs *s, out *o, const void *b, size_t n, rig_error *err) {
   int e = 0;
   if (o->fd >= 0) {
     /* Kept: bytes written in place cannot be taken back, so they go last. */
+    free(o->bytes);
     o->bytes = n ? malloc(n) : NULL;
     if (n && !o->bytes)
       e = ENOMEM;
@@ -260,15 +337,27 @@ rig_status run_outs_put(run_outs *s, size_t k, const void *b, size_t n, rig_erro
       memcpy(o->bytes, b, n);
     o->n = n;
   } else {
+    if (o->tmp) { /* put again: the last bytes count */
+      unlink(o->tmp);
+      free(o->tmp);
+      o->tmp = NULL;
+    }
     e = write_temporary(o, b, n);
   }
   o->put = !e;
-  return e ? failed(err, o, e) : RIG_OK;
+  return e ? failed(s, err, o, e) : RIG_OK;
+}
+
+rig_status rig_outputs_put(rig_outputs *s, size_t index, const void *b, size_t n, rig_error *err) {
+  rig_status st = RIG_OK;
+  for (size_t k = index; st == RIG_OK && k != SIZE_MAX; k = RIG_ARRAY_AT(&s->outs, k).also)
+    st = put_one(s, &RIG_ARRAY_AT(&s->outs, k), b, n, err);
+  return st;
 }
 
 /* Writes fd in place with SIGPIPE held on this thread, so that a reader
  * gone is EPIPE (a message), not the end of the process. */
-static int write_in_place(const run_out *o) {
+static int write_in_place(const out *o) {
   sigset_t pipe, old;
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
@@ -282,24 +371,62 @@ static int write_in_place(const run_out *o) {
   return e;
 }
 
-rig_status run_outs_commit(run_outs *s, rig_error *err) {
-  for (size_t k = 0; k < s->n; k++) {
-    run_out *o = &s->v[k];
-    int e = o->put && o->fd >= 0 ? write_in_place(o) : 0;
-    if (e) return failed(err, o, e);
+rig_status rig_outputs_in_place(rig_outputs *s, rig_error *err) {
+  if (!s) return RIG_OK;
+  /* A file added was promised: one that never got its bytes fails the
+   * set, rather than be skipped while the others go. */
+  for (size_t k = 0; k < s->outs.t.n; k++) {
+    out *o = &s->outs.t.items[k];
+    if (!o->put && !o->written) {
+      rig_outputs_abort(s);
+      cannot(s, err, o, "its bytes never came");
+      err->code = RIG_EREFUSED; /* the caller's fault, not the file's */
+      return RIG_EREFUSED;
+    }
   }
-  for (size_t k = 0; k < s->n; k++) {
-    run_out *o = &s->v[k];
+  for (size_t k = 0; k < s->outs.t.n; k++) {
+    out *o = &s->outs.t.items[k];
+    int e = o->fd >= 0 && !o->written ? write_in_place(o) : 0;
+    if (e) {
+      rig_outputs_abort(s);
+      return failed(s, err, o, e);
+    }
+    if (o->fd >= 0) o->written = true;
+  }
+  return RIG_OK;
+}
+
+rig_status rig_outputs_commit(rig_outputs *s, rig_error *err) {
+  rig_status st = rig_outputs_in_place(s, err);
+  if (st != RIG_OK || !s) return st;
+  for (size_t k = 0; k < s->outs.t.n; k++) {
+    out *o = &s->outs.t.items[k];
     if (!o->tmp) continue;
-    if (rename(o->tmp, o->target) != 0) return failed(err, o, errno);
+    if (rename(o->tmp, o->target) != 0) {
+      int e = errno;
+      rig_outputs_abort(s);
+      return failed(s, err, o, e);
+    }
     free(o->tmp);
     o->tmp = NULL;
   }
   return RIG_OK;
 }
 
-void run_outs_free(run_outs *s) {
-  for (size_t k = 0; k < s->n; k++) out_clear(&s->v[k]);
-  free(s->v);
-  memset(s, 0, sizeof *s);
+void rig_outputs_abort(rig_outputs *s) {
+  for (size_t k = 0; s && k < s->outs.t.n; k++) {
+    out *o = &s->outs.t.items[k];
+    if (o->tmp) {
+      unlink(o->tmp);
+      free(o->tmp);
+      o->tmp = NULL;
+    }
+  }
+}
+
+void rig_outputs_free(rig_outputs *s) {
+  if (!s) return;
+  for (size_t k = 0; k < s->outs.t.n; k++) out_clear(&s->outs.t.items[k]);
+  rig_array_free(&s->outs.a);
+  free(s);
 }

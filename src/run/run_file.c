@@ -17,8 +17,8 @@ typedef struct plan {
   const rig_run_options *o;
   uint64_t runs;
   rig_desc *d;
-  uint8_t **bytes; /* per input of d: its file's bytes (the input's length), or NULL */
-  run_outs outs;   /* the k-th is output k's */
+  uint8_t **bytes;   /* per input of d: its file's bytes (the input's length), or NULL */
+  rig_outputs *outs; /* the k-th is output k's */
 } plan;
 
 /* "LABEL" of input or output k as messages name it: "input 0=x.bin". */
@@ -81,10 +81,10 @@ static rig_status make_plan(plan *p, rig_error *err) {
     return rig_error_prefix(err, "%s", run_short_path(p->path, shown, sizeof shown));
   if ((st = fit(p, err)) != RIG_OK) return st;
   const rig_run_options *o = p->o;
-  if ((st = run_outs_make(&p->outs, o->noutputs, err)) != RIG_OK) return st;
-  for (size_t k = 0; k < o->noutputs; k++) {
+  if ((st = rig_outputs_make(&p->outs, true, err)) != RIG_OK) return st;
+  for (size_t k = 0, at; k < o->noutputs; k++) {
     label_of("output", &o->outputs[k], label, sizeof label);
-    if ((st = run_outs_add(&p->outs, o->outputs[k].path, label, err)) != RIG_OK) return st;
+    if ((st = rig_outputs_add(p->outs, o->outputs[k].path, label, &at, err)) != RIG_OK) return st;
   }
   p->bytes = calloc(p->d->ninputs + 1, sizeof *p->bytes);
   if (!p->bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory");
@@ -127,7 +127,7 @@ static rig_status run_all(plan *p, run_machine *m, rig_error *err) {
     uint8_t *b = NULL;
     size_t n = 0;
     rig_status st = run_machine_read(m, (size_t)o->outputs[k].index, &b, &n, err);
-    if (st == RIG_OK) st = run_outs_put(&p->outs, k, b, n, err);
+    if (st == RIG_OK) st = rig_outputs_put(p->outs, k, b, n, err);
     free(b);
     if (st != RIG_OK) return st;
   }
@@ -137,7 +137,7 @@ static rig_status run_all(plan *p, run_machine *m, rig_error *err) {
 static void plan_free(plan *p) {
   for (size_t i = 0; p->bytes && p->d && i < p->d->ninputs; i++) free(p->bytes[i]);
   free(p->bytes);
-  run_outs_free(&p->outs); /* removes the temporaries not renamed */
+  rig_outputs_free(p->outs); /* removes the temporaries not renamed */
   rig_desc_free(p->d);
 }
 
@@ -182,7 +182,7 @@ rig_status rig_run_file(const char *path, const rig_run_options *options, rig_er
   if (st == RIG_OK) st = run_all(&p, &m, err);
   /* Done with the program: the outputs' bytes are in their temporaries. */
   if (open) run_machine_close(&m);
-  if (st == RIG_OK) st = run_outs_commit(&p.outs, err);
+  if (st == RIG_OK) st = rig_outputs_commit(p.outs, err);
   plan_free(&p);
   return st;
 }

@@ -10,7 +10,7 @@
 
 /* How much of a path a message shows: a longer one keeps its head and
  * tail around "...", so that the reason after it is never cut off. */
-#define RUN_PATH_SHOWN 200
+#define RUN_PATH_SHOWN 256
 /* path, or its head and tail in buf (size bytes). */
 const char *run_short_path(const char *path, char *buf, size_t size);
 
@@ -57,31 +57,5 @@ rig_status run_machine_run(run_machine *m, uint64_t r, const rig_run_int *ints, 
  * them; NULL for 0 bytes). */
 rig_status run_machine_read(run_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err);
 void run_machine_close(run_machine *m);
-
-/* ---- the outputs, all or none (out_files.c) -------------------------------- */
-
-typedef struct run_out run_out;
-typedef struct run_outs {
-  run_out *v;
-  size_t n;
-} run_outs;
-
-/* Makes room for n files. RIG_ENOMEM. */
-rig_status run_outs_make(run_outs *s, size_t n, rig_error *err);
-/* Adds file `path` (named `label` in messages), before any work: refuses
- * one that cannot be written (RIG_ESYS, `LABEL: cannot write PATH: <why>`:
- * its folder missing or not writable, a directory, a FIFO no process
- * reads) or that is the same file as one added before (RIG_EINVAL,
- * `LABEL: the same file as LABEL2`). The k-th added is file k. */
-rig_status run_outs_add(run_outs *s, const char *path, const char *label, rig_error *err);
-/* File k's bytes: into a temporary file beside it, synced (or kept, for a
- * file written in place). */
-rig_status run_outs_put(run_outs *s, size_t k, const void *b, size_t n, rig_error *err);
-/* Writes the files written in place, then renames every temporary over
- * its file. */
-rig_status run_outs_commit(run_outs *s, rig_error *err);
-/* Removes the temporaries and frees s: files not committed are left as
- * they were. */
-void run_outs_free(run_outs *s);
 
 #endif
