@@ -103,6 +103,34 @@ void rig_outputs_abort(rig_outputs *s);
 /* Frees the set (NULL: nothing), removing the temporaries not renamed. */
 void rig_outputs_free(rig_outputs *s);
 
+/* ---- a description's program on this machine --------------------------------- */
+
+/* A description loaded on this machine's devices with its inputs, each a
+ * buffer on its device: what rig_run_file runs, and each machine of a
+ * progrun job. */
+typedef struct rig_run_machine rig_run_machine;
+
+/* d loaded on devs (one per device of d; rails: a job's, or NULL), every
+ * input made as zeros. The load's refusal as rig_program_load gives it;
+ * an input's after `input <i>: `; RIG_ENOMEM. d is kept, not copied. */
+rig_status rig_run_machine_open(const rig_desc *d, rig_device *const *devs, const rig_rails *rails,
+                                rig_run_machine **m, rig_error *err);
+/* Input i's first len bytes (len within the input). */
+rig_status rig_run_machine_fill(rig_run_machine *m, size_t i, const void *bytes, size_t len,
+                                rig_error *err);
+/* Hands over one run, ints[k] for word k of the program's ints (those not
+ * given 0, whatever a loop stored there in an earlier run): *ends, *nends
+ * are its ends, valid until the next start. Allocates nothing. A refusal
+ * as rig_program_run gives it. */
+rig_status rig_run_machine_start(rig_run_machine *m, const int64_t *ints, size_t nints,
+                                 const rig_point **ends, size_t *nends, rig_error *err);
+/* Input i's bytes once the work writing them is done (malloc'd, *len of
+ * them; NULL for 0 bytes). */
+rig_status rig_run_machine_read(rig_run_machine *m, size_t i, uint8_t **bytes, size_t *len,
+                                rig_error *err);
+/* Releases the program and the inputs (NULL: nothing). */
+void rig_run_machine_close(rig_run_machine *m);
+
 /* An input's file: read into input `index` before the runs, or written
  * with its bytes after the last. */
 typedef struct rig_run_io {

@@ -281,16 +281,10 @@ int cli_read_input(const char *label, const char *path, int64_t index, uint64_t 
 typedef struct cli_machine {
   int64_t rank;
   const rig_desc *desc;
-  rig_device **devices;
-  size_t ndevices;
-  rig_program *program;
-  rig_buffer **inputs; /* one per input of desc, on its device */
-  size_t ninputs;
-  int64_t *ints; /* desc->ints words: the frame's, those not given 0 */
+  rig_run_machine *run; /* librig's (rig_run.h) */
+  int64_t *ints;        /* desc->ints words: the frame's, those not given 0 */
   size_t nints;
-  rig_point *step_points; /* made once, shared by every run */
-  size_t nstep_points;
-  rig_point *ends;
+  const rig_point *ends;
   size_t nends; /* of the run handed over last */
 } cli_machine;
 

@@ -352,7 +352,7 @@ int cli_session_control(cli_session *s, rig_error *err) {
    * their work. On this machine alone they are closed. */
   if (rc == CLI_EXIT_OK || !s->job) {
     for (size_t m = 0; m < s->n; m++)
-      if (s->machines[m].program) cli_machine_close(&s->machines[m]);
+      if (s->machines[m].run) cli_machine_close(&s->machines[m]);
     /* After the programs that use them. */
     for (size_t i = 0; s->rails && i < s->jf.nrails; i++)
       if (s->rails[i]) rig_rail_release(s->rails[i]);

@@ -112,73 +112,27 @@ int cli_read_input(const char *label, const char *path, int64_t index, uint64_t 
 
 /* ---- one machine ---------------------------------------------------------- */
 
-static int load_exit(rig_status st) {
-  return st == RIG_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
-}
-
 int cli_machine_open(cli_machine *m, const rig_desc *d, rig_device *const *devices, int64_t rank,
                      const rig_rails *rails, rig_error *err) {
   memset(m, 0, sizeof *m);
   m->rank = rank;
   m->desc = d;
-  m->ndevices = d->ndevices;
-  m->ninputs = d->ninputs;
   m->nints = (size_t)d->ints;
   /* calloc(0) may give NULL: ask for one element at least. */
-  m->devices = calloc(d->ndevices + 1, sizeof *m->devices);
-  m->inputs = calloc(d->ninputs + 1, sizeof *m->inputs);
-  m->ints = calloc(m->nints + 1, sizeof *m->ints);
-  m->ends = calloc(d->ndevices + 1, sizeof *m->ends);
-  if (!m->devices || !m->inputs || !m->ints || !m->ends) {
-    cli_machine_close(m);
+  if (!(m->ints = calloc(m->nints + 1, sizeof *m->ints)))
     return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory");
-  }
-  memcpy(m->devices, devices, d->ndevices * sizeof *devices);
-  rig_status st = rig_program_load(d, m->devices, m->ndevices, rails, &m->program, err);
+  rig_status st = rig_run_machine_open(d, devices, rails, &m->run, err);
   if (st != RIG_OK) {
-    m->program = NULL;
     cli_machine_close(m);
-    return load_exit(st);
-  }
-  m->step_points = rig_program_step_points(m->program, &m->nstep_points);
-  if (!m->step_points && m->nstep_points) {
-    cli_machine_close(m);
-    return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < d->ninputs; i++) {
-    const rig_desc_input *in = &d->inputs[i];
-    st = rig_buffer_create(m->devices[in->device], RIG_KIND_PINNED, (uint64_t)in->bytes,
-                           &m->inputs[i], err);
-    if (st != RIG_OK) {
-      m->inputs[i] = NULL;
-      rig_error_prefix(err, "input %zu", i);
-      cli_machine_close(m);
-      return CLI_EXIT_FAIL;
-    }
-    /* A driver need not clear new memory; an input not given is zeros. */
-    void *host = rig_buffer_host(m->inputs[i]);
-    int rc = CLI_EXIT_OK;
-    if (host) {
-      memset(host, 0, (size_t)in->bytes);
-    } else if (in->bytes) {
-      void *zeros = calloc(1, (size_t)in->bytes);
-      rc = zeros ? cli_machine_fill_input(m, i, zeros, (size_t)in->bytes, err)
-                 : failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory");
-      free(zeros);
-    }
-    if (rc != CLI_EXIT_OK) {
-      cli_machine_close(m);
-      return rc;
-    }
+    /* A rule the load finds broken is the input's fault. */
+    return st == RIG_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
   }
   return CLI_EXIT_OK;
 }
 
 int cli_machine_fill_input(cli_machine *m, size_t i, const void *bytes, size_t len,
                            rig_error *err) {
-  if (rig_buffer_write(m->inputs[i], 0, bytes, len, err) != RIG_OK)
-    return rig_error_prefix(err, "input %zu", i), CLI_EXIT_FAIL;
-  return CLI_EXIT_OK;
+  return rig_run_machine_fill(m->run, i, bytes, len, err) == RIG_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 uint64_t cli_now_ns(void) {
@@ -189,46 +143,22 @@ uint64_t cli_now_ns(void) {
 
 int cli_machine_start(cli_machine *m, uint64_t run, const cli_int *ints, size_t nints,
                       rig_error *err) {
-  /* Every word of the program's ints is the frame's: those not given are 0
-   * in every run, whatever a loop stored there in an earlier one. */
-  for (size_t k = 0; k < m->nints; k++) {
-    const cli_int *x = k < nints ? &ints[k] : NULL;
-    m->ints[k] = !x                        ? 0
-                 : x->kind == CLI_INT_RUN  ? (int64_t)run
-                 : x->kind == CLI_INT_RANK ? m->rank
-                                           : x->number;
-  }
-  rig_frame f = {m->inputs, m->ninputs, m->ints, m->nints, m->step_points, m->nstep_points};
+  size_t n = nints < m->nints ? nints : m->nints;
+  for (size_t k = 0; k < n; k++)
+    m->ints[k] = ints[k].kind == CLI_INT_RUN    ? (int64_t)run
+                 : ints[k].kind == CLI_INT_RANK ? m->rank
+                                                : ints[k].number;
   m->nends = 0;
-  if (rig_program_run(m->program, &f, NULL, 0, m->ends, &m->nends, err) != RIG_OK)
-    return CLI_EXIT_FAIL;
-  return CLI_EXIT_OK;
+  rig_status st = rig_run_machine_start(m->run, m->ints, n, &m->ends, &m->nends, err);
+  return st == RIG_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 int cli_machine_read_input(cli_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err) {
-  rig_buffer *b = m->inputs[i];
-  uint64_t n = rig_buffer_length(b);
-  *bytes = NULL;
-  *len = 0;
-  uint8_t *out = n ? malloc((size_t)n) : NULL;
-  if (n && !out) return failed(err, CLI_EXIT_FAIL, RIG_ENOMEM, "out of memory");
-  if (rig_buffer_read(b, 0, out, (size_t)n, err) != RIG_OK) {
-    free(out);
-    return rig_error_prefix(err, "input %zu", i), CLI_EXIT_FAIL;
-  }
-  *bytes = out;
-  *len = (size_t)n;
-  return CLI_EXIT_OK;
+  return rig_run_machine_read(m->run, i, bytes, len, err) == RIG_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 void cli_machine_close(cli_machine *m) {
-  if (m->program) rig_program_release(m->program);
-  for (size_t i = 0; m->inputs && i < m->ninputs; i++)
-    if (m->inputs[i]) rig_buffer_release(m->inputs[i]);
-  free(m->inputs);
-  free(m->step_points);
+  rig_run_machine_close(m->run);
   free(m->ints);
-  free(m->ends);
-  free(m->devices);
   memset(m, 0, sizeof *m);
 }

@@ -8,8 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "run_internal.h"
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 /* What one call holds, freed by plan_free. */
 typedef struct plan {
@@ -19,6 +26,7 @@ typedef struct plan {
   rig_desc *d;
   uint8_t **bytes;   /* per input of d: its file's bytes (the input's length), or NULL */
   rig_outputs *outs; /* the k-th is output k's */
+  int64_t *words;    /* a run's ints, made once (a run allocates nothing) */
 } plan;
 
 /* "LABEL" of input or output k as messages name it: "input 0=x.bin". */
@@ -87,7 +95,8 @@ static rig_status make_plan(plan *p, rig_error *err) {
     if ((st = rig_outputs_add(p->outs, o->outputs[k].path, label, &at, err)) != RIG_OK) return st;
   }
   p->bytes = calloc(p->d->ninputs + 1, sizeof *p->bytes);
-  if (!p->bytes) return rig_error_set(err, RIG_ENOMEM, "out of memory");
+  p->words = calloc(o->nints + 1, sizeof *p->words);
+  if (!p->bytes || !p->words) return rig_error_set(err, RIG_ENOMEM, "out of memory");
   for (size_t k = 0; k < o->ninputs; k++) {
     const rig_run_io *io = &o->inputs[k];
     label_of("input", io, label, sizeof label);
@@ -100,13 +109,15 @@ static rig_status make_plan(plan *p, rig_error *err) {
 
 /* The devices mapped, the program loaded and its inputs filled: a
  * failure after "PATH: ", as progrun tells a machine's. */
-static rig_status open_machine(plan *p, run_machine *m, rig_error *err) {
+static rig_status open_machine(plan *p, rig_run_machine **m, rig_error *err) {
   const rig_desc *d = p->d;
   rig_device **devs = calloc(d->ndevices + 1, sizeof *devs);
   if (!devs) return rig_error_set(err, RIG_ENOMEM, "out of memory");
   rig_status st =
       rig_run_map_devices(d, p->o->devices, p->o->ndevices, "devices", NULL, NULL, devs, err);
-  if (st == RIG_OK) st = run_machine_open(m, d, devs, p->bytes, err);
+  if (st == RIG_OK) st = rig_run_machine_open(d, devs, NULL, m, err);
+  for (size_t i = 0; st == RIG_OK && i < d->ninputs; i++)
+    if (p->bytes[i]) st = rig_run_machine_fill(*m, i, p->bytes[i], (size_t)d->inputs[i].bytes, err);
   free(devs);
   char shown[RUN_PATH_SHOWN];
   return st == RIG_OK ? st
@@ -115,18 +126,25 @@ static rig_status open_machine(plan *p, run_machine *m, rig_error *err) {
 
 /* Every run, one after the other; then the outputs' bytes into their
  * temporary files. */
-static rig_status run_all(plan *p, run_machine *m, rig_error *err) {
+static rig_status run_all(plan *p, rig_run_machine *m, rig_error *err) {
   const rig_run_options *o = p->o;
   for (uint64_t r = 0; r < p->runs; r++) {
-    uint64_t ns = 0;
-    if (run_machine_run(m, r, o->ints, o->nints, &ns, err) != RIG_OK)
-      return rig_error_prefix(err, "run %" PRIu64, r);
-    if (o->times) o->times[r] = ns;
+    for (size_t k = 0; k < o->nints; k++)
+      p->words[k] = o->ints[k].run_index ? (int64_t)r : o->ints[k].number;
+    const rig_point *ends;
+    size_t nends;
+    uint64_t t0 = now_ns();
+    rig_status st = rig_run_machine_start(m, p->words, o->nints, &ends, &nends, err);
+    if (st == RIG_OK) st = rig_points_wait(ends, nends, err);
+    if (st != RIG_OK) return rig_error_prefix(err, "run %" PRIu64, r);
+    if (o->times) o->times[r] = now_ns() - t0;
+    /* A trace the embedder set ends this run's steps by now. */
+    rig_trace_reached(ends, nends);
   }
   for (size_t k = 0; k < o->noutputs; k++) {
     uint8_t *b = NULL;
     size_t n = 0;
-    rig_status st = run_machine_read(m, (size_t)o->outputs[k].index, &b, &n, err);
+    rig_status st = rig_run_machine_read(m, (size_t)o->outputs[k].index, &b, &n, err);
     if (st == RIG_OK) st = rig_outputs_put(p->outs, k, b, n, err);
     free(b);
     if (st != RIG_OK) return st;
@@ -137,6 +155,7 @@ static rig_status run_all(plan *p, run_machine *m, rig_error *err) {
 static void plan_free(plan *p) {
   for (size_t i = 0; p->bytes && p->d && i < p->d->ninputs; i++) free(p->bytes[i]);
   free(p->bytes);
+  free(p->words);
   rig_outputs_free(p->outs); /* removes the temporaries not renamed */
   rig_desc_free(p->d);
 }
@@ -176,12 +195,11 @@ rig_status rig_run_file(const char *path, const rig_run_options *options, rig_er
   plan p = {.path = path, .o = &taken};
   p.runs = p.o->runs ? p.o->runs : 1;
   st = make_plan(&p, err);
-  run_machine m;
-  bool open = false;
-  if (st == RIG_OK) open = (st = open_machine(&p, &m, err)) == RIG_OK;
-  if (st == RIG_OK) st = run_all(&p, &m, err);
+  rig_run_machine *m = NULL;
+  if (st == RIG_OK) st = open_machine(&p, &m, err);
+  if (st == RIG_OK) st = run_all(&p, m, err);
   /* Done with the program: the outputs' bytes are in their temporaries. */
-  if (open) run_machine_close(&m);
+  rig_run_machine_close(m);
   if (st == RIG_OK) st = rig_outputs_commit(p.outs, err);
   plan_free(&p);
   return st;

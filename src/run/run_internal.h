@@ -30,32 +30,4 @@ int run_open_read(const char *path, int *fd, struct stat *st);
 rig_status run_read_input(const char *label, const char *path, uint64_t bytes, uint8_t **out,
                           rig_error *err);
 
-/* ---- the program on this machine (machine.c) ----------------------------- */
-
-typedef struct run_machine {
-  rig_program *program;
-  rig_buffer **inputs; /* one per input of the description, on its device */
-  size_t ninputs;
-  int64_t *ints; /* every word of the program's ints */
-  size_t nints;
-  rig_point *step_points; /* made once, shared by every run */
-  size_t nstep_points;
-  rig_point *ends;
-  size_t nends;
-} run_machine;
-
-/* d loaded on devs, its inputs made (zeros) and filled with bytes[i] where
- * given (each the input's length). The load's failure as it gives it;
- * an input's, after "input <i>: ". On failure m holds nothing. */
-rig_status run_machine_open(run_machine *m, const rig_desc *d, rig_device *const *devs,
-                            uint8_t *const *bytes, rig_error *err);
-/* Run r (0-based) handed over, ints[k] for word k (the rest 0), and its
- * ends waited for; *ns its time. The run's or the wait's failure. */
-rig_status run_machine_run(run_machine *m, uint64_t r, const rig_run_int *ints, size_t nints,
-                           uint64_t *ns, rig_error *err);
-/* Input i's bytes once the work writing them is done (malloc'd, *len of
- * them; NULL for 0 bytes). */
-rig_status run_machine_read(run_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err);
-void run_machine_close(run_machine *m);
-
 #endif
