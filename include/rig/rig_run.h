@@ -20,6 +20,13 @@ extern "C" {
 /* Exported; the rest of librig is hidden (src/librig.map). */
 #pragma GCC visibility push(default)
 
+/* How much of a path librig's and progrun's messages show: a longer one
+ * keeps its head and tail around "...", so that the reason after it is
+ * never cut off. */
+#define RIG_RUN_PATH_SHOWN 256
+/* path, or its head and tail in buf (size bytes, at least 4). */
+const char *rig_run_path_shown(const char *path, char *buf, size_t size);
+
 /* The most bytes a description file may have (a longer one is refused
  * unread when its size says so). */
 #define RIG_RUN_MAX_DESC ((uint64_t)1 << 30)

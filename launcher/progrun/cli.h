@@ -317,10 +317,6 @@ void cli_machine_close(cli_machine *m);
 /* How long a FIFO read may give nothing before it is refused: opening one
  * that no process writes never waits (docs/cli.md, "Files"). */
 #define CLI_FIFO_WAIT_MS 10000
-/* How much of a path a message shows: a longer one keeps its head and
- * tail around "...", so that the reason after it is never cut off. */
-#define CLI_PATH_SHOWN 256
-const char *cli_short_path(const char *path, char *buf, size_t size);
 /* Sets `cannot <verb> PATH: <why>`; returns CLI_EXIT_USAGE. */
 int cli_cannot(rig_error *err, const char *verb, const char *path, const char *why);
 /* Opens path for reading ("-": stdin), never waiting on a FIFO (a FIFO

@@ -75,8 +75,9 @@ static int open_machine(cli_session *s, size_t m, rig_error *err) {
     rc = cli_machine_open(&s->machines[m], p->desc, devs, (int64_t)m, rails, err);
   free(devs);
   if (rc != CLI_EXIT_OK) {
-    char shown[CLI_PATH_SHOWN];
-    const char *file = cli_short_path(jobfile_fault ? s->opts->file : p->file, shown, sizeof shown);
+    char shown[RIG_RUN_PATH_SHOWN];
+    const char *file =
+        rig_run_path_shown(jobfile_fault ? s->opts->file : p->file, shown, sizeof shown);
     /* A refusal of another machine names it already (librig's proxies). */
     if (jobfile_fault)
       rig_error_prefix(err, "%s", file);

@@ -40,7 +40,7 @@ static bool built_copy(const char *path, char *out, size_t size) {
  * (examples/saxpy.json, whose kernels only the build makes): where the
  * copy that runs is, after the message when it fits. */
 static void point_to_the_build(const char *path, rig_error *err) {
-  char copy[PATH_MAX], shown[CLI_PATH_SHOWN];
+  char copy[PATH_MAX], shown[RIG_RUN_PATH_SHOWN];
   const char *missing = strerror(ENOENT);
   size_t n = strlen(err->message), m = strlen(missing);
   if (n < m || strcmp(err->message + n - m, missing) != 0 || !strstr(err->message, "cannot read"))
@@ -48,7 +48,7 @@ static void point_to_the_build(const char *path, rig_error *err) {
   if (!built_copy(path, copy, sizeof copy)) return;
   snprintf(err->message + n, sizeof err->message - n,
            "; the build's copy has its kernels beside it: %s",
-           cli_short_path(copy, shown, sizeof shown));
+           rig_run_path_shown(copy, shown, sizeof shown));
   /* Cut short, the hint would mislead: none, then. */
   if (strlen(err->message) == sizeof err->message - 1) err->message[n] = '\0';
 }

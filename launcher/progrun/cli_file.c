@@ -12,22 +12,10 @@
 
 #include "cli.h"
 
-const char *cli_short_path(const char *path, char *buf, size_t size) {
-  size_t n = strlen(path);
-  if (n < size) return path;
-  /* The head and the tail say most about a path; the middle goes. */
-  size_t keep = size - 4, head = keep / 2, tail = keep - head;
-  memcpy(buf, path, head);
-  memcpy(buf + head, "...", 3);
-  memcpy(buf + head + 3, path + n - tail, tail);
-  buf[size - 1] = '\0';
-  return buf;
-}
-
 int cli_cannot(rig_error *err, const char *verb, const char *path, const char *why) {
-  char shown[CLI_PATH_SHOWN];
-  rig_error_set(err, RIG_ESYS, "cannot %s %s: %s", verb, cli_short_path(path, shown, sizeof shown),
-                why);
+  char shown[RIG_RUN_PATH_SHOWN];
+  rig_error_set(err, RIG_ESYS, "cannot %s %s: %s", verb,
+                rig_run_path_shown(path, shown, sizeof shown), why);
   return CLI_EXIT_USAGE;
 }
 
@@ -68,14 +56,14 @@ int cli_open_read(const char *path, int *fd, struct stat *st, rig_error *err) {
 }
 
 static int too_big(rig_error *err, const char *path, const struct stat *st) {
-  char shown[CLI_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN];
   if (S_ISREG(st->st_mode))
     rig_error_set(err, RIG_EINVAL, "%s: %jd bytes, more than the %s progrun reads of a file",
-                  cli_short_path(path, shown, sizeof shown), (intmax_t)st->st_size,
+                  rig_run_path_shown(path, shown, sizeof shown), (intmax_t)st->st_size,
                   CLI_MAX_READ_TEXT);
   else
     rig_error_set(err, RIG_EINVAL, "%s: more than the %s progrun reads of a file",
-                  cli_short_path(path, shown, sizeof shown), CLI_MAX_READ_TEXT);
+                  rig_run_path_shown(path, shown, sizeof shown), CLI_MAX_READ_TEXT);
   return CLI_EXIT_USAGE;
 }
 

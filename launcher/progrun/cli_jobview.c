@@ -302,8 +302,8 @@ int cli_check_jobfile(const char *path) {
   rig_error err = {0};
   int rc = cli_jobfile_read(path, &j, &err);
   if (rc != CLI_EXIT_OK) return cli_fail(rc, "%s", err.message);
-  char shown_path[CLI_PATH_SHOWN];
-  const char *file = cli_short_path(path, shown_path, sizeof shown_path);
+  char shown_path[RIG_RUN_PATH_SHOWN];
+  const char *file = rig_run_path_shown(path, shown_path, sizeof shown_path);
   /* Without `every` the job has exactly its `machines`: a rail past them
    * could never be made. */
   if (!j.has_every) rc = cli_jobfile_rails_fit(&j, j.n, file, &err);
@@ -386,8 +386,8 @@ static int read_job(const char *path, cli_jobfile *j, rig_desc ***descs, rig_err
   *descs = NULL;
   int rc = cli_jobfile_read(path, j, err);
   if (rc != CLI_EXIT_OK) return rc;
-  char shown_path[CLI_PATH_SHOWN];
-  const char *file = cli_short_path(path, shown_path, sizeof shown_path);
+  char shown_path[RIG_RUN_PATH_SHOWN];
+  const char *file = rig_run_path_shown(path, shown_path, sizeof shown_path);
   size_t n = nparts(j);
   if (!(*descs = calloc(n + 1, sizeof **descs)))
     return rig_error_set(err, RIG_ENOMEM, "out of memory"), CLI_EXIT_FAIL;

@@ -86,9 +86,9 @@ int cli_read_input(const char *label, const char *path, int64_t index, uint64_t 
       int e = errno;
       close(fd);
       free(b);
-      char shown[CLI_PATH_SHOWN];
+      char shown[RIG_RUN_PATH_SHOWN];
       return failed(err, CLI_EXIT_USAGE, RIG_ESYS, "%s: cannot read %s: %s", label,
-                    cli_short_path(path, shown, sizeof shown), strerror(e));
+                    rig_run_path_shown(path, shown, sizeof shown), strerror(e));
     }
     if (got == 0 || (n += (uint64_t)got) > most) break;
   }

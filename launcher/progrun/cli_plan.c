@@ -89,11 +89,11 @@ static int plan_inputs(cli_session *s, cli_plan *p, size_t m, const part *t) {
     if ((uint64_t)io->index >= p->ninputs)
       return cli_fail(CLI_EXIT_USAGE, "%s: input %" PRId64 ": no such input", t->file, io->index);
     /* The label's path in half the room: the message names the file too. */
-    char *path = with_rank(io->path, m), label[4200], shown[CLI_PATH_SHOWN / 2];
+    char *path = with_rank(io->path, m), label[4200], shown[RIG_RUN_PATH_SHOWN / 2];
     if (!path) return cli_fail(CLI_EXIT_FAIL, "out of memory");
     free(p->in_paths[io->index]);
     p->in_paths[io->index] = path;
-    const char *short_path = cli_short_path(path, shown, sizeof shown);
+    const char *short_path = rig_run_path_shown(path, shown, sizeof shown);
     if (t->where)
       snprintf(label, sizeof label, "%s: %s.inputs %" PRId64 " (%s)", s->opts->file, t->where,
                io->index, short_path);
@@ -130,10 +130,10 @@ static int plan_machine(cli_session *s, size_t m, rig_desc *shared, const part *
     }
     if (p->desc) p->owns_desc = true;
     if (rc != CLI_EXIT_OK) {
-      char shown[CLI_PATH_SHOWN];
+      char shown[RIG_RUN_PATH_SHOWN];
       if (t->where)
-        rig_error_prefix(&err, "%s: %s.program", cli_short_path(s->opts->file, shown, sizeof shown),
-                         t->where);
+        rig_error_prefix(&err, "%s: %s.program",
+                         rig_run_path_shown(s->opts->file, shown, sizeof shown), t->where);
       return cli_fail(rc, "%s", err.message);
     }
   }
@@ -180,13 +180,13 @@ static int plan_jobfile(cli_session *s) {
   if (s->jf.runs && s->opts->runs == 1) s->runs = s->jf.runs; /* --runs, when given, wins */
   s->named = true;
   /* A machine left out would be work silently not done. */
-  char shown[CLI_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN];
   if (s->jf.n > s->n)
     return cli_fail(
         CLI_EXIT_USAGE,
         "%s: this job has %zu machines: start it with mpirun -n %zu (or mpiexec -n %zu, "
         "srun -n %zu)",
-        cli_short_path(file, shown, sizeof shown), s->jf.n, s->jf.n, s->jf.n, s->jf.n);
+        rig_run_path_shown(file, shown, sizeof shown), s->jf.n, s->jf.n, s->jf.n, s->jf.n);
   if ((rc = cli_jobfile_rails_fit(&s->jf, s->n, file, &err)) != CLI_EXIT_OK)
     return cli_fail(rc, "%s", err.message);
   for (size_t m = 0; m < s->n && rc == CLI_EXIT_OK; m++) {
@@ -210,7 +210,7 @@ static int plan_jobfile(cli_session *s) {
              CLI_EXIT_OK ||
          (rc = cli_jobfile_fit_rails(&s->jf, (int64_t)m, &p->rails, p->desc, jm->program, where,
                                      &err)) != CLI_EXIT_OK))
-      rc = cli_fail(rc, "%s: %s", cli_short_path(file, shown, sizeof shown), err.message);
+      rc = cli_fail(rc, "%s: %s", rig_run_path_shown(file, shown, sizeof shown), err.message);
     free(ios);
   }
   return rc;

@@ -149,7 +149,7 @@ bool cli_is_jobfile(const char *path) {
 
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   memset(out, 0, sizeof *out);
-  char shown[CLI_PATH_SHOWN], *text = NULL;
+  char shown[RIG_RUN_PATH_SHOWN], *text = NULL;
   size_t len = 0;
   int rc = cli_read_whole(path, &text, &len, err);
   if (rc != CLI_EXIT_OK) return rc;
@@ -157,7 +157,7 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
   free(text);
   if (!root)
-    return cli_jobfile_bad(err, NULL, "%s:%d:%d: %s", cli_short_path(path, shown, sizeof shown),
+    return cli_jobfile_bad(err, NULL, "%s:%d:%d: %s", rig_run_path_shown(path, shown, sizeof shown),
                            je.line, je.column, je.text);
   char *copy = strdup(path);
   const char *dir = copy ? dirname(copy) : ".";
@@ -198,7 +198,7 @@ int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {
   }
   if (rc == CLI_EXIT_OK) rc = cli_jobfile_rails(json_object_get(root, "rails"), out, err);
   /* Every message names the file: a job has more than one. */
-  if (rc != CLI_EXIT_OK) rig_error_prefix(err, "%s", cli_short_path(path, shown, sizeof shown));
+  if (rc != CLI_EXIT_OK) rig_error_prefix(err, "%s", rig_run_path_shown(path, shown, sizeof shown));
   free(copy);
   json_decref(root);
   if (rc != CLI_EXIT_OK) cli_jobfile_free(out);

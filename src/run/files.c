@@ -7,7 +7,7 @@
 
 #include "run_internal.h"
 
-const char *run_short_path(const char *path, char *buf, size_t size) {
+const char *rig_run_path_shown(const char *path, char *buf, size_t size) {
   size_t n = strlen(path);
   if (n < size) return path;
   /* The head and the tail say most about a path; the middle goes. */

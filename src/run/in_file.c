@@ -12,10 +12,10 @@
 #include "run_internal.h"
 
 static rig_status cannot(rig_error *err, const char *label, const char *path, int e) {
-  char shown[RUN_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN];
   if (e == ENOMEM) return rig_error_set(err, RIG_ENOMEM, "%s: out of memory", label);
   return rig_error_set(err, RIG_ESYS, "%s: cannot read %s: %s", label,
-                       run_short_path(path, shown, sizeof shown), strerror(e));
+                       rig_run_path_shown(path, shown, sizeof shown), strerror(e));
 }
 
 /* Up to `most` + 1 bytes of fd into b; *n how many. An errno, or 0. */

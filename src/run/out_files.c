@@ -49,8 +49,8 @@ struct rig_outputs {
 /* ---- messages --------------------------------------------------------------------- */
 
 static rig_status cannot(const rig_outputs *s, rig_error *err, const out *o, const char *why) {
-  char shown[RUN_PATH_SHOWN];
-  const char *p = run_short_path(o->path, shown, sizeof shown);
+  char shown[RIG_RUN_PATH_SHOWN];
+  const char *p = rig_run_path_shown(o->path, shown, sizeof shown);
   if (s->labelled) return rig_error_set(err, RIG_ESYS, "%s: cannot write %s: %s", o->label, p, why);
   return rig_error_set(err, RIG_ESYS, "cannot write %s: %s", p, why);
 }
@@ -200,11 +200,12 @@ static void out_clear(out *o) {
  * likely slip (out/ not made, {rank} in a folder's name). */
 static bool missing_folder(const char *path, char *why, size_t size) {
   /* Half the room a path has: the message names the file too. */
-  char *copy = strdup(path), shown[RUN_PATH_SHOWN / 2];
+  char *copy = strdup(path), shown[RIG_RUN_PATH_SHOWN / 2];
   struct stat st;
   bool missing = copy && stat(dirname(copy), &st) != 0 && errno == ENOENT;
   if (missing)
-    snprintf(why, size, "its folder %s does not exist", run_short_path(copy, shown, sizeof shown));
+    snprintf(why, size, "its folder %s does not exist",
+             rig_run_path_shown(copy, shown, sizeof shown));
   free(copy);
   return missing;
 }
@@ -230,7 +231,7 @@ rig_status rig_outputs_add(rig_outputs *s, const char *path, const char *label, 
   int e = !o->label || !o->path ? ENOMEM : resolve(o);
   if (!e) e = o->fd >= 0 ? in_place_ready(o) : replace_ready(o);
   if (e) {
-    char why[RUN_PATH_SHOWN / 2 + 64];
+    char why[RIG_RUN_PATH_SHOWN / 2 + 64];
     rig_status st = e == ENOENT && missing_folder(path, why, sizeof why) ? cannot(s, err, o, why)
                     : e == ENXIO && o->fifo ? cannot(s, err, o, "a FIFO no process reads")
                                             : failed(s, err, o, e);

@@ -12,20 +12,20 @@
 #include "run_internal.h"
 
 static rig_status cannot(rig_error *err, const char *path, int e) {
-  char shown[RUN_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN];
   if (e == ENOMEM) return rig_error_set(err, RIG_ENOMEM, "out of memory");
   return rig_error_set(err, RIG_ESYS, "cannot read %s: %s",
-                       run_short_path(path, shown, sizeof shown), strerror(e));
+                       rig_run_path_shown(path, shown, sizeof shown), strerror(e));
 }
 
 static rig_status too_big(rig_error *err, const char *path, const struct stat *st) {
-  char shown[RUN_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN];
   if (S_ISREG(st->st_mode))
     return rig_error_set(err, RIG_EINVAL,
                          "%s: %jd bytes, more than the 1 GiB librig reads of a description",
-                         run_short_path(path, shown, sizeof shown), (intmax_t)st->st_size);
+                         rig_run_path_shown(path, shown, sizeof shown), (intmax_t)st->st_size);
   return rig_error_set(err, RIG_EINVAL, "%s: more than the 1 GiB librig reads of a description",
-                       run_short_path(path, shown, sizeof shown));
+                       rig_run_path_shown(path, shown, sizeof shown));
 }
 
 /* fd's bytes into *buf (room bytes to start with, grown up to one byte
@@ -71,18 +71,18 @@ static bool no_json(const char *path, rig_error *err) {
   int line = 0, column = 0, at = 0;
   if (sscanf(err->message, "JSON line %d column %d: %n", &line, &column, &at) != 2 || at == 0)
     return false;
-  char why[RIG_ERROR_MESSAGE_MAX], shown[RUN_PATH_SHOWN];
+  char why[RIG_ERROR_MESSAGE_MAX], shown[RIG_RUN_PATH_SHOWN];
   snprintf(why, sizeof why, "%s", err->message + at);
   rig_error_set(err, RIG_EMALFORMED,
                 "%s:%d:%d: not a program description: neither the bytes' magic nor JSON: %s",
-                run_short_path(path, shown, sizeof shown), line, column, why);
+                rig_run_path_shown(path, shown, sizeof shown), line, column, why);
   return true;
 }
 
 /* The description in text; a failure's message after "PATH: ". */
 static rig_status decode(const char *path, const uint8_t *text, size_t len, rig_desc **out,
                          rig_error *err) {
-  char shown[RUN_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN];
   rig_status st;
   if (rig_desc_is_bytes(text, len)) {
     st = rig_desc_of_bytes(text, len, out, err);
@@ -94,7 +94,7 @@ static rig_status decode(const char *path, const uint8_t *text, size_t len, rig_
     free(copy);
     if (st == RIG_EMALFORMED && no_json(path, err)) return st;
   }
-  if (st != RIG_OK) rig_error_prefix(err, "%s", run_short_path(path, shown, sizeof shown));
+  if (st != RIG_OK) rig_error_prefix(err, "%s", rig_run_path_shown(path, shown, sizeof shown));
   return st;
 }
 

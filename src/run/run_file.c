@@ -31,9 +31,9 @@ typedef struct plan {
 
 /* "LABEL" of input or output k as messages name it: "input 0=x.bin". */
 static void label_of(const char *what, const rig_run_io *io, char *buf, size_t size) {
-  char shown[RUN_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN];
   snprintf(buf, size, "%s %" PRId64 "=%s", what, io->index,
-           run_short_path(io->path ? io->path : "", shown, sizeof shown));
+           rig_run_path_shown(io->path ? io->path : "", shown, sizeof shown));
 }
 
 /* The options against the description: RIG_EINVAL after "PATH: ", as
@@ -41,8 +41,8 @@ static void label_of(const char *what, const rig_run_io *io, char *buf, size_t s
 static rig_status fit(const plan *p, rig_error *err) {
   const rig_run_options *o = p->o;
   const rig_desc *d = p->d;
-  char shown[RUN_PATH_SHOWN];
-  const char *file = run_short_path(p->path, shown, sizeof shown);
+  char shown[RIG_RUN_PATH_SHOWN];
+  const char *file = rig_run_path_shown(p->path, shown, sizeof shown);
   if (o->nints > (uint64_t)d->ints)
     return rig_error_set(err, RIG_EINVAL, "%s: ints: %zu ints for a program of %" PRId64, file,
                          o->nints, d->ints);
@@ -84,9 +84,9 @@ static rig_status make_plan(plan *p, rig_error *err) {
   rig_status st = sane(p, err);
   if (st == RIG_OK) st = rig_run_read_desc(p->path, &p->d, err);
   if (st != RIG_OK) return st;
-  char shown[RUN_PATH_SHOWN], label[2 * RUN_PATH_SHOWN];
+  char shown[RIG_RUN_PATH_SHOWN], label[2 * RIG_RUN_PATH_SHOWN];
   if ((st = rig_desc_check(p->d, err)) != RIG_OK)
-    return rig_error_prefix(err, "%s", run_short_path(p->path, shown, sizeof shown));
+    return rig_error_prefix(err, "%s", rig_run_path_shown(p->path, shown, sizeof shown));
   if ((st = fit(p, err)) != RIG_OK) return st;
   const rig_run_options *o = p->o;
   if ((st = rig_outputs_make(&p->outs, true, err)) != RIG_OK) return st;
@@ -119,9 +119,10 @@ static rig_status open_machine(plan *p, rig_run_machine **m, rig_error *err) {
   for (size_t i = 0; st == RIG_OK && i < d->ninputs; i++)
     if (p->bytes[i]) st = rig_run_machine_fill(*m, i, p->bytes[i], (size_t)d->inputs[i].bytes, err);
   free(devs);
-  char shown[RUN_PATH_SHOWN];
-  return st == RIG_OK ? st
-                      : rig_error_prefix(err, "%s", run_short_path(p->path, shown, sizeof shown));
+  char shown[RIG_RUN_PATH_SHOWN];
+  return st == RIG_OK
+             ? st
+             : rig_error_prefix(err, "%s", rig_run_path_shown(p->path, shown, sizeof shown));
 }
 
 /* Every run, one after the other; then the outputs' bytes into their

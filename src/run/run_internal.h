@@ -8,12 +8,6 @@
 
 #include "rig/rig_run.h"
 
-/* How much of a path a message shows: a longer one keeps its head and
- * tail around "...", so that the reason after it is never cut off. */
-#define RUN_PATH_SHOWN 256
-/* path, or its head and tail in buf (size bytes). */
-const char *run_short_path(const char *path, char *buf, size_t size);
-
 struct stat;
 /* path opened for reading (*fd, *st its fstat), never waiting for a FIFO's
  * writer (a FIFO no process writes reads as empty); a directory refused
