@@ -78,9 +78,8 @@ rig_status rig_run_map_devices(const rig_desc *d, const char *const *names, size
 typedef struct rig_outputs rig_outputs;
 
 /* An empty set. Its messages name a file by its path (`cannot write
- * y.bin: <why>`), or, labelled, by its label first (`output 1=y.bin:
- * cannot write y.bin: <why>`). RIG_ENOMEM. */
-rig_status rig_outputs_make(rig_outputs **s, bool labelled, rig_error *err);
+ * y.bin: <why>`). RIG_ENOMEM. */
+rig_status rig_outputs_make(rig_outputs **s, rig_error *err);
 /* Adds path (named `label` in messages): refuses one whose folder is
  * missing or not writable (RIG_ESYS, `cannot write PATH: its folder DIR
  * does not exist`), a directory, a FIFO no process reads (`... a FIFO no
@@ -208,8 +207,8 @@ typedef struct rig_run_options {
  * <runs> runs`), a rule the description breaks (`PATH: <rule>`), or a
  * longer input's file (`input 1=big.bin: 4097 bytes, more than the
  * input's 4096`); RIG_ESYS for a file that cannot be read or written
- * (`input 0=x.bin: cannot read x.bin: <why>`, `output 1=out/y.bin:
- * cannot write out/y.bin: its folder out does not exist`); a device's
+ * (`input 0=x.bin: cannot read x.bin: <why>`; an output's as progrun
+ * says it, `cannot write out/y.bin: its folder out does not exist`); a device's
  * or the load's refusal as rig_run_map_devices and rig_program_load give
  * it, after `PATH: `; a run's as rig_program_run or the wait gives it,
  * after `run <r>: `; RIG_ENOMEM. */

@@ -14,7 +14,7 @@ static int exit_of(rig_status st) {
 
 int cli_outset_add(cli_outset *s, const char *path, const char *label, size_t *index,
                    rig_error *err) {
-  rig_status st = s->set ? RIG_OK : rig_outputs_make(&s->set, false, err);
+  rig_status st = s->set ? RIG_OK : rig_outputs_make(&s->set, err);
   if (st == RIG_OK) st = rig_outputs_add(s->set, path, label, index, err);
   if (st != RIG_OK) return exit_of(st);
   s->has_stdout = rig_outputs_writes_fd(s->set, STDOUT_FILENO);

@@ -197,7 +197,7 @@ def _pairs(file, name, items, ninputs):
 
 
 def run(argv):
-    from .program import Program, summary
+    from .program import summary
     file, opts = _parse("run", argv, flags=("--quiet",),
                         values=("--runs", "--warmup", "--ints", "--devices"),
                         repeated=("--input", "--output"))
@@ -231,39 +231,30 @@ def run(argv):
                    f"{len(form['devices'])}")
     if names is not None:
         _check_devices(file, names, form)
-    data = {}
-    for i, path in inputs.items():
-        try:
-            with open(path, "rb") as f:
-                data[i] = f.read()
-        except OSError as e:
-            raise Exit(USAGE_EXIT, f"cannot read {path}: {e.strerror}") from None
+    # The run itself is librig's rig_run_file, as progrun's own: inputs
+    # read within their sizes, every output written whole or none.
+    from .run import run_file
     try:
-        p = Program(d, names)
-        for i, b in data.items():
-            p.set_input(i, b)
-        times = p.run(runs, ints)[warmup:]
-        results = {i: p.input(i).tobytes() for i in outputs}
+        times = run_file(file, runs, ints, inputs, outputs, names)[warmup:]
     except RigError as e:
-        raise Exit(FAIL, e.message) from None
-    # Every output whole or none: temporary files beside, then renamed.
-    temps = []
-    try:
-        for i, path in outputs.items():
-            tmp = f"{path}.rig-{os.getpid()}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(results[i])
-            temps.append((tmp, path))
-    except OSError as e:
-        for tmp, _ in temps:
-            os.unlink(tmp)
-        raise Exit(USAGE_EXIT, f"cannot write {path}: {e.strerror}") from None
-    for tmp, path in temps:
-        os.replace(tmp, path)
+        raise Exit(_run_exit(e), _as_progrun(e.message)) from None
     if not opts.get("--quiet"):
         to = sys.stderr if "/dev/stdout" in outputs.values() else sys.stdout
         print(summary(times), file=to)
     return OK
+
+
+def _run_exit(e):
+    """A file that cannot be read or written, or does not fit its input,
+    is the usage's fault (2); a run or a device that fails, the machine's."""
+    return USAGE_EXIT if e.status in ("RIG_EINVAL", "RIG_EMALFORMED") or \
+        (e.status == "RIG_ESYS" and e.message.startswith(("input ", "cannot write "))) else FAIL
+
+
+def _as_progrun(message):
+    """librig names an input's file as the field ("input 0=x.bin: ..."),
+    progrun as its option ("--input 0=x.bin: ...")."""
+    return "--" + message if message.startswith("input ") else message
 
 
 def _check_devices(file, names, form):

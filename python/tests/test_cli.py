@@ -68,6 +68,18 @@ def test_a_run_option_that_does_not_fit_is_the_same_message(args):
     assert p == r and r[0] == 2
 
 
+def test_a_local_runs_files_are_the_same_messages(tmp_path):
+    """The run is librig's, as progrun's: an input's file too long for
+    its input, an output's folder missing, each told alike, no file made."""
+    big = tmp_path / "big.bin"
+    big.write_bytes(bytes(4097))
+    y = tmp_path / "no-dir" / "y.bin"
+    for args in (["--input", f"0={big}"], ["--output", f"1={y}"]):
+        (p, r) = both("run", SAXPY, *args)
+        assert p == r and r[0] == 2 and r[2]
+    assert not y.parent.exists()
+
+
 PIPELINE = os.path.join(EXAMPLES, "pipeline.json")
 
 

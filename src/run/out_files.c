@@ -43,25 +43,21 @@ typedef RIG_ARRAY_OF(out) outs;
 
 struct rig_outputs {
   outs outs;
-  bool labelled; /* messages begin with the file's label */
 };
 
 /* ---- messages --------------------------------------------------------------------- */
 
-static rig_status cannot(const rig_outputs *s, rig_error *err, const out *o, const char *why) {
+/* A file is named by its path: a label names a file only beside another
+ * that is the same file. */
+static rig_status cannot(rig_error *err, const out *o, const char *why) {
   char shown[RIG_RUN_PATH_SHOWN];
-  const char *p = rig_run_path_shown(o->path, shown, sizeof shown);
-  if (s->labelled) return rig_error_set(err, RIG_ESYS, "%s: cannot write %s: %s", o->label, p, why);
-  return rig_error_set(err, RIG_ESYS, "cannot write %s: %s", p, why);
+  return rig_error_set(err, RIG_ESYS, "cannot write %s: %s",
+                       rig_run_path_shown(o->path, shown, sizeof shown), why);
 }
 
-static rig_status no_memory(const rig_outputs *s, rig_error *err, const out *o) {
-  if (s->labelled && o->label) return rig_error_set(err, RIG_ENOMEM, "%s: out of memory", o->label);
-  return rig_error_set(err, RIG_ENOMEM, "out of memory");
-}
-
-static rig_status failed(const rig_outputs *s, rig_error *err, const out *o, int e) {
-  return e == ENOMEM ? no_memory(s, err, o) : cannot(s, err, o, strerror(e));
+static rig_status failed(rig_error *err, const out *o, int e) {
+  return e == ENOMEM ? rig_error_set(err, RIG_ENOMEM, "out of memory")
+                     : cannot(err, o, strerror(e));
 }
 
 /* ---- where a path's bytes go ------------------------------------------------------ */
@@ -210,11 +206,10 @@ static bool missing_folder(const char *path, char *why, size_t size) {
   return missing;
 }
 
-rig_status rig_outputs_make(rig_outputs **out_set, bool labelled, rig_error *err) {
+rig_status rig_outputs_make(rig_outputs **out_set, rig_error *err) {
   rig_outputs *s = calloc(1, sizeof *s);
   if (!s) return rig_error_set(err, RIG_ENOMEM, "out of memory");
   s->outs = (outs)RIG_ARRAY_OF_INIT(out, 0);
-  s->labelled = labelled;
   *out_set = s;
   return RIG_OK;
 }
@@ -232,9 +227,9 @@ rig_status rig_outputs_add(rig_outputs *s, const char *path, const char *label, 
   if (!e) e = o->fd >= 0 ? in_place_ready(o) : replace_ready(o);
   if (e) {
     char why[RIG_RUN_PATH_SHOWN / 2 + 64];
-    rig_status st = e == ENOENT && missing_folder(path, why, sizeof why) ? cannot(s, err, o, why)
-                    : e == ENXIO && o->fifo ? cannot(s, err, o, "a FIFO no process reads")
-                                            : failed(s, err, o, e);
+    rig_status st = e == ENOENT && missing_folder(path, why, sizeof why) ? cannot(err, o, why)
+                    : e == ENXIO && o->fifo ? cannot(err, o, "a FIFO no process reads")
+                                            : failed(err, o, e);
     out_clear(o);
     return st;
   }
@@ -326,7 +321,7 @@ static int write_temporary(out *o, const uint8_t *b, size_t n) {
   return e;
 }
 
-static rig_status put_one(const rig_outputs *s, out *o, const void *b, size_t n, rig_error *err) {
+static rig_status put_one(out *o, const void *b, size_t n, rig_error *err) {
   int e = 0;
   if (o->fd >= 0) {
     /* Kept: bytes written in place cannot be taken back, so they go last. */
@@ -346,13 +341,13 @@ static rig_status put_one(const rig_outputs *s, out *o, const void *b, size_t n,
     e = write_temporary(o, b, n);
   }
   o->put = !e;
-  return e ? failed(s, err, o, e) : RIG_OK;
+  return e ? failed(err, o, e) : RIG_OK;
 }
 
 rig_status rig_outputs_put(rig_outputs *s, size_t index, const void *b, size_t n, rig_error *err) {
   rig_status st = RIG_OK;
   for (size_t k = index; st == RIG_OK && k != SIZE_MAX; k = RIG_ARRAY_AT(&s->outs, k).also)
-    st = put_one(s, &RIG_ARRAY_AT(&s->outs, k), b, n, err);
+    st = put_one(&RIG_ARRAY_AT(&s->outs, k), b, n, err);
   return st;
 }
 
@@ -380,7 +375,7 @@ rig_status rig_outputs_in_place(rig_outputs *s, rig_error *err) {
     out *o = &s->outs.t.items[k];
     if (!o->put && !o->written) {
       rig_outputs_abort(s);
-      cannot(s, err, o, "its bytes never came");
+      cannot(err, o, "its bytes never came");
       err->code = RIG_EREFUSED; /* the caller's fault, not the file's */
       return RIG_EREFUSED;
     }
@@ -390,7 +385,7 @@ rig_status rig_outputs_in_place(rig_outputs *s, rig_error *err) {
     int e = o->fd >= 0 && !o->written ? write_in_place(o) : 0;
     if (e) {
       rig_outputs_abort(s);
-      return failed(s, err, o, e);
+      return failed(err, o, e);
     }
     if (o->fd >= 0) o->written = true;
   }
@@ -406,7 +401,7 @@ rig_status rig_outputs_commit(rig_outputs *s, rig_error *err) {
     if (rename(o->tmp, o->target) != 0) {
       int e = errno;
       rig_outputs_abort(s);
-      return failed(s, err, o, e);
+      return failed(err, o, e);
     }
     free(o->tmp);
     o->tmp = NULL;

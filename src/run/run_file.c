@@ -89,7 +89,7 @@ static rig_status make_plan(plan *p, rig_error *err) {
     return rig_error_prefix(err, "%s", rig_run_path_shown(p->path, shown, sizeof shown));
   if ((st = fit(p, err)) != RIG_OK) return st;
   const rig_run_options *o = p->o;
-  if ((st = rig_outputs_make(&p->outs, true, err)) != RIG_OK) return st;
+  if ((st = rig_outputs_make(&p->outs, err)) != RIG_OK) return st;
   for (size_t k = 0, at; k < o->noutputs; k++) {
     label_of("output", &o->outputs[k], label, sizeof label);
     if ((st = rig_outputs_add(p->outs, o->outputs[k].path, label, &at, err)) != RIG_OK) return st;
