@@ -15,6 +15,7 @@
 #include "failure.h"
 #include "far_copy.h"
 #include "job_state.h"
+#include "jobs.h"
 #include "machine.h"
 #include "proxy.h"
 #include "told.h"
@@ -96,6 +97,8 @@ static void free_job(rig_job *job) {
   rig_express_free(job->express);
   rig_job_rails_close(job);
   rig_tree_free(job);
+  /* No part of it is reached now (each left as it went). */
+  rig_jobs_remove(job);
   for (int r = 0; job->machines && r < job->size; r++) free(job->machines[r].devices);
   free(job->labels);
   for (int r = 0; job->devices && r < job->size; r++) free(job->devices[r]);
@@ -137,6 +140,9 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
                       : rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   if (st == RIG_OK)
     st = rig_machine_describe(&job->machines[job->rank], job->rank, &job->devices[job->rank], err);
+  /* Found by its messages and its chores before any part listens; a
+   * failure here is told by the gather, as every rank's is. */
+  if (st == RIG_OK) st = rig_jobs_add(job, err);
   rig_error e;
   st = rig_first_failure(st, rig_bootstrap_gather(job, st == RIG_OK, &e), &e, err);
   if (!job->start_pending)

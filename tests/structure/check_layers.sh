@@ -39,7 +39,7 @@ declare -A ORDER=(
              > route > route_frames route_memory route_messages > route_express
              > agent > executor > agent_rails > holdings > trace
              > proxy > proxy_submit > controller_rails > rail_table > request > express_messages > far_copy > express
-             > told > failure > control > queue > machine"
+             > told > failure > control > queue > machine > jobs"
   [@progrun]="progrun
               > cli_run cli_job > cli_session > cli_local > cli_control cli_plan
               > cli_progress cli_machine cli_fault
