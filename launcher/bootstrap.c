@@ -358,7 +358,6 @@ rig_status rig_bootstrap_express(rig_job *job, bool ok, rig_error *err) {
   }
   if (!ex) return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   ex->job = job;
-  ex->job_id = job->c.job_id;
   const void *mine = NULL;
   size_t mine_len = 0;
   if (root && want)

@@ -102,12 +102,11 @@ typedef struct express {
     rig_array at; /* ex_window: what far copies may reach (far_copy.h) */
   } windows;
   /* By messages (express_messages.h), where the other side's memory is not mapped. */
-  uint64_t job_id;                          /* in every message of this job */
-  struct rig_job *job;                      /* whose failure a lost peer is */
+  struct rig_job *job;                      /* its id in every message; a lost peer fails it */
   rig_peer **peers;                         /* the controller: per machine reached so */
   rig_peer *to_controller;                  /* an agent reached so */
   struct lost_ctx **lost, *lost_controller; /* the peers' loss contexts */
-  bool listening;                           /* in express_messages.c's table */
+  bool listening;                           /* its job's messages reach it (heard) */
   bool self_held;                           /* rig_peer_self holds the engine */
   const void *self_address;                 /* this process's, while held */
   size_t self_len;

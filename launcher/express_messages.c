@@ -1,9 +1,11 @@
 /* The express path by messages (express_messages.h). Messages carry the job's id:
  * a process may hold several jobs, and its handlers are one per kind, so
- * they find the job's express in a table. A handler runs on a thread that
- * progresses the rails' worker and never blocks but on the table's lock,
- * which rig_express_msg_forget takes too: once it returns, no handler uses the
- * express. Everything a message says is checked as a frame is. */
+ * they find the job among the process's open ones (jobs.h), and the express
+ * its messages reach (job->heard). A handler runs on a thread that
+ * progresses the rails' worker and never blocks but on the jobs' lock,
+ * under which rig_express_msg_forget clears heard: once it returns, no
+ * handler uses the express. Everything a message says is checked as a
+ * frame is. */
 #include "express_messages.h"
 
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "failure.h"
 #include "job_state.h"
+#include "jobs.h"
 
 /* The message kinds (rig_peer_listen). */
 enum { MSG_HANDOVER = 1, MSG_REPORT = 2, MSG_KNOCK = 3 };
@@ -36,42 +39,39 @@ typedef struct msg_knock {
 _Static_assert(sizeof(msg_handover) + EX_SLOT_BYTES <= RIG_PEER_MESSAGE_MAX,
                "a slot's hand-over fits a message");
 
-/* A peer's loss fails the job naming its machine. */
+/* A peer's loss fails the job naming its machine. The context may
+ * outlive both (kept): they are compared, read only once found open. */
 typedef struct lost_ctx {
+  rig_job *job;
   express *ex;
   int machine;
   struct lost_ctx *next; /* in kept */
 } lost_ctx;
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-/* express *: the expresses reached by messages, under table_lock. */
-static rig_array table = RIG_ARRAY_INIT(express *, 0);
 /* Expresses listening: the handlers are set while any is. The calls that
- * set them wait for the engine's thread, whose handlers take table_lock:
- * they are made under a lock of their own, never under table_lock. */
+ * set them wait for the engine's thread, whose handlers take the jobs'
+ * lock: they are made under a lock of their own, never under that one. */
 static pthread_mutex_t listen_lock = PTHREAD_MUTEX_INITIALIZER;
 static int listeners;
 /* The contexts of peers whose close is still under way (rig_peer_release):
  * UCX may yet call their loss, which finds no express of theirs. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static lost_ctx *kept;
 
-static express *table_at(size_t i) {
-  return ((express **)table.items)[i];
-}
-
+/* The express that job's messages reach (under the jobs' lock). */
 static express *find(uint64_t job) {
-  for (size_t i = 0; i < table.n; i++)
-    if (table_at(i)->job_id == job) return table_at(i);
-  return NULL;
+  rig_job *j = rig_jobs_find(job);
+  return j ? j->heard : NULL;
 }
 
-/* ex out of the table (under table_lock). */
-static void unlist(express *ex) {
-  for (size_t i = 0; i < table.n; i++)
-    if (table_at(i) == ex) {
-      rig_array_remove(&table, i);
-      return;
-    }
+/* Whether ex is still heard by its job (under the jobs' lock). */
+static void hear(express *ex, bool on) {
+  rig_jobs_lock();
+  if (on)
+    ex->job->heard = ex;
+  else if (ex->job->heard == ex)
+    ex->job->heard = NULL;
+  rig_jobs_unlock();
 }
 
 /* The job of ex fails with "machine m: why" (m: where it was found). */
@@ -88,7 +88,7 @@ static void on_handover(void *ctx, const void *bytes, size_t len) {
   msg_handover h;
   if (len < sizeof h) return;
   memcpy(&h, bytes, sizeof h);
-  pthread_mutex_lock(&table_lock);
+  rig_jobs_lock();
   express *ex = find(h.job);
   ex_ring *ring = ex ? rig_express_my_ring(ex, h.device) : NULL;
   char why[160] = "";
@@ -106,7 +106,7 @@ static void on_handover(void *ctx, const void *bytes, size_t len) {
                         h.len);
   else if (ex)
     fail(ex, ex->job->rank, why);
-  pthread_mutex_unlock(&table_lock);
+  rig_jobs_unlock();
 }
 
 static void on_report(void *ctx, const void *bytes, size_t len) {
@@ -114,7 +114,7 @@ static void on_report(void *ctx, const void *bytes, size_t len) {
   msg_report r;
   if (len != sizeof r) return;
   memcpy(&r, bytes, sizeof r);
-  pthread_mutex_lock(&table_lock);
+  rig_jobs_lock();
   express *ex = find(r.job);
   bool known =
       ex && r.machine > 0 && (int)r.machine < ex->machines && ex->peers && ex->peers[r.machine];
@@ -132,7 +132,7 @@ static void on_report(void *ctx, const void *bytes, size_t len) {
     rig_trace_reached(&pt, 1);
   } else if (ex)
     fail(ex, known ? (int)r.machine : 0, why);
-  pthread_mutex_unlock(&table_lock);
+  rig_jobs_unlock();
 }
 
 static void on_knock(void *ctx, const void *bytes, size_t len) {
@@ -140,18 +140,18 @@ static void on_knock(void *ctx, const void *bytes, size_t len) {
   msg_knock k;
   if (len != sizeof k) return;
   memcpy(&k, bytes, sizeof k);
-  pthread_mutex_lock(&table_lock);
+  rig_jobs_lock();
   express *ex = find(k.job);
   if (ex) rig_ctl_knock(&ex->job->c);
-  pthread_mutex_unlock(&table_lock);
+  rig_jobs_unlock();
 }
 
 static void on_lost(void *ctx, const char *why) {
   lost_ctx *l = ctx;
-  pthread_mutex_lock(&table_lock);
-  for (size_t i = 0; i < table.n; i++)
-    if (table_at(i) == l->ex && !atomic_load(&l->ex->job->closing)) fail(l->ex, l->machine, why);
-  pthread_mutex_unlock(&table_lock);
+  rig_jobs_lock();
+  if (rig_jobs_holds(l->job) && l->job->heard == l->ex && !atomic_load(&l->job->closing))
+    fail(l->ex, l->machine, why);
+  rig_jobs_unlock();
 }
 
 /* ---- setting up --------------------------------------------------------------------------- */
@@ -170,20 +170,14 @@ static rig_status listen_all(rig_error *err) {
 
 rig_status rig_express_msg_listen(express *ex, const void **address, size_t *len, rig_error *err) {
   if (!ex->listening) {
-    pthread_mutex_lock(&table_lock);
+    hear(ex, true);
     rig_status st = RIG_OK;
-    if (!rig_array_push(&table, &ex))
-      st = rig_error_set(err, RIG_ENOMEM, "out of memory for a job's messages");
-    pthread_mutex_unlock(&table_lock);
-    if (st != RIG_OK) return st;
     pthread_mutex_lock(&listen_lock);
     if (listeners == 0) st = listen_all(err);
     if (st == RIG_OK) listeners++;
     pthread_mutex_unlock(&listen_lock);
     if (st != RIG_OK) {
-      pthread_mutex_lock(&table_lock);
-      unlist(ex);
-      pthread_mutex_unlock(&table_lock);
+      hear(ex, false);
       return st;
     }
     ex->listening = true;
@@ -202,7 +196,7 @@ rig_status rig_express_msg_connect(express *ex, int m, const void *address, size
                                    rig_error *err) {
   lost_ctx *l = calloc(1, sizeof *l);
   if (!l) return rig_error_set(err, RIG_ENOMEM, "out of memory for a peer");
-  *l = (lost_ctx){ex, m, NULL};
+  *l = (lost_ctx){ex->job, ex, m, NULL};
   rig_peer *p;
   rig_status st = rig_peer_connect(address, len, &ex->job->failed, on_lost, l, &p, err);
   if (st != RIG_OK) {
@@ -230,17 +224,15 @@ static void release_peer(rig_peer *p, lost_ctx *l) {
     free(l);
     return;
   }
-  pthread_mutex_lock(&table_lock);
+  pthread_mutex_lock(&kept_lock);
   l->next = kept;
   kept = l;
-  pthread_mutex_unlock(&table_lock);
+  pthread_mutex_unlock(&kept_lock);
 }
 
 void rig_express_msg_forget(express *ex) {
   if (!ex) return;
-  pthread_mutex_lock(&table_lock);
-  unlist(ex);
-  pthread_mutex_unlock(&table_lock);
+  if (ex->job) hear(ex, false);
   /* No handler uses ex now; a late loss finds it gone. A peer whose close
    * is still under way (it stopped) keeps its loss's context. */
   release_peer(ex->to_controller, ex->lost_controller);
@@ -272,7 +264,7 @@ rig_status rig_express_msg_handover(express *ex, int m, uint32_t device, uint64_
   unsigned char msg[sizeof(msg_handover) + EX_SLOT_BYTES];
   if (hlen + len > EX_SLOT_BYTES)
     return rig_error_set(err, RIG_EINVAL, "a hand-over of %zu bytes by message", hlen + len);
-  msg_handover h = {ex->job_id, value, device, kind, (uint32_t)(hlen + len), 0};
+  msg_handover h = {ex->job->c.job_id, value, device, kind, (uint32_t)(hlen + len), 0};
   memcpy(msg, &h, sizeof h);
   if (hlen) memcpy(msg + sizeof h, head, hlen);
   if (len) memcpy(msg + sizeof h + hlen, bytes, len);
@@ -280,7 +272,7 @@ rig_status rig_express_msg_handover(express *ex, int m, uint32_t device, uint64_
 }
 
 rig_status rig_express_msg_report(express *ex, uint32_t device, uint64_t value, rig_error *err) {
-  msg_report r = {ex->job_id, value, (uint32_t)ex->job->rank, device};
+  msg_report r = {ex->job->c.job_id, value, (uint32_t)ex->job->rank, device};
   return rig_peer_send(ex->to_controller, MSG_REPORT, &r, sizeof r, err);
 }
 
@@ -290,7 +282,7 @@ bool rig_express_msg_knocks(const express *ex, int m) {
 
 void rig_express_msg_knock(express *ex, int m) {
   if (!rig_express_msg_knocks(ex, m)) return;
-  msg_knock k = {ex->job_id};
+  msg_knock k = {ex->job->c.job_id};
   rig_error err;
   /* A hint: lost, the frame is still taken at the receiver's next nap. */
   (void)rig_peer_send(m == 0 ? ex->to_controller : ex->peers[m], MSG_KNOCK, &k, sizeof k, &err);

@@ -59,6 +59,9 @@ struct rig_job {
   job_rails rails;
   job_tree tree;           /* machine-local runs' (tree.h) */
   struct express *express; /* express.h; the controller's moves to the link */
+  /* The express the job's messages reach (express_messages.c), wherever it
+   * lives: under the open jobs' lock (jobs.h). */
+  struct express *heard;
   /* The express whose peers the control thread knocks (express_messages.h): set
    * before it starts, freed after it stops. */
   struct express *knocks;
