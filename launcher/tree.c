@@ -61,7 +61,7 @@ rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err) {
   if (st == RIG_OK && job->rank == 0)
     rig_log(RIG_LOG_INFO, "the tree's starts and ends of runs go by %s, %u runs in flight",
             t->way->name, t->in_flight);
-  if (st == RIG_OK) st = rig_tree_runs_open(job, err);
+  if (st == RIG_OK) rig_tree_runs_open(job);
   return st;
 }
 

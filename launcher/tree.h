@@ -101,6 +101,7 @@ struct job_tree {
    * chores), so that neither waits for the next run's own work. */
   pthread_mutex_t runs_lock;
   bool runs_made;
+  bool runs_open;        /* waiting threads' chores take it: under the jobs' lock (jobs.h) */
   bool serving;          /* this machine's run is in flight: rails served (rig_rails_serve) */
   uint64_t begun, ended; /* runs begun and ended here */
   uint64_t reported;     /* the subtree's runs sent up; machine 0: known done everywhere */
@@ -131,6 +132,7 @@ struct job_tree {
   struct rig_area *box, **theirs;
   /* By UCX messages (tree_peers.c). */
   bool self_held;
+  bool heard;              /* its messages find it: under the open jobs' lock (jobs.h) */
   bool listening;          /* holds the messages' handler (tree_peers.c) */
   struct rig_peer **peers; /* per child, then the parent */
   void *lost;              /* their losses' contexts */
@@ -147,8 +149,7 @@ void rig_tree_free(rig_job *job);
  * once the tree is up (closed again before it goes), freed with the tree:
  * whether a request of it is left to MPI. */
 rig_status rig_tree_runs_make(rig_job *job, rig_error *err);
-rig_status rig_tree_runs_open(rig_job *job, rig_error *err);
-void rig_tree_runs_close(rig_job *job);
+void rig_tree_runs_open(rig_job *job);
 bool rig_tree_runs_free(rig_job *job);
 
 /* Each way's making (its `open`), and its free: whether something of it

@@ -4,8 +4,9 @@
  * that waits for its start or its children's ends progresses the worker
  * a while, then sleeps on its event fd: a waiting machine costs no core,
  * and the message that ends the wait wakes it at once. Messages carry the
- * job's id (a process may hold several jobs in turn), found in a table
- * under a lock that the tree's free takes too. Everything a message says
+ * job's id (a process may hold several jobs in turn), found among the
+ * process's open jobs (jobs.h) while its tree hears them (tree.heard,
+ * which the tree's free clears under their lock). Everything a message says
  * is checked: a machine that is not the receiver's parent or child, a
  * machine named outside the job, fails the job naming the receiver. */
 #include <sched.h>
@@ -18,6 +19,7 @@
 #include "bootstrap.h"
 #include "failure.h"
 #include "job_state.h"
+#include "jobs.h"
 #include "tree.h"
 
 /* The kind of the tree's messages (express_messages.c has 1 to 3). */
@@ -46,14 +48,17 @@ bool rig_tree_closed(rig_job *job, rig_error *err) {
   return true;
 }
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static rig_job *table[64]; /* jobs whose tree goes by messages, under table_lock */
-static size_t ntable;
-
+/* The job of that id whose tree goes by messages (under the jobs' lock). */
 static rig_job *find(uint64_t id) {
-  for (size_t i = 0; i < ntable; i++)
-    if (table[i]->c.job_id == id) return table[i];
-  return NULL;
+  rig_job *job = rig_jobs_find(id);
+  return job && job->tree.heard ? job : NULL;
+}
+
+/* Whether the job's tree hears its messages (under the jobs' lock). */
+static void hear(rig_job *job, bool on) {
+  rig_jobs_lock();
+  job->tree.heard = on;
+  rig_jobs_unlock();
 }
 
 /* Why a message is not one this machine takes from its sender, or "";
@@ -88,7 +93,7 @@ static void on_message(void *ctx, const void *bytes, size_t len) {
   tree_msg m;
   if (len != sizeof m) return;
   memcpy(&m, bytes, sizeof m);
-  pthread_mutex_lock(&table_lock);
+  rig_jobs_lock();
   rig_job *job = find(m.job);
   job_tree *t = job ? &job->tree : NULL;
   char why[96 + 2 * RIG_JOB_LABEL] = "";
@@ -108,12 +113,13 @@ static void on_message(void *ctx, const void *bytes, size_t len) {
     atomic_store_explicit(&t->done_came[m.from - t->first], m.run + 1, memory_order_release);
   }
   if (t) atomic_fetch_add_explicit(&t->mail, 1, memory_order_release);
-  pthread_mutex_unlock(&table_lock);
+  rig_jobs_unlock();
 }
 
 /* ---- setting up ------------------------------------------------------------------- */
 
-/* A tree neighbour lost: the job fails naming it. */
+/* A tree neighbour lost: the job fails naming it. The context may outlive
+ * the job (kept): it is compared, read only once found open. */
 typedef struct lost_ctx {
   rig_job *job;
   int machine;
@@ -121,16 +127,15 @@ typedef struct lost_ctx {
 
 static void on_lost(void *ctx, const char *why) {
   lost_ctx *l = ctx;
-  pthread_mutex_lock(&table_lock);
-  bool live = false;
-  for (size_t i = 0; i < ntable; i++) live |= table[i] == l->job;
+  rig_jobs_lock();
+  bool live = rig_jobs_holds(l->job) && l->job->tree.heard;
   if (live && !atomic_load(&l->job->failed) && !atomic_load(&l->job->closing)) {
     char cause[RIG_ERROR_MESSAGE_MAX];
     snprintf(cause, sizeof cause, "%s: %s", /* why names UCX */
              rig_job_label(l->job, l->machine), why);
     rig_job_fail_with(l->job, true, cause);
   }
-  pthread_mutex_unlock(&table_lock);
+  rig_jobs_unlock();
 }
 
 rig_status rig_tree_swap(rig_job *job, const void *mine, size_t n, size_t max, void **theirs,
@@ -167,8 +172,8 @@ rig_status rig_tree_swap(rig_job *job, const void *mine, size_t n, size_t max, v
 }
 
 /* The handler's listening, held while any job listens. Its calls wait for
- * the engine's thread, whose handlers take table_lock: they are made
- * under a lock of their own, never under table_lock. */
+ * the engine's thread, whose handlers take the jobs' lock: they are made
+ * under a lock of their own, never under that one. */
 static pthread_mutex_t listen_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t nlistening;
 
@@ -210,13 +215,8 @@ rig_status rig_tree_peers_start(rig_job *job, bool *pending, bool *ok, rig_error
   if (st != RIG_OK || !every) return st;
   /* Listening before a neighbour can know this address: its first
    * message may come as soon as the addresses are swapped. */
-  pthread_mutex_lock(&table_lock);
-  if (ntable == sizeof table / sizeof *table)
-    st = rig_error_set(err, RIG_EREFUSED, "more than %zu jobs at once", ntable);
-  else
-    table[ntable++] = job;
-  pthread_mutex_unlock(&table_lock);
-  if (st == RIG_OK && (st = listen_hold(err)) == RIG_OK) t->listening = true;
+  hear(job, true);
+  if ((st = listen_hold(err)) == RIG_OK) t->listening = true;
   void **theirs = calloc((size_t)k + 1, sizeof *theirs);
   size_t *lens = calloc((size_t)k + 1, sizeof *lens);
   if (st == RIG_OK && (!theirs || !lens))
@@ -239,13 +239,7 @@ rig_status rig_tree_peers_start(rig_job *job, bool *pending, bool *ok, rig_error
 
 void rig_tree_peers_free(rig_job *job) {
   job_tree *t = &job->tree;
-  pthread_mutex_lock(&table_lock);
-  for (size_t i = 0; i < ntable; i++)
-    if (table[i] == job) {
-      table[i] = table[--ntable];
-      break;
-    }
-  pthread_mutex_unlock(&table_lock);
+  hear(job, false);
   if (t->listening) listen_drop();
   t->listening = false;
   int k = t->nchildren + (t->parent >= 0);

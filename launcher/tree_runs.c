@@ -22,28 +22,39 @@
 #include "base/sync.h"
 #include "failure.h"
 #include "job_state.h"
+#include "jobs.h"
 #include "tree.h"
 
 /* ---- the process's jobs, for the chores of its waiting threads ------------------------ */
 
-static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
-static rig_job *jobs[64];
-static size_t njobs;
-
 static rig_status chores(rig_job *job, rig_error *err);
 
+/* The jobs whose chores a waiting thread does, their runs' locks held. */
+typedef struct chore_jobs {
+  rig_job *job[RIG_JOBS_MAX];
+  size_t n;
+} chore_jobs;
+
+static void take_chores(rig_job *job, void *ctx) {
+  chore_jobs *c = ctx;
+  job_tree *t = &job->tree;
+  if (t->runs_open && !atomic_load(&job->failed) && pthread_mutex_trylock(&t->runs_lock) == 0)
+    c->job[c->n++] = job;
+}
+
 /* A waiting thread's chores: every job's whose lock is free (a thread
- * that holds it does them itself). */
+ * that holds it does them itself). Done once the open jobs' lock is let
+ * go: a chore sends, which may wait for the rails' engine, whose thread's
+ * handlers take that lock. */
 static void chores_of_all(void) {
-  if (pthread_mutex_trylock(&jobs_lock) != 0) return;
-  for (size_t i = 0; i < njobs; i++) {
-    job_tree *t = &jobs[i]->tree;
-    if (atomic_load(&jobs[i]->failed) || pthread_mutex_trylock(&t->runs_lock) != 0) continue;
+  chore_jobs c;
+  c.n = 0;
+  if (!rig_jobs_try_each(take_chores, &c)) return;
+  for (size_t i = 0; i < c.n; i++) {
     rig_error ignored;
-    chores(jobs[i], &ignored); /* a failure is the job's: its own waits tell it */
-    pthread_mutex_unlock(&t->runs_lock);
+    chores(c.job[i], &ignored); /* a failure is the job's: its own waits tell it */
+    pthread_mutex_unlock(&c.job[i]->tree.runs_lock);
   }
-  pthread_mutex_unlock(&jobs_lock);
 }
 
 rig_status rig_tree_runs_make(rig_job *job, rig_error *err) {
@@ -59,26 +70,22 @@ rig_status rig_tree_runs_make(rig_job *job, rig_error *err) {
   return RIG_OK;
 }
 
-rig_status rig_tree_runs_open(rig_job *job, rig_error *err) {
-  pthread_mutex_lock(&jobs_lock);
-  rig_status st = RIG_OK;
-  if (njobs == sizeof jobs / sizeof *jobs)
-    st = rig_error_set(err, RIG_EREFUSED, "more than %zu jobs at once", njobs);
-  else
-    jobs[njobs++] = job;
-  pthread_mutex_unlock(&jobs_lock);
+void rig_tree_runs_open(rig_job *job) {
+  rig_jobs_lock();
+  job->tree.runs_open = true;
+  rig_jobs_unlock();
   rig_wait_chores_set(chores_of_all);
-  return st;
 }
 
-void rig_tree_runs_close(rig_job *job) {
-  pthread_mutex_lock(&jobs_lock);
-  for (size_t i = 0; i < njobs; i++)
-    if (jobs[i] == job) {
-      jobs[i] = jobs[--njobs];
-      break;
-    }
-  pthread_mutex_unlock(&jobs_lock);
+/* No waiting thread's chore takes the runs from here on; one under way
+ * holds their lock, and is waited for. */
+static void runs_close(rig_job *job) {
+  job_tree *t = &job->tree;
+  rig_jobs_lock();
+  t->runs_open = false;
+  rig_jobs_unlock();
+  pthread_mutex_lock(&t->runs_lock);
+  pthread_mutex_unlock(&t->runs_lock);
 }
 
 static void serve(job_tree *t, bool on);
@@ -88,7 +95,7 @@ bool rig_tree_runs_free(rig_job *job) {
   serve(t, false); /* a run the job's failure cut short */
   if (!t->runs_made) return false;
   /* No chore runs from here on. */
-  rig_tree_runs_close(job);
+  runs_close(job);
   pthread_mutex_destroy(&t->runs_lock);
   t->runs_made = false;
   free(t->done_came);
