@@ -4,10 +4,11 @@
  * threads' chores by visiting every job. Each job is held once, from its
  * start to its free, under one lock; what of a job the handlers may use
  * its parts say, each set and cleared under that lock (the express its
- * messages reach, job->heard; its tree's, tree.heard; its runs' chores,
- * tree.runs_open): once a part is cleared no handler uses it, and it may
- * go. The lock is never held across a call that waits for the rails'
- * engine: the handlers run on a thread that holds it. */
+ * messages reach, job->heard; its tree's, tree.heard, with its mailbox,
+ * tree.runs_made; its runs' chores, tree.runs_open): once a part is
+ * cleared no handler uses it, and it may go. The lock is never held
+ * across a call that waits for the rails' engine: the handlers run on a
+ * thread that holds it. */
 #ifndef RIG_JOBS_H
 #define RIG_JOBS_H
 

@@ -100,7 +100,7 @@ struct job_tree {
    * by whichever of this process's threads waits (base/count_wait.h's
    * chores), so that neither waits for the next run's own work. */
   pthread_mutex_t runs_lock;
-  bool runs_made;
+  bool runs_made;        /* the mailbox is there: cleared under the jobs' lock (jobs.h) */
   bool runs_open;        /* waiting threads' chores take it: under the jobs' lock (jobs.h) */
   bool serving;          /* this machine's run is in flight: rails served (rig_rails_serve) */
   uint64_t begun, ended; /* runs begun and ended here */

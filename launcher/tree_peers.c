@@ -48,10 +48,11 @@ bool rig_tree_closed(rig_job *job, rig_error *err) {
   return true;
 }
 
-/* The job of that id whose tree goes by messages (under the jobs' lock). */
+/* The job of that id whose tree goes by messages (under the jobs' lock),
+ * while its mailbox is whole: the runs' state goes before the way's. */
 static rig_job *find(uint64_t id) {
   rig_job *job = rig_jobs_find(id);
-  return job && job->tree.heard ? job : NULL;
+  return job && job->tree.heard && job->tree.runs_made ? job : NULL;
 }
 
 /* Whether the job's tree hears its messages (under the jobs' lock). */

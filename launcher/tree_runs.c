@@ -78,11 +78,13 @@ void rig_tree_runs_open(rig_job *job) {
 }
 
 /* No waiting thread's chore takes the runs from here on; one under way
- * holds their lock, and is waited for. */
+ * holds their lock, and is waited for. Nor does a tree message fill the
+ * mailbox (tree_peers.c), whose words go next. */
 static void runs_close(rig_job *job) {
   job_tree *t = &job->tree;
   rig_jobs_lock();
   t->runs_open = false;
+  t->runs_made = false;
   rig_jobs_unlock();
   pthread_mutex_lock(&t->runs_lock);
   pthread_mutex_unlock(&t->runs_lock);
@@ -97,7 +99,6 @@ bool rig_tree_runs_free(rig_job *job) {
   /* No chore runs from here on. */
   runs_close(job);
   pthread_mutex_destroy(&t->runs_lock);
-  t->runs_made = false;
   free(t->done_came);
   free(t->done_ns);
   free(t->done_machine);
