@@ -1301,8 +1301,10 @@ static void test_a_silent_machine_fails_the_job_past_the_bound(void) {
 }
 
 /* A description of one launch on cpu:0 of `fn` from the test kernels,
- * its 8 bytes of parameters `params` (hex). */
-static void write_launch(const char *path, const char *fn, const char *params) {
+ * its 8 bytes of parameters `params` (hex), then the parts `then` (JSON,
+ * each after a comma; "" for none) in the same submission. */
+static void write_launch_then(const char *path, const char *fn, const char *params,
+                              const char *then) {
   char text[2048];
   snprintf(text, sizeof text,
            "{\"format\": 4, \"devices\": [\"cpu-%s\"], \"memory\": [],\n"
@@ -1313,10 +1315,14 @@ static void write_launch(const char *path, const char *fn, const char *params) {
            "   \"name\": \"%s\", \"params\": {\"bytes\": \"%s\", \"holes\": []}, \"refs\": [],\n"
            "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
            "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
-           "{\"Fixed\": 0}}}],\n"
+           "{\"Fixed\": 0}}}%s],\n"
            "   \"slots\": [], \"fixed\": []}}]}\n",
-           rig_host_isa(), env_or("RIG_TEST_KERNELS", "kernels.so"), fn, params);
+           rig_host_isa(), env_or("RIG_TEST_KERNELS", "kernels.so"), fn, params, then);
   write_text(path, text);
+}
+
+static void write_launch(const char *path, const char *fn, const char *params) {
+  write_launch_then(path, fn, params, "");
 }
 
 /* A rank stopped while machine 0's launch of pause_s runs: the launch
@@ -1451,25 +1457,12 @@ static void test_a_failure_beside_a_kernel_that_never_ends_is_told_at_once(void)
  * then its fill fails. The failure is told as of run 0, the run it came
  * in, not of the run machine 0 was in when it heard of it. */
 static void test_a_failure_is_told_in_the_run_it_came_in_on_its_machine(void) {
-  char first[512], late[512], job[512], mark[512], mark_var[600], text[2048];
+  char first[512], late[512], job[512], mark[512], mark_var[600];
   write_launch(in_tmp("pause-after-first.json", first, sizeof first), "pause_after_first", "");
-  const char *k = env_or("RIG_TEST_KERNELS", "kernels.so");
-  snprintf(text, sizeof text,
-           "{\"format\": 4, \"devices\": [\"cpu-%s\"], \"memory\": [],\n"
-           " \"images\": [{\"device\": 0, \"binary\": {\"bytes\": {\"file\": \"%s\"}, "
-           "\"holes\": []}}],\n"
-           " \"inputs\": [], \"ints\": 0,\n"
-           " \"steps\": [{\"Submit\": {\"device\": 0, \"parts\": [{\"Launch\": {\"image\": 0,\n"
-           "   \"name\": \"await_mark\", \"params\": {\"bytes\": \"\", \"holes\": []}, "
-           "\"refs\": [],\n"
-           "   \"groups\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}],\n"
-           "   \"threads\": [{\"Fixed\": 1}, {\"Fixed\": 1}, {\"Fixed\": 1}], \"shared\": "
-           "{\"Fixed\": 0}}},\n"
-           "   {\"Fill\": {\"fill\": {\"Entry\": {\"image\": 0, \"name\": \"failing_fill\"}},\n"
-           "   \"params\": {\"bytes\": \"\", \"holes\": []}, \"refs\": []}}],\n"
-           "   \"slots\": [], \"fixed\": []}}]}\n",
-           rig_host_isa(), k);
-  write_text(in_tmp("late-failing.json", late, sizeof late), text);
+  write_launch_then(in_tmp("late-failing.json", late, sizeof late), "await_mark", "",
+                    ",\n   {\"Fill\": {\"fill\": {\"Entry\": {\"image\": 0, \"name\": "
+                    "\"failing_fill\"}},\n"
+                    "   \"params\": {\"bytes\": \"\", \"holes\": []}, \"refs\": []}}");
   write_text(in_tmp("late-job.json", job, sizeof job),
              "{\"machines\": [{\"program\": \"pause-after-first.json\"}, {\"program\": "
              "\"late-failing.json\"}]}\n");
