@@ -466,6 +466,51 @@ bool rig_desc_is_bytes(const void *bytes, size_t len);
  * RIG_ENOMEM. */
 rig_status rig_desc_listing(const rig_desc *d, char **text, rig_error *err);
 
+/* ---- the graph (docs/cli.md, "dot") ------------------------------------------ */
+
+/* d's steps as a Graphviz digraph `program`, as `progrun dot` prints it: a
+ * node per part of each Submit, per Move and per Loop's head, and an edge
+ * to each from the earlier ones it follows by the core's ordering
+ * (docs/core.md, "Ordering: stamps"), labelled with why; with `all` false
+ * only the edges no other path implies. Draws a description that breaks
+ * rules too. *text is NUL-terminated, malloc'd (the caller frees it).
+ * RIG_ENOMEM. */
+rig_status rig_desc_dot(const rig_desc *d, bool all, char **text, rig_error *err);
+
+/* What follows `digraph NAME {` in every graph rig_desc_dot draws (time
+ * flows down; clusters' titles at their left), for a drawing that places
+ * descriptions' graphs among its own. */
+#define RIG_DESC_DOT_HEAD                                                                          \
+  "  compound=true;\n"                                                                             \
+  "  graph [fontname=\"Helvetica\", fontsize=12, labeljust=l];\n"                                  \
+  "  node [shape=box, fontname=\"Helvetica\", fontsize=11];\n"                                     \
+  "  edge [fontname=\"Helvetica\", fontsize=9];\n"
+
+/* How rig_desc_dot_graph draws one description among others (progrun's
+ * drawing of a job file: a cluster per machine, rails between them). */
+typedef struct rig_desc_dot_style {
+  const char *prefix;         /* before every node's and cluster's name ("m1_"); NULL: none */
+  const char *const *devices; /* names standing for d's devices, or NULL: number and arch */
+  size_t ndevices;
+  int depth; /* the nodes' indentation, two spaces a level */
+  bool all;  /* every edge, not only those no other path implies */
+} rig_desc_dot_style;
+
+/* A drawn description's nodes, kept to find the ends of its rails. */
+typedef struct rig_desc_graph rig_desc_graph;
+
+/* d's graph in pieces: its nodes and clusters (*nodes) and its edges
+ * (*edges), text as rig_desc_dot writes between the head and the closing
+ * `}`, and *graph (freed with rig_desc_graph_free). RIG_ENOMEM. */
+rig_status rig_desc_dot_graph(const rig_desc *d, const rig_desc_dot_style *style, char **nodes,
+                              char **edges, rig_desc_graph **graph, rig_error *err);
+/* The name (without the prefix) of the last node that sends on `rail` (uses
+ * its Outbound area, or makes its counts ready through a Ready leaf) when
+ * `sends`, else of the first that receives (uses its Inbound area or its
+ * Counts); NULL for none. Valid until the graph is freed. */
+const char *rig_desc_graph_rail_end(const rig_desc_graph *g, int64_t rail, bool sends);
+void rig_desc_graph_free(rig_desc_graph *g);
+
 /* ---- JSON text (docs/format.md, docs/json.md) ------------------------------- */
 
 /* d as JSON text (NUL-terminated, freed with free()). */

@@ -435,10 +435,9 @@ void cli_progress_start(cli_progress *p, const cli_run_opts *o, uint64_t runs, b
 void cli_progress_update(cli_progress *p, uint64_t done, long slowest, uint64_t slowest_ns);
 void cli_progress_end(cli_progress *p);
 
-/* `progrun dot FILE [--all]` (cli_desc.c) and the graph of d (dot.c,
- * docs/cli.md, "dot"): every edge with `all`, else those no other path
- * implies. CLI_EXIT_FAIL out of memory. */
+/* `progrun dot FILE [--all]` (cli_desc.c; docs/cli.md, "dot"): the graph
+ * librig draws (rig_desc_dot), every edge with `all`, else those no other
+ * path implies. */
 int cli_dot(int argc, char **argv);
-int cli_dot_print(FILE *out, const rig_desc *d, bool all);
 
 #endif

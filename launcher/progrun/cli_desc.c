@@ -136,9 +136,13 @@ int cli_dot(int argc, char **argv) {
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
-  rc = cli_dot_print(stdout, d, a.all);
+  char *text = NULL;
+  rig_error err = {0};
+  rig_status st = rig_desc_dot(d, a.all, &text, &err);
   rig_desc_free(d);
-  if (rc != CLI_EXIT_OK) return cli_fail(rc, "out of memory");
+  if (st != RIG_OK) return cli_fail(CLI_EXIT_FAIL, "out of memory");
+  fputs(text, stdout);
+  free(text);
   return flush_stdout(CLI_EXIT_OK);
 }
 

@@ -1,34 +1,12 @@
-/* `progrun dot`'s whole graphs (docs/cli.md, "dot"): one description's,
- * and a job file's, a cluster per part and each rail's two directions
- * between the machines' clusters. */
+/* `progrun dot` of a job file (docs/cli.md, "dot"): a cluster per part,
+ * each its program's graph as librig draws it (rig_desc_dot_graph), and
+ * each rail's two directions between the machines' clusters, which are
+ * the job file's and so progrun's. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli_job.h"
-#include "dot.h"
-
-/* The head of every graph: time flows down; clusters' titles at their
- * left, clear of the edges' labels. */
-static void head(FILE *out, const char *name) {
-  fprintf(out,
-          "digraph %s {\n"
-          "  compound=true;\n"
-          "  graph [fontname=\"Helvetica\", fontsize=12, labeljust=l];\n"
-          "  node [shape=box, fontname=\"Helvetica\", fontsize=11];\n"
-          "  edge [fontname=\"Helvetica\", fontsize=9];\n",
-          name);
-}
-
-int cli_dot_print(FILE *out, const rig_desc *d, bool all) {
-  dot_graph g = DOT_GRAPH_INIT;
-  head(out, "program");
-  int rc = dot_walk(out, &g, d, NULL, 0, "", 1);
-  if (rc == CLI_EXIT_OK) rc = dot_graph_print(out, &g, "", all);
-  dot_graph_free(&g);
-  if (rc == CLI_EXIT_OK) fputs("}\n", out);
-  return rc;
-}
 
 /* s in a quoted label: `"` and `\\` escaped. */
 static void quoted(FILE *f, const char *s) {
@@ -75,8 +53,8 @@ static int64_t program_rail(const cli_jobfile *j, size_t part, int64_t m, int64_
  * down: an edge to a later machine places its receiver below its sender;
  * one back to an earlier machine (an acknowledgement, a ring's last) is
  * no constraint, so that it closes no cycle. */
-static void rail_edge(FILE *f, const cli_jobfile *j, dot_graph *graphs, const cli_job_rail *r,
-                      int dir) {
+static void rail_edge(FILE *f, const cli_jobfile *j, rig_desc_graph *const *graphs,
+                      const cli_job_rail *r, int dir) {
   const rig_rail_transfer *t = dir == 0 ? r->send : r->receive;
   size_t n = dir == 0 ? r->nsend : r->nreceive;
   if (n == 0) return;
@@ -99,12 +77,12 @@ static void rail_edge(FILE *f, const cli_jobfile *j, dot_graph *graphs, const cl
     }
     anchor_of(j, part, anchor, sizeof anchor);
     int64_t id = program_rail(j, part, m, r->id);
-    size_t node = id < 0 ? SIZE_MAX : dot_graph_rail_end(&graphs[part], id, k == 0);
-    if (node == SIZE_MAX) {
+    const char *node = id < 0 ? NULL : rig_desc_graph_rail_end(graphs[part], id, k == 0);
+    if (!node) {
       snprintf(ends[k], sizeof ends[k], "%s", anchor);
       snprintf(clip[k], sizeof clip[k], ", %s=cluster_%s", k == 0 ? "ltail" : "lhead", anchor);
     } else {
-      snprintf(ends[k], sizeof ends[k], "%s_%s", anchor, graphs[part].names.t.items[node]);
+      snprintf(ends[k], sizeof ends[k], "%s_%s", anchor, node);
     }
   }
   fprintf(f,
@@ -115,9 +93,9 @@ static void rail_edge(FILE *f, const cli_jobfile *j, dot_graph *graphs, const cl
 }
 
 /* Each part's cluster: its title, an anchor for rails' edges that find
- * no node, its program's graph (into g); its edges into `edges`. */
+ * no node, its program's graph (into *g); its edges into `edges`. */
 static int part(FILE *out, FILE *edges, const cli_jobfile *j, size_t i, const rig_desc *d,
-                dot_graph *g, bool all) {
+                rig_desc_graph **g, bool all) {
   const cli_job_machine *jm = i < j->n ? &j->machines[i] : &j->every;
   char anchor[24], prefix[28];
   anchor_of(j, i, anchor, sizeof anchor);
@@ -130,24 +108,33 @@ static int part(FILE *out, FILE *edges, const cli_jobfile *j, size_t i, const ri
   quoted(out, jm->program);
   fputs("\";\n", out);
   fprintf(out, "    %s [shape=point, style=invis];\n", anchor);
-  int rc = dot_walk(out, g, d, jm->ndevices ? jm->devices : NULL, jm->ndevices, prefix, 2);
+  rig_desc_dot_style style = {.prefix = prefix,
+                              .devices = (const char *const *)jm->devices,
+                              .ndevices = jm->ndevices,
+                              .depth = 2,
+                              .all = all};
+  char *nodes = NULL, *text = NULL;
+  rig_error err = {0};
+  rig_status st = rig_desc_dot_graph(d, &style, &nodes, &text, g, &err);
+  if (st == RIG_OK) fprintf(out, "%s", nodes);
   fputs("  }\n", out);
-  if (rc == CLI_EXIT_OK) rc = dot_graph_print(edges, g, prefix, all);
-  return rc;
+  if (st == RIG_OK) fprintf(edges, "%s", text);
+  free(nodes);
+  free(text);
+  return st == RIG_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
 int cli_dot_job_print(FILE *out, const cli_jobfile *j, rig_desc *const *descs, bool all) {
   size_t n = j->n + (j->has_every ? 1 : 0);
-  dot_graph *graphs = calloc(n + 1, sizeof *graphs);
+  rig_desc_graph **graphs = calloc(n + 1, sizeof *graphs);
   char *text = NULL;
   size_t len = 0;
-  for (size_t i = 0; graphs && i <= n; i++) graphs[i] = (dot_graph)DOT_GRAPH_INIT;
   FILE *edges = graphs ? open_memstream(&text, &len) : NULL;
   if (!edges) {
     free(graphs);
     return CLI_EXIT_FAIL;
   }
-  head(out, "job");
+  fputs("digraph job {\n" RIG_DESC_DOT_HEAD, out);
   int rc = CLI_EXIT_OK;
   for (size_t i = 0; rc == CLI_EXIT_OK && i < n; i++)
     rc = part(out, edges, j, i, descs[i], &graphs[i], all);
@@ -156,7 +143,7 @@ int cli_dot_job_print(FILE *out, const cli_jobfile *j, rig_desc *const *descs, b
   if (fclose(edges) != 0) rc = CLI_EXIT_FAIL;
   if (rc == CLI_EXIT_OK) fprintf(out, "%s}\n", text ? text : "");
   free(text);
-  for (size_t i = 0; i < n; i++) dot_graph_free(&graphs[i]);
+  for (size_t i = 0; i < n; i++) rig_desc_graph_free(graphs[i]);
   free(graphs);
   return rc;
 }

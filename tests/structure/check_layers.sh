@@ -44,7 +44,7 @@ declare -A ORDER=(
               > cli_run cli_job > cli_session > cli_local > cli_control cli_plan
               > cli_progress cli_machine cli_fault
               > cli_desc cli_info > cli_info_warn cli_jobview cli_report_put
-              > cli_report cli_table cli_trace dot_job > dot cli_trace_clock cli_times > dot_graph
+              > cli_report cli_table cli_trace dot_job > cli_trace_clock cli_times
               > jobfile > jobfile_rails jobfile_railmap cli_desc_read cli_outset > cli_file
               > cli_opts > cli_args
               > cli_bound > cli_say cli_launcher cli_units cli_wire cli_signal > cli_help"

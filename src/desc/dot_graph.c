@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "dot.h"
+#include "dot_internal.h"
 
 size_t dot_graph_node(dot_graph *g, const char *name) {
   if (!rig_array_reserve(&g->names.a, 1)) return g->failed = true, SIZE_MAX;
@@ -64,10 +63,10 @@ typedef struct dot_pair {
  * nodes v reaches, a bit each, `words` per row. Pairs are sorted by
  * `from` then `to`, and a node reaches only later ones, so the latest
  * node's row is complete before any earlier one needs it. */
-static int reduce(size_t nnodes, dot_pair *pairs, size_t n) {
+static bool reduce(size_t nnodes, dot_pair *pairs, size_t n) {
   size_t words = (nnodes + 63) / 64;
   uint64_t *reach = calloc(nnodes * words + 1, sizeof *reach);
-  if (!reach) return CLI_EXIT_FAIL;
+  if (!reach) return false;
   size_t end = n;
   for (size_t v = nnodes; v-- > 0;) {
     size_t first = end;
@@ -87,7 +86,7 @@ static int reduce(size_t nnodes, dot_pair *pairs, size_t n) {
     end = first;
   }
   free(reach);
-  return CLI_EXIT_OK;
+  return true;
 }
 
 /* The edges grouped by their pair of nodes, sorted. */
@@ -108,17 +107,17 @@ static dot_pair *pairs_of(dot_graph *g, size_t *npairs) {
   return pairs;
 }
 
-int dot_graph_print(FILE *f, dot_graph *g, const char *prefix, bool all) {
-  if (g->failed) return CLI_EXIT_FAIL;
+bool dot_graph_print(FILE *f, dot_graph *g, const char *prefix, bool all) {
+  if (g->failed) return false;
   size_t n = 0;
   dot_pair *pairs = pairs_of(g, &n);
-  if (!pairs) return CLI_EXIT_FAIL;
+  if (!pairs) return false;
   if (!all && g->names.t.n > DOT_MAX_REDUCED)
     fprintf(f, "  /* %zu nodes, more than the %d progrun reduces: every edge drawn */\n",
             g->names.t.n, DOT_MAX_REDUCED);
-  else if (!all && reduce(g->names.t.n, pairs, n) != CLI_EXIT_OK) {
+  else if (!all && !reduce(g->names.t.n, pairs, n)) {
     free(pairs);
-    return CLI_EXIT_FAIL;
+    return false;
   }
   for (size_t i = 0; i < n; i++) {
     const dot_pair *p = &pairs[i];
@@ -135,5 +134,5 @@ int dot_graph_print(FILE *f, dot_graph *g, const char *prefix, bool all) {
     fputs("\"];\n", f);
   }
   free(pairs);
-  return CLI_EXIT_OK;
+  return true;
 }

@@ -1,14 +1,15 @@
-/* dot.h: what the files of `progrun dot` share (docs/cli.md, "dot"): the
- * edges of one program's graph (dot_graph.c) and the walk that draws its
- * nodes and finds its edges (dot.c). */
-#ifndef RIG_DOT_H
-#define RIG_DOT_H
+/* Private to src/desc: what the files of a description's graph share
+ * (rig_desc_dot, docs/cli.md "dot"): the edges of one program's graph
+ * (dot_graph.c) and the walk that draws its nodes and finds its edges
+ * (dot.c). */
+#ifndef RIG_DESC_DOT_INTERNAL_H
+#define RIG_DESC_DOT_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#include "rig/rig_array.h"
+#include "base/array.h"
 #include "rig/rig_desc.h"
 
 /* Past this many nodes in one program every edge is drawn: the
@@ -60,18 +61,15 @@ size_t dot_graph_rail_end(const dot_graph *g, int64_t rail, bool sends);
 /* The edges on f, each `PREFIXfrom -> PREFIXto [label="why"]`: those
  * between one pair of nodes as one edge naming every reason; with `all`
  * false only those no other path implies (the transitive reduction).
- * CLI_EXIT_FAIL out of memory. */
-int dot_graph_print(FILE *f, dot_graph *g, const char *prefix, bool all);
+ * False out of memory. */
+bool dot_graph_print(FILE *f, dot_graph *g, const char *prefix, bool all);
 void dot_graph_free(dot_graph *g);
 
 /* The walk (dot.c): d's nodes and clusters on f, two spaces a level from
  * `depth`, each name after `prefix`; its edges into g. `devices` names
- * the devices standing for d's (a job file's part), or is NULL. */
-int dot_walk(FILE *f, dot_graph *g, const rig_desc *d, char *const *devices, size_t ndevices,
-             const char *prefix, int depth);
-
-/* A description's string in a label: as it is when printable ASCII
- * without `"` or `\`, else 0x and its hex (as dump shows it). */
-void dot_string(FILE *f, const uint8_t *bytes, size_t len);
+ * the devices standing for d's (a job file's part), or is NULL. False out
+ * of memory. */
+bool dot_walk(FILE *f, dot_graph *g, const rig_desc *d, const char *const *devices, size_t ndevices,
+              const char *prefix, int depth);
 
 #endif

@@ -1,7 +1,8 @@
-/* `progrun dot`: the walk of a description (docs/cli.md, "dot"). A node per
- * part of each Submit (the Submit a cluster naming its device), per Move
- * (naming its source and destination) and per Loop (its head, which reads
- * the flag; the loop a cluster around its body), and an edge to each from
+/* A description's graph (rig_desc_dot, which `progrun dot` prints;
+ * docs/cli.md, "dot"): the walk. A node per part of each Submit (the
+ * Submit a cluster naming its device), per Move (naming its source and
+ * destination) and per Loop (its head, which reads the flag; the loop a
+ * cluster around its body), and an edge to each from
  * the earlier ones it follows, labelled with why, by the core's ordering
  * (docs/core.md, "Ordering: stamps"): a use of memory follows other
  * devices' last conflicting uses of it (a read their writes and Unordered
@@ -15,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "dot.h"
+#include "dot_internal.h"
 
 /* What a use names: memory m, input i, or the ints. */
 typedef struct dot_mem {
@@ -43,7 +43,7 @@ typedef struct dot_state {
   dot_graph *g;       /* the edges */
   const char *prefix; /* before every node's name: "m1_" in a job */
   const rig_desc *d;
-  char *const *devices; /* a job file's names of d's devices, or NULL */
+  const char *const *devices; /* a job file's names of d's devices, or NULL */
   size_t ndevices;
   RIG_ARRAY_OF(dot_last) last;
   /* The last node of each device, for `device order`. */
@@ -186,7 +186,9 @@ static void follow(dot_state *s, const char *name, int64_t device, const dot_use
 
 /* ---- labels ------------------------------------------------------------------ */
 
-void dot_string(FILE *f, const uint8_t *b, size_t len) {
+/* A description's string in a label: as it is when printable ASCII
+ * without `"` or `\`, else 0x and its hex (as dump shows it). */
+static void dot_string(FILE *f, const uint8_t *b, size_t len) {
   bool printable = true;
   for (size_t i = 0; i < len; i++)
     if (b[i] < 0x20 || b[i] > 0x7e || b[i] == '"' || b[i] == '\\') printable = false;
@@ -456,8 +458,8 @@ static void steps(dot_state *s, int depth, const rig_desc_steps *ss, size_t *num
   }
 }
 
-int dot_walk(FILE *f, dot_graph *g, const rig_desc *d, char *const *devices, size_t ndevices,
-             const char *prefix, int depth) {
+bool dot_walk(FILE *f, dot_graph *g, const rig_desc *d, const char *const *devices, size_t ndevices,
+              const char *prefix, int depth) {
   dot_state s = {.f = f,
                  .g = g,
                  .prefix = prefix ? prefix : "",
@@ -471,5 +473,5 @@ int dot_walk(FILE *f, dot_graph *g, const rig_desc *d, char *const *devices, siz
   steps(&s, depth, &d->steps, &number);
   rig_array_free(&s.last.a);
   rig_array_free(&s.devs.a);
-  return s.failed || g->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+  return !s.failed && !g->failed;
 }
