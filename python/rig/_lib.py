@@ -113,6 +113,7 @@ for _n, _r, *_a in [
     ("rig_desc_is_bytes", ctypes.c_bool, P, SZ),
     ("rig_desc_to_json", ST, P, ctypes.POINTER(P), ERR),
     ("rig_desc_listing", ST, P, ctypes.POINTER(P), ERR),
+    ("rig_desc_dot", ST, P, ctypes.c_bool, ctypes.POINTER(P), ERR),
     ("rig_desc_of_json", ST, P, SZ, STR, ctypes.POINTER(P), ERR),
     ("rig_desc_check", ST, P, ERR),
     ("rig_environment_check", ST, ERR),

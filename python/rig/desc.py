@@ -120,6 +120,17 @@ class Description:
         finally:
             _lib.libc.free(text)
 
+    def dot(self, all=False):
+        """The Graphviz digraph `progrun dot` prints (rig_desc_dot): which
+        steps follow which, and why; every edge with `all`, else those no
+        other path implies."""
+        text, err = ctypes.c_void_p(), _lib.error()
+        _lib.check(lib.rig_desc_dot(self._h, bool(all), ctypes.byref(text), err), err)
+        try:
+            return ctypes.string_at(text.value).decode()
+        finally:
+            _lib.libc.free(text)
+
     def __eq__(self, other):
         return isinstance(other, Description) and self.to_bytes() == other.to_bytes()
 
