@@ -564,6 +564,31 @@ static void test_an_arch_the_opener_has_none_of_says_why(void) {
   rig_desc_free(d);
 }
 
+/* A job file is a regular file holding a JSON object with "machines" or
+ * "every", which says how many machines it lists only without "every";
+ * a description, other JSON, a missing file and a pipe are none. */
+static void test_a_job_file_is_told_by_its_machines_or_every(void) {
+  char path[512], ex[512];
+  size_t machines = 99;
+  const char listed[] = "{\"machines\": [{\"program\": \"a.json\"}, {\"program\": \"b.json\"}]}";
+  write_file(tmp_path("job-listed.json", path, sizeof path), listed, strlen(listed));
+  CU_ASSERT_TRUE(rig_run_is_jobfile(path, &machines));
+  CU_ASSERT_EQUAL(machines, 2);
+  const char every[] = "{\"machines\": [{\"program\": \"a.json\"}], \"every\": {}}";
+  write_file(tmp_path("job-every.json", path, sizeof path), every, strlen(every));
+  CU_ASSERT_TRUE(rig_run_is_jobfile(path, &machines));
+  CU_ASSERT_EQUAL(machines, 0);
+  CU_ASSERT_TRUE(rig_run_is_jobfile(path, NULL));
+  const char other[] = "[{\"machines\": 1}]";
+  write_file(tmp_path("not-a-job.json", path, sizeof path), other, strlen(other));
+  machines = 99;
+  CU_ASSERT_FALSE(rig_run_is_jobfile(path, &machines));
+  CU_ASSERT_EQUAL(machines, 0);
+  CU_ASSERT_FALSE(rig_run_is_jobfile(saxpy(ex, sizeof ex), NULL));
+  CU_ASSERT_FALSE(rig_run_is_jobfile(tmp_path("no-such-job.json", path, sizeof path), NULL));
+  CU_ASSERT_FALSE(rig_run_is_jobfile("/dev/stdin", NULL));
+}
+
 void rig_test_register(void) {
   static CU_TestInfo runs[] = {
       {"saxpy writes what its runs compute", test_saxpy_writes_what_its_runs_compute},
@@ -606,6 +631,9 @@ void rig_test_register(void) {
        test_a_failed_run_leaves_every_output_as_it_was},
       {"an input given twice is refused", test_an_input_given_twice_is_refused},
       CU_TEST_INFO_NULL};
+  static CU_TestInfo files[] = {{"a job file is told by its machines or every",
+                                 test_a_job_file_is_told_by_its_machines_or_every},
+                                CU_TEST_INFO_NULL};
   static CU_TestInfo devices[] = {
       {"archs map to the host and the next free cpu",
        test_archs_map_to_the_host_and_the_next_free_cpu},
@@ -619,5 +647,6 @@ void rig_test_register(void) {
       CU_TEST_INFO_NULL};
   rig_test_add_suite("runs", runs);
   rig_test_add_suite("refusals", refusals);
+  rig_test_add_suite("files", files);
   rig_test_add_suite("devices", devices);
 }

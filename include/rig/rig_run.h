@@ -40,6 +40,14 @@ const char *rig_run_path_shown(const char *path, char *buf, size_t size);
  * nor JSON: <why>`; RIG_ENOMEM. */
 rig_status rig_run_read_desc(const char *path, rig_desc **out, rig_error *err);
 
+/* Whether the file at path is a job file (docs/jobs.md), which progrun
+ * runs as an MPI job and rig_run_file does not: a regular file (never a
+ * pipe, whose bytes are its reader's) of at most RIG_RUN_MAX_DESC bytes
+ * holding a JSON object with "machines" or "every". *machines (unless
+ * NULL): how many machines its "machines" lists when it gives no "every",
+ * else 0. A file that cannot be read is none. */
+bool rig_run_is_jobfile(const char *path, size_t *machines);
+
 /* Opens the device called `name`, or says why not in *why (NULL then).
  * rig_device_open's devices, or, say, a job's devices of one machine. */
 typedef rig_device *rig_device_opener(void *ctx, const char *name, rig_error *why);

@@ -79,7 +79,7 @@ int cli_check(int argc, char **argv) {
     if (a.help) cli_print_usage(stdout);
     return rc;
   }
-  if (cli_is_jobfile(a.file)) return flush_stdout(cli_check_jobfile(a.file));
+  if (rig_run_is_jobfile(a.file, NULL)) return flush_stdout(cli_check_jobfile(a.file));
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
@@ -102,7 +102,7 @@ int cli_dump(int argc, char **argv) {
     if (a.help) cli_print_usage(stdout);
     return rc;
   }
-  if (cli_is_jobfile(a.file)) {
+  if (rig_run_is_jobfile(a.file, NULL)) {
     if (a.json)
       return cli_usage_error("%s: --json lists a description, and %s is a job file", argv[0],
                              a.file);
@@ -132,7 +132,7 @@ int cli_dot(int argc, char **argv) {
     if (a.help) cli_print_usage(stdout);
     return rc;
   }
-  if (cli_is_jobfile(a.file)) return flush_stdout(cli_dot_jobfile(a.file, a.all));
+  if (rig_run_is_jobfile(a.file, NULL)) return flush_stdout(cli_dot_jobfile(a.file, a.all));
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;

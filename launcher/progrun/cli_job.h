@@ -72,8 +72,7 @@ typedef struct cli_jobfile {
   uint64_t runs; /* 0: not given */
 } cli_jobfile;
 
-/* Whether path is a job file (JSON with "machines" or "every"). */
-bool cli_is_jobfile(const char *path);
+/* Whether path is a job file is librig's to tell (rig_run_is_jobfile). */
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err);
 void cli_jobfile_free(cli_jobfile *j);
 

@@ -269,7 +269,7 @@ int cli_session_plan(cli_session *s, const cli_run_opts *o, size_t n) {
   if (!s->plans) return cli_fail(CLI_EXIT_FAIL, "out of memory");
   /* A job runs every machine's program on its own machine. */
   s->local = n > 1;
-  int rc = cli_is_jobfile(o->file) ? plan_jobfile(s) : plan_desc(s);
+  int rc = rig_run_is_jobfile(o->file, NULL) ? plan_jobfile(s) : plan_desc(s);
   if (rc == CLI_EXIT_OK) rc = cli_run_count_fit(o, s->runs, n);
   if (rc == CLI_EXIT_OK) rc = plan_reports(s);
   return rc;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli_job.h"
 
@@ -124,27 +123,6 @@ static int parse_machine(json_t *m, const char *dir, const char *where, bool eve
     }
   }
   return cli_jobfile_rail_map_parse(json_object_get(m, "rails"), where, out, err);
-}
-
-bool cli_is_jobfile(const char *path) {
-  /* Only a regular file is looked into: reading a pipe (/dev/stdin) here
-   * would take the description from the reader that needs it. It is read
-   * as every file is (within the bound, never waiting on a FIFO put in
-   * its place); one that cannot be is no job file, and the reading as a
-   * description says why. */
-  struct stat st;
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  char *text = NULL;
-  size_t len = 0;
-  rig_error err;
-  if (cli_read_whole(path, &text, &len, &err) != CLI_EXIT_OK) return false;
-  json_error_t je;
-  json_t *root = json_loadb(text, len, JSON_DISABLE_EOF_CHECK, &je);
-  free(text);
-  bool is = root && json_is_object(root) &&
-            (json_object_get(root, "machines") || json_object_get(root, "every"));
-  json_decref(root);
-  return is;
 }
 
 int cli_jobfile_read(const char *path, cli_jobfile *out, rig_error *err) {

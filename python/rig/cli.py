@@ -3,11 +3,11 @@ library, with progrun's messages and exit statuses (docs/cli.md): 0
 success, 1 a run or the machine failed, 2 bad usage or a file that cannot
 be read or breaks a rule. Job files, and runs under a launcher, are
 progrun's: refused, naming the progrun command that does them."""
-import json
+import ctypes
 import os
 import sys
 
-from ._lib import RigError
+from ._lib import RigError, lib
 from .desc import Description
 
 PROG = "rig"
@@ -41,17 +41,12 @@ def _exit_of(e):
         and not e.message.startswith("cannot read") else USAGE_EXIT
 
 
-def _is_jobfile(path):
-    """A regular file holding a JSON object with "machines" or "every", as
-    progrun tells a job file (never a pipe: its bytes are the reader's)."""
-    try:
-        if not os.path.isfile(path):
-            return False
-        with open(path, "rb") as f:
-            value = json.loads(f.read(1 << 30))
-    except (OSError, ValueError):
-        return False
-    return isinstance(value, dict) and ("machines" in value or "every" in value)
+def _jobfile(path):
+    """Whether path is a job file, as progrun tells one, and how many
+    machines its "machines" lists without an "every" (0: none said)
+    (rig_run_is_jobfile)."""
+    machines = ctypes.c_size_t()
+    return lib.rig_run_is_jobfile(os.fsencode(path), ctypes.byref(machines)), machines.value
 
 
 def _launcher_ranks():
@@ -78,25 +73,18 @@ def _progruns(cmd, file):
     """A job file, or a run under a launcher, is progrun's (docs/python.md):
     refused with exit 2, naming the command that does it."""
     ranks = _launcher_ranks()
-    if _is_jobfile(file):
+    is_jobfile, machines = _jobfile(file)
+    if is_jobfile:
         if cmd != "run":
             raise Exit(USAGE_EXIT, f"{file}: a job file: {cmd} it with progrun "
                        f"(progrun {cmd} {file})")
-        n = _jobfile_machines(file) or ranks or "N"
+        n = machines or ranks or "N"
         raise Exit(USAGE_EXIT, f"{file}: a job file: run it with progrun "
                    f"(mpirun -n {n} progrun {file})")
     if cmd == "run" and ranks is not None and ranks != 1:
         n = ranks or "N"
         raise Exit(USAGE_EXIT, f"{file}: under a launcher each rank would run it alone: run it "
                    f"with progrun (mpirun -n {n} progrun {file})")
-
-
-def _jobfile_machines(path):
-    """The machines a job file names ("machines"), or None (an "every")."""
-    with open(path, "rb") as f:
-        value = json.loads(f.read(1 << 30))
-    m = value.get("machines")
-    return len(m) if isinstance(m, list) and m and "every" not in value else None
 
 
 def _read(path):

@@ -28,9 +28,7 @@ static rig_status too_big(rig_error *err, const char *path, const struct stat *s
                        rig_run_path_shown(path, shown, sizeof shown));
 }
 
-/* fd's bytes into *buf (room bytes to start with, grown up to one byte
- * past the bound); an errno (EFBIG: past the bound), or 0. */
-static int read_fd(int fd, size_t room, uint8_t **buf, size_t *len) {
+int run_read_fd(int fd, size_t room, uint8_t **buf, size_t *len) {
   size_t n = 0;
   uint8_t *b = malloc(room);
   int e = b ? 0 : ENOMEM;
@@ -115,7 +113,7 @@ rig_status rig_run_read_desc(const char *path, rig_desc **out, rig_error *err) {
   size_t room = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
   uint8_t *text = NULL;
   size_t len = 0;
-  e = read_fd(fd, room, &text, &len);
+  e = run_read_fd(fd, room, &text, &len);
   close(fd);
   if (e == EFBIG) return too_big(err, path, &st);
   if (e) return cannot(err, path, e);

@@ -13,6 +13,9 @@ struct stat;
  * writer (a FIFO no process writes reads as empty); a directory refused
  * (EISDIR). Reads block from here. An errno, or 0 (*fd -1 on failure). */
 int run_open_read(const char *path, int *fd, struct stat *st);
+/* fd's bytes into *buf (room bytes to start with, grown up to one byte
+ * past RIG_RUN_MAX_DESC); an errno (EFBIG: past the bound), or 0. */
+int run_read_fd(int fd, size_t room, uint8_t **buf, size_t *len);
 
 /* ---- an input's file (in_file.c) ------------------------------------------ */
 
