@@ -223,7 +223,7 @@ static void do_far_open(agent *a, const frame *f, const unsigned char *payload) 
 
 static void rail_answer(rig_job *job, const frame *req, rig_status st, const void *payload,
                         size_t n) {
-  reply(job->as_agent.agent, req, st, 0, 0, payload, n);
+  reply(job->as_agent->agent, req, st, 0, 0, payload, n);
 }
 
 static void *request_main(void *arg) {

@@ -82,6 +82,20 @@ static uint64_t new_job_id(void) {
   return id + atomic_fetch_add(&serial, 1) * UINT64_C(0x9E3779B97F4A7C15);
 }
 
+/* The one place the role is decided: the controller is the job's MPI
+ * rank 0, and the root of its collectives; every other rank hosts an
+ * agent. Each part of the job then asks which role's state it has. */
+static rig_status decide_role(rig_job *job, rig_error *err) {
+  if (job->rank == 0)
+    job->as_controller = calloc(1, sizeof *job->as_controller);
+  else
+    job->as_agent = calloc(1, sizeof *job->as_agent);
+  if (!job->as_controller && !job->as_agent)
+    return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
+  job->c.controller = job->as_controller != NULL;
+  return RIG_OK;
+}
+
 rig_status rig_bootstrap_comm(rig_job *job, MPI_Comm comm, bool *pending, rig_error *err) {
   MPI_Request req;
   MPI_Comm *mine = &job->c.comm;
@@ -96,7 +110,8 @@ rig_status rig_bootstrap_comm(rig_job *job, MPI_Comm comm, bool *pending, rig_er
                       err);
   if (st == RIG_OK) st = rig_mpi_status(MPI_Comm_rank(*mine, &job->rank), "MPI_Comm_rank", err);
   if (st == RIG_OK) st = rig_mpi_status(MPI_Comm_size(*mine, &job->size), "MPI_Comm_size", err);
-  uint64_t id = st == RIG_OK && job->rank == 0 ? new_job_id() : 0;
+  if (st == RIG_OK) st = decide_role(job, err);
+  uint64_t id = st == RIG_OK && job->as_controller ? new_job_id() : 0;
   if (st == RIG_OK)
     st = rig_mpi_status(MPI_Ibcast(&id, 1, MPI_UINT64_T, 0, *mine, &req), "MPI_Ibcast", err);
   if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Ibcast", pending, err);
@@ -124,7 +139,7 @@ static void gathered_free(rig_job *job, gathered *g) {
 }
 
 static rig_status gather_bytes(rig_job *job, const void *mine, int n, gathered *g, rig_error *err) {
-  bool root = job->rank == 0;
+  bool root = job->as_controller != NULL;
   *g = (gathered){0};
   if (root) {
     g->lens = calloc((size_t)job->size, sizeof *g->lens);
@@ -208,7 +223,7 @@ rig_status rig_bootstrap_gather(rig_job *job, bool described, rig_error *err) {
   rig_error e;
   st = rig_first_failure(st, gather_bytes(job, mine, n, &g, &e), &e, err);
   /* A controller that did not describe itself may have no table to fill. */
-  for (int r = 1; job->rank == 0 && described && st == RIG_OK && r < job->size; r++)
+  for (int r = 1; job->as_controller && described && st == RIG_OK && r < job->size; r++)
     st = take_machine(&job->machines[r], r, g.all + g.offs[r], (size_t)g.lens[r], err);
   gathered_free(job, &g);
   if (!job->start_pending) free(mine);
@@ -239,7 +254,7 @@ rig_status rig_bootstrap_labels(rig_job *job, bool ok, rig_error *err) {
     free(hosts);
     return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   }
-  for (size_t m = 0; ok && job->rank == 0 && m < n; m++)
+  for (size_t m = 0; ok && job->as_controller && m < n; m++)
     memcpy(hosts[m], job->machines[m].host, HOST);
   rig_status st = n > 1 ? bcast(job, hosts, (int)(n * HOST), MPI_BYTE, err) : RIG_OK;
   bool one_host = true;
@@ -277,7 +292,7 @@ enum { HEAD_LEN, HEAD_STRIDE, HEAD_PID, HEAD_PROBE, HEAD_N };
 /* The controller's timelines to every agent, which maps them. */
 static rig_status share_timelines(rig_job *job, express *ex, uint64_t *head, const void *mine,
                                   rig_error *err) {
-  bool root = job->rank == 0;
+  bool root = job->as_controller != NULL;
   rig_status st = bcast(job, head, HEAD_N, MPI_UINT64_T, err);
   if (st != RIG_OK || !head[HEAD_LEN]) return st;
   /* Every rank learned the length: all take part, or none. */
@@ -301,10 +316,10 @@ static rig_status share_timelines(rig_job *job, express *ex, uint64_t *head, con
 /* Every agent's rings to the controller, which maps them. */
 static rig_status share_rings(rig_job *job, express *ex, const void *mine, size_t mine_len,
                               rig_error *err) {
+  bool root = job->as_controller != NULL;
   gathered g;
-  rig_status st =
-      gather_bytes(job, job->rank == 0 ? NULL : mine, job->rank == 0 ? 0 : (int)mine_len, &g, err);
-  for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
+  rig_status st = gather_bytes(job, root ? NULL : mine, root ? 0 : (int)mine_len, &g, err);
+  for (int r = 1; st == RIG_OK && root && r < job->size; r++)
     rig_express_map_rings(ex, r, g.all + g.offs[r], (size_t)g.lens[r]);
   if (st == RIG_OK) gathered_free(job, &g);
   return st;
@@ -315,7 +330,7 @@ static rig_status share_rings(rig_job *job, express *ex, const void *mine, size_
 static rig_status bcast_bytes(rig_job *job, unsigned char **bytes, uint64_t *n, rig_error *err) {
   rig_status st = bcast(job, n, 1, MPI_UINT64_T, err);
   if (st != RIG_OK || !*n) return st;
-  if (job->rank != 0 && !(*bytes = malloc(*n)))
+  if (job->as_agent && !(*bytes = malloc(*n)))
     return rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   return bcast(job, *bytes, (int)*n, MPI_BYTE, err);
 }
@@ -331,20 +346,20 @@ static rig_status agree_routes(rig_job *job, express *ex, bool want, rig_error *
   if (st != RIG_OK) return st;
   unsigned char *plan = NULL;
   uint64_t len = 0;
-  if (job->rank == 0 && want && !(plan = rig_route_plan(job, ex, g.all, g.offs, g.lens, &len)))
+  if (job->as_controller && want && !(plan = rig_route_plan(job, ex, g.all, g.offs, g.lens, &len)))
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   gathered_free(job, &g);
   /* Every rank takes part: a controller that failed sends a plan of 0. */
   if (st != RIG_OK) len = 0;
   rig_status s = bcast_bytes(job, &plan, &len, err);
-  if (s == RIG_OK && job->rank != 0 && want) rig_route_follow(job, ex, plan, len);
+  if (s == RIG_OK && job->as_agent && want) rig_route_follow(job, ex, plan, len);
   if (!job->start_pending) free(plan);
   return st != RIG_OK ? st : s;
 }
 
 rig_status rig_bootstrap_express(rig_job *job, bool ok, rig_error *err) {
   if (job->size < 2) return RIG_OK;
-  bool root = job->rank == 0;
+  bool root = job->as_controller != NULL;
   /* Every rank takes part in every collective below, whatever failed. */
   bool want = ok && job->machines && rig_env_get()->job_express;
   uint64_t head[HEAD_N] = {0, 1, (uint64_t)getpid(), (uint64_t)(uintptr_t)rig_far_probe_word()};

@@ -254,11 +254,15 @@ static bool receive(ctl *c) {
   return any;
 }
 
+bool rig_ctl_peer(const ctl *c, int r) {
+  return r != c->rank && (c->controller || r == 0);
+}
+
 /* Beats to quiet peers; a peer silent past the bound fails the job. The
  * controller watches every agent, an agent the controller. */
 static void watch(ctl *c, double now) {
   for (int r = 0; r < c->size; r++) {
-    if (r == c->rank || (c->rank != 0 && r != 0)) continue;
+    if (!rig_ctl_peer(c, r)) continue;
     if (now - c->sent[r] > BEAT_EVERY) {
       frame beat = {.h.kind = F_BEAT};
       rig_ctl_send(c, r, &beat, NULL, 0, NULL);
@@ -316,9 +320,7 @@ bool rig_ctl_stalled(ctl *c, char *cause, size_t n) {
 /* Leaving: whether every frame is out and every peer said goodbye. */
 static bool all_said(ctl *c) {
   bool empty = rig_queue_idle(&c->out);
-  /* The controller talks with every agent, an agent with the controller. */
-  int peers = c->rank == 0 ? c->size - 1 : 1;
-  return empty && c->sends.n == 0 && c->byes >= peers;
+  return empty && c->sends.n == 0 && c->byes >= c->peers;
 }
 
 /* Asleep until a frame is queued, or a nap passes to probe: longer the
@@ -402,6 +404,8 @@ rig_status rig_ctl_start(ctl *c, rig_error *err) {
   } else {
     double now = rig_now_s();
     for (int r = 0; r < c->size; r++) c->heard[r] = c->sent[r] = now;
+    c->peers = 0;
+    for (int r = 0; r < c->size; r++) c->peers += rig_ctl_peer(c, r);
     atomic_store(&c->turn_ns, (int64_t)(now * 1e9));
     if (pthread_create(&c->thread, NULL, control_main, c) != 0)
       st = rig_error_set(err, RIG_ESYS, "cannot start the job's control thread");
@@ -445,9 +449,7 @@ void rig_ctl_goodbye(ctl *c, double bound) {
   frame bye = {.h.kind = F_BYE};
   int peers = 0;
   for (int r = 0; r < c->size; r++)
-    if (r != c->rank && (c->rank == 0 || r == 0) &&
-        rig_ctl_send(c, r, &bye, NULL, 0, NULL) == RIG_OK)
-      peers++;
+    if (rig_ctl_peer(c, r) && rig_ctl_send(c, r, &bye, NULL, 0, NULL) == RIG_OK) peers++;
   atomic_fetch_add(&c->wake, 1);
   rig_futex_wake(&c->wake, 1);
   double until = rig_now_s() + bound;
@@ -461,7 +463,7 @@ ctl_end rig_ctl_stop(ctl *c) {
   if (!c->started) return CTL_BUSY;
   frame bye = {.h.kind = F_BYE};
   for (int r = 0; r < c->size; r++)
-    if (r != c->rank && (c->rank == 0 || r == 0)) rig_ctl_send(c, r, &bye, NULL, 0, NULL);
+    if (rig_ctl_peer(c, r)) rig_ctl_send(c, r, &bye, NULL, 0, NULL);
   atomic_store(&c->stop, true);
   atomic_fetch_add(&c->wake, 1);
   rig_futex_wake(&c->wake, 1);

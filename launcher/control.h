@@ -44,6 +44,9 @@ typedef struct ctl {
   MPI_Comm comm;
   uint64_t job_id;
   int rank, size;
+  /* The controller (rank 0) talks with every agent, an agent with the
+   * controller alone: the job's role, given once (bootstrap.c). */
+  bool controller;
   const _Atomic bool *failed;          /* the job's: no beat or silence counts then */
   const char (*labels)[RIG_JOB_LABEL]; /* the job's names of its machines */
   ctl_hooks hooks;
@@ -53,6 +56,7 @@ typedef struct ctl {
   _Atomic uint32_t wake; /* futex: bumped when something is queued */
   _Atomic bool sleeping; /* the thread may be asleep on wake */
   _Atomic bool stop;     /* leave once every queued frame is sent */
+  int peers;             /* the ranks it talks with (rig_ctl_peer) */
   int byes;              /* BYE frames received (they may come before we leave) */
   _Atomic int byes_out;  /* BYE frames whose send completed */
   bool quiet;            /* every peer's BYE came: the communicator is idle */
@@ -84,6 +88,9 @@ rig_status rig_mpi_status(int rc, const char *call, rig_error *err);
  * err NULL and leaves the status, the job's failure says it. */
 rig_status rig_ctl_send(ctl *c, int dest, const frame *f, const void *payload, size_t n,
                         rig_error *err);
+/* Whether c talks with rank r: the controller with every agent, an agent
+ * with the controller. */
+bool rig_ctl_peer(const ctl *c, int r);
 /* Starts the thread on c's communicator, rank, size and hooks. */
 rig_status rig_ctl_start(ctl *c, rig_error *err);
 /* Whether this process was itself stopped or starved past the silence

@@ -42,7 +42,7 @@ static void rail_released(void *ctx, rig_rail *r) {
 static rig_status check_rail(rig_job *job, int64_t id, int a, int b, const rig_rail_transfer *send,
                              size_t nsend, const rig_rail_transfer *receive, size_t nreceive,
                              rig_error *err) {
-  if (job->rank != 0)
+  if (!job->as_controller)
     return rig_error_set(err, RIG_EINVAL,
                          "rig_job_rail on machine %d: only the controller makes rails", job->rank);
   if (a == b)

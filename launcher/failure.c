@@ -20,10 +20,11 @@ static rig_status known(rig_status code) {
 }
 
 void rig_job_said(rig_job *job, int from, const char *cause) {
-  if (job->rank != 0 || from < 0 || from >= job->size) return;
-  if (!job->said && !(job->said = calloc((size_t)job->size, sizeof *job->said))) return;
-  struct job_said *w = &job->said[from];
-  if (!w->answered && from != 0) job->nsaid++; /* the agents that answered */
+  struct job_controller *ctrl = job->as_controller;
+  if (!ctrl || from < 0 || from >= job->size) return;
+  if (!ctrl->said && !(ctrl->said = calloc((size_t)job->size, sizeof *ctrl->said))) return;
+  struct job_said *w = &ctrl->said[from];
+  if (!w->answered && from != 0) ctrl->nsaid++; /* the agents that answered */
   w->answered = true;
   if (cause && !w->text[0]) snprintf(w->text, sizeof w->text, "%s", cause);
 }
@@ -64,12 +65,13 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
     job->cause_run = run;
     job->stopped = stopped;
   }
-  if (job->rank == 0) rig_job_said(job, from, cause);
+  rig_job_said(job, from, cause); /* the controller's record */
   /* An agent takes the controller's cause for the job's, which every rank
    * then tells alike, and sends its own there once, even when it came
    * second: machines that failed alike are told together. */
-  if (job->rank != 0 && from == 0) {
-    job->heard_controller = true;
+  struct job_agent *agent = job->as_agent;
+  if (agent && from == 0) {
+    agent->heard_controller = true;
     if (!first && !job->stopped) {
       snprintf(job->cause, sizeof job->cause, "%s", cause);
       job->cause_code = known(code);
@@ -78,8 +80,8 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
     }
     pthread_cond_broadcast(&job->changed);
   }
-  bool send_own = job->rank != 0 && tell && !job->told_own;
-  job->told_own |= send_own;
+  bool send_own = agent && tell && !agent->told_own;
+  if (agent) agent->told_own |= send_own;
   pthread_mutex_unlock(&job->lock);
   if (send_own) {
     frame f = {.h = {.kind = F_FAIL, .status = (int32_t)known(code), .value = run}};
@@ -88,7 +90,7 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
   if (!first) return;
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
-  if (tell && job->rank == 0) {
+  if (tell && job->as_controller) {
     frame f = {.h = {.kind = F_FAIL, .status = (int32_t)job->cause_code, .value = job->cause_run}};
     for (int r = 1; r < job->size; r++)
       rig_ctl_send(&job->c, r, &f, job->cause, strlen(job->cause), NULL);
@@ -101,7 +103,7 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
   pthread_mutex_unlock(&job->lock);
   /* No program or host wait on a rail's count blocks past the failure. */
   rig_rails_raise_all(job->cause);
-  if (job->on_fail) job->on_fail(job);
+  if (job->as_controller && job->as_controller->on_fail) job->as_controller->on_fail(job);
   if (user) user(user_ctx);
 }
 
@@ -111,7 +113,7 @@ void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cau
 
 void rig_job_fail_from(rig_job *job, int from, uint64_t run, rig_status code, const char *cause) {
   /* The controller tells every agent; an agent heard it from there. */
-  fail(job, job->rank == 0, from, run, code, cause);
+  fail(job, job->as_controller != NULL, from, run, code, cause);
 }
 
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {
@@ -223,17 +225,17 @@ rig_status rig_job_error(rig_job *job, rig_error *err) {
 }
 
 void rig_job_mark_closed(rig_job *job) {
-  atomic_store(&job->as_agent.closed_ns, (int64_t)(rig_now_s() * 1e9));
+  atomic_store(&job->as_agent->closed_ns, (int64_t)(rig_now_s() * 1e9));
   atomic_store(&job->closing, true);
   pthread_mutex_lock(&job->lock);
-  job->as_agent.closed = true;
+  job->as_agent->closed = true;
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
 }
 
 bool rig_job_wait_end(rig_job *job) {
   pthread_mutex_lock(&job->lock);
-  while (!job->as_agent.closed && !atomic_load(&job->failed))
+  while (!job->as_agent->closed && !atomic_load(&job->failed))
     pthread_cond_wait(&job->changed, &job->lock);
   pthread_mutex_unlock(&job->lock);
   return atomic_load(&job->failed);

@@ -34,8 +34,8 @@ static void deliver(rig_job *job, int src, const frame *f, const unsigned char *
     char cause[RIG_ERROR_MESSAGE_MAX];
     snprintf(cause, sizeof cause, "%.*s", (int)h->payload, (const char *)payload);
     rig_job_fail_from(job, src, h->value, (rig_status)h->status, cause);
-  } else if (job->rank != 0) {
-    rig_agent_frame(job->as_agent.agent, f, payload);
+  } else if (job->as_agent) {
+    rig_agent_frame(job->as_agent->agent, f, payload);
   } else if (h->kind == F_REPLY) {
     /* A copy out's bytes landed: its point is reached (an agent reporting
      * by shared memory waits for this before it reports later work). */
@@ -54,13 +54,11 @@ static void knock(rig_job *job, int dest) {
   if (job->knocks) rig_express_msg_knock(job->knocks, dest);
 }
 
-/* The controller talks with every agent, an agent with the controller:
- * whether each of them knocks. */
+/* Whether each peer of the control thread knocks (rig_ctl_peer). */
 static bool knocked_by_all(rig_job *job) {
   if (!job->knocks || job->size < 2) return false;
   for (int r = 0; r < job->size; r++)
-    if (r != job->rank && (job->rank == 0 || r == 0) && !rig_express_msg_knocks(job->knocks, r))
-      return false;
+    if (rig_ctl_peer(&job->c, r) && !rig_express_msg_knocks(job->knocks, r)) return false;
   return true;
 }
 
@@ -80,18 +78,20 @@ static void free_job(rig_job *job) {
   /* The job's messages and rails stop before what they reach goes (a late
    * loss names a machine by its label): the controller's express lives
    * with its proxies (their link), an agent's in the job. */
-  rig_express_msg_forget(job->as_controller.link ? job->as_controller.link->express : NULL);
+  struct job_controller *ctrl = job->as_controller;
+  struct job_agent *ag = job->as_agent;
+  rig_express_msg_forget(ctrl && ctrl->link ? ctrl->link->express : NULL);
   rig_proxies_free(job);
   rig_requests_free(job);
   bool failed = atomic_load(&job->failed);
-  if (job->as_agent.agent && failed && !rig_agent_free_within(job->as_agent.agent, AGENT_GRACE_S)) {
+  if (ag && ag->agent && failed && !rig_agent_free_within(ag->agent, AGENT_GRACE_S)) {
     pthread_mutex_lock(&abandoned_lock);
     job->abandoned_next = abandoned_jobs;
     abandoned_jobs = job;
     pthread_mutex_unlock(&abandoned_lock);
     return;
   }
-  if (job->as_agent.agent && !failed) rig_agent_free(job->as_agent.agent);
+  if (ag && ag->agent && !failed) rig_agent_free(ag->agent);
   rig_express_msg_forget(job->express);
   if (job->express) rig_far_free(job->express);
   rig_express_free(job->express);
@@ -102,12 +102,15 @@ static void free_job(rig_job *job) {
   for (int r = 0; job->machines && r < job->size; r++) free(job->machines[r].devices);
   free(job->labels);
   for (int r = 0; job->devices && r < job->size; r++) free(job->devices[r]);
-  for (int r = 0; job->as_controller.proxies && r < job->size; r++)
-    free(job->as_controller.proxies[r]);
+  for (int r = 0; ctrl && ctrl->proxies && r < job->size; r++) free(ctrl->proxies[r]);
   free(job->machines);
   free(job->devices);
-  free(job->as_controller.proxies);
-  free(job->said);
+  if (ctrl) {
+    free(ctrl->proxies);
+    free(ctrl->said);
+  }
+  free(ctrl);
+  free(ag);
   pthread_mutex_destroy(&job->lock);
   pthread_cond_destroy(&job->changed);
   free(job);
@@ -134,8 +137,9 @@ static rig_job *new_job(rig_error *err) {
 static rig_status start_parts(rig_job *job, rig_error *err) {
   job->machines = calloc((size_t)job->size, sizeof *job->machines);
   job->devices = calloc((size_t)job->size, sizeof *job->devices);
-  job->as_controller.proxies = calloc((size_t)job->size, sizeof *job->as_controller.proxies);
-  rig_status st = job->machines && job->devices && job->as_controller.proxies
+  struct job_controller *ctrl = job->as_controller;
+  if (ctrl) ctrl->proxies = calloc((size_t)job->size, sizeof *ctrl->proxies);
+  rig_status st = job->machines && job->devices && (!ctrl || ctrl->proxies)
                       ? RIG_OK
                       : rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   if (st == RIG_OK)
@@ -153,12 +157,11 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
   /* The tree's communicator, whatever failed (collective). */
   if (!job->start_pending)
     st = rig_first_failure(st, rig_tree_start(job, &job->start_pending, &e), &e, err);
-  if (job->rank == 0) job->on_fail = rig_proxies_lose;
-  for (int r = 1; st == RIG_OK && job->rank == 0 && r < job->size; r++)
-    st = rig_proxies_make(job, r, err);
-  if (st == RIG_OK && job->rank != 0) st = rig_agent_create(job, &job->as_agent.agent, err);
+  if (ctrl) ctrl->on_fail = rig_proxies_lose;
+  for (int r = 1; st == RIG_OK && ctrl && r < job->size; r++) st = rig_proxies_make(job, r, err);
+  if (st == RIG_OK && job->as_agent) st = rig_agent_create(job, &job->as_agent->agent, err);
   job->c.labels = (const char(*)[RIG_JOB_LABEL])job->labels;
-  job->knocks = job->as_controller.link ? job->as_controller.link->express : job->express;
+  job->knocks = ctrl && ctrl->link ? ctrl->link->express : job->express;
   job->c.knocked_by_all = knocked_by_all(job);
   if (st == RIG_OK) st = rig_ctl_start(&job->c, err);
   return st;
@@ -198,7 +201,7 @@ size_t rig_job_machines(const rig_job *job) {
 
 const rig_machine *rig_job_machine(const rig_job *job, size_t m) {
   if (m >= (size_t)job->size) return NULL;
-  if (job->rank != 0 && (int)m != job->rank) return NULL;
+  if (job->as_agent && (int)m != job->rank) return NULL; /* an agent knows its own */
   return &job->machines[m];
 }
 
@@ -218,7 +221,7 @@ rig_device *rig_job_device_named(rig_job *job, size_t machine, const char *name)
 /* ---- serving and closing ------------------------------------------------------- */
 
 rig_status rig_job_serve(rig_job *job, rig_error *err) {
-  if (job->rank == 0)
+  if (job->as_controller)
     return rig_error_set(err, RIG_EINVAL, "the controller serves no one: rig_job_serve on rank 0");
   return rig_job_wait_end(job) ? rig_job_error(job, err) : RIG_OK;
 }
@@ -251,7 +254,7 @@ rig_status rig_job_close(rig_job *job, rig_error *err) {
    * agent's ends left by a failure are dropped here on its side). */
   rig_job_rails_close(job);
   rig_job_rails_init(job);
-  if (job->rank == 0) {
+  if (job->as_controller) {
     /* CLOSE goes after every frame queued before it: each agent answers
      * once its earlier work is done. Work handed over by shared memory is
      * waited for here first (a wait ends when the job fails). */

@@ -12,6 +12,29 @@
 #include "rig/rig_job.h"
 #include "tree.h"
 
+/* What only the controller (MPI rank 0) keeps. */
+struct job_controller {
+  struct proxy ***proxies; /* per machine: its devices' proxies */
+  struct proxy_link *link; /* what the proxies reach the job through (proxy.h) */
+  request *requests;       /* in flight (request.h), under the job's lock */
+  _Atomic uint64_t next_request;
+  size_t trace_capacity; /* tracing: each agent trace's events (0: off) */
+  /* What each machine said of the failure (told.c), under the job's lock. */
+  struct job_said *said;
+  int nsaid;
+  void (*on_fail)(rig_job *job); /* after the cause is set: the proxies lost */
+};
+
+/* What only an agent (every other rank) keeps. */
+struct job_agent {
+  struct agent *agent;
+  bool closed;               /* the controller closed the job, under the job's lock */
+  _Atomic int64_t closed_ns; /* when it did (rig_now_s, in ns), for the tree's waits */
+  /* How the failure is told once (told.c), under the job's lock: its own
+   * cause went to the controller; the controller's cause and goodbye came. */
+  bool told_own, heard_controller, bye_from_controller;
+};
+
 struct rig_job {
   ctl c;
   int rank, size;
@@ -20,20 +43,10 @@ struct rig_job {
   bool one_host;                 /* every machine on this host (the labels name none) */
   /* Devices per machine: local ones on machine `rank`, proxies elsewhere. */
   rig_device ***devices;
-  /* The controller's own (rank 0); all zero on an agent. */
-  struct job_as_controller {
-    struct proxy ***proxies; /* per machine: its devices' proxies */
-    struct proxy_link *link; /* what the proxies reach the job through (proxy.h) */
-    request *requests;       /* in flight (request.h) */
-    _Atomic uint64_t next_request;
-    size_t trace_capacity; /* tracing: each agent trace's events (0: off) */
-  } as_controller;
-  /* An agent's own; all zero on the controller. */
-  struct job_as_agent {
-    struct agent *agent;
-    bool closed;               /* the controller closed the job */
-    _Atomic int64_t closed_ns; /* when it did (rig_now_s, in ns), for the tree's waits */
-  } as_agent;
+  /* The role, decided once where the rank is learned (bootstrap.c): exactly
+   * one of these is set, and what only that role keeps is in it. */
+  struct job_controller *as_controller;
+  struct job_agent *as_agent;
   /* The end: the first failure is the root cause (failure.h). */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* a reply came, the job closed or failed */
@@ -44,13 +57,6 @@ struct rig_job {
   rig_status cause_code; /* what the cause stands for (rig_job_cause) */
   int cause_from;        /* under lock: the machine whose word the cause is */
   uint64_t cause_run;    /* under lock: the run it came in there, plus one (0: none known) */
-  /* How the failure is told once (told.c), under lock: an agent's own
-   * cause went to the controller; the controller's cause and goodbye came
-   * to an agent; what each machine said, on the controller. */
-  bool told_own, heard_controller, bye_from_controller;
-  struct job_said *said;
-  int nsaid;
-  void (*on_fail)(rig_job *job);   /* after the cause is set: the proxies lost */
   void (*user_on_fail)(void *ctx); /* rig_job_on_failure's, under lock */
   void *user_on_fail_ctx;
   /* This rank is closing the job: a neighbour's UCX endpoint that closes

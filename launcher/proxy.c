@@ -240,24 +240,23 @@ const rig_driver rig_proxy_timeline_driver = {PROXY_CALLS, .sleep = proxy_sleep}
 
 rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
   const rig_machine *mach = &job->machines[m];
-  if (!job->as_controller.link) {
-    job->as_controller.link = calloc(1, sizeof *job->as_controller.link);
-    if (!job->as_controller.link)
-      return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
-    atomic_store(&job->as_controller.link->job, job);
-    atomic_store(&job->as_controller.link->refs, 1); /* the job's */
-    job->as_controller.link->express = job->express; /* the proxies' timelines live there */
+  struct job_controller *ctrl = job->as_controller;
+  if (!ctrl->link) {
+    ctrl->link = calloc(1, sizeof *ctrl->link);
+    if (!ctrl->link) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
+    atomic_store(&ctrl->link->job, job);
+    atomic_store(&ctrl->link->refs, 1); /* the job's */
+    ctrl->link->express = job->express; /* the proxies' timelines live there */
     job->express = NULL;
   }
-  job->as_controller.proxies[m] =
-      calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->as_controller.proxies[m]);
+  ctrl->proxies[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *ctrl->proxies[m]);
   job->devices[m] = calloc(mach->ndevices ? mach->ndevices : 1, sizeof *job->devices[m]);
-  if (!job->as_controller.proxies[m] || !job->devices[m])
+  if (!ctrl->proxies[m] || !job->devices[m])
     return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
   for (size_t i = 0; i < mach->ndevices; i++) {
     proxy *px = calloc(1, sizeof *px);
     if (!px) return rig_error_set(err, RIG_ENOMEM, "out of memory making proxies");
-    px->link = job->as_controller.link;
+    px->link = ctrl->link;
     px->machine = m;
     px->index = (uint32_t)i;
     rig_device_facts f = {0};
@@ -273,34 +272,34 @@ rig_status rig_proxies_make(rig_job *job, int m, rig_error *err) {
     f.numa = mach->devices[i].numa;
     /* The route, chosen once per machine (route/route.h), sets the proxy
      * up: its timeline, its ring, its device. */
-    px->route = job->as_controller.link->express->routes[m];
+    px->route = ctrl->link->express->routes[m];
     rig_status st = px->route->proxy_setup(px, job, &f, err);
     if (st != RIG_OK) {
       free(px);
       return st;
     }
     atomic_fetch_add(&px->link->refs, 1);
-    job->as_controller.proxies[m][i] = px;
+    ctrl->proxies[m][i] = px;
     job->devices[m][i] = px->dev;
   }
   return RIG_OK;
 }
 
 void rig_proxy_done(rig_job *job, int m, uint32_t index, uint64_t value) {
-  if (m <= 0 || m >= job->size || !job->as_controller.proxies[m] ||
-      index >= job->machines[m].ndevices)
-    return;
-  proxy *px = job->as_controller.proxies[m][index];
+  struct job_controller *ctrl = job->as_controller;
+  if (m <= 0 || m >= job->size || !ctrl->proxies[m] || index >= job->machines[m].ndevices) return;
+  proxy *px = ctrl->proxies[m][index];
   /* The report is here: a trace's hand-overs to it end now (its route
    * stamps them). */
   px->route->take_report(px, value);
 }
 
 bool rig_proxies_busy(rig_job *job) {
-  if (job->rank != 0 || !job->as_controller.proxies) return false;
+  struct job_controller *ctrl = job->as_controller;
+  if (!ctrl || !ctrl->proxies) return false; /* an agent has none */
   for (int m = 1; m < job->size; m++)
-    for (size_t i = 0; job->as_controller.proxies[m] && i < job->machines[m].ndevices; i++) {
-      proxy *px = job->as_controller.proxies[m][i];
+    for (size_t i = 0; ctrl->proxies[m] && i < job->machines[m].ndevices; i++) {
+      proxy *px = ctrl->proxies[m][i];
       /* An express proxy's reports do not come this way (express.h). */
       if (px && px->route->busy(px)) return true;
     }
@@ -308,27 +307,29 @@ bool rig_proxies_busy(rig_job *job) {
 }
 
 void rig_proxies_lose(rig_job *job) {
-  for (int m = 1; m < job->size; m++)
-    for (size_t i = 0; job->as_controller.proxies[m] && i < job->machines[m].ndevices; i++)
-      rig_device_lose_status(job->as_controller.proxies[m][i]->dev, RIG_EJOB, "%s", job->cause);
+  struct job_controller *ctrl = job->as_controller;
+  for (int m = 1; ctrl && ctrl->proxies && m < job->size; m++)
+    for (size_t i = 0; ctrl->proxies[m] && i < job->machines[m].ndevices; i++)
+      rig_device_lose_status(ctrl->proxies[m][i]->dev, RIG_EJOB, "%s", job->cause);
 }
 
 void rig_proxies_free(rig_job *job) {
-  if (!job->as_controller.link) return;
-  atomic_store(&job->as_controller.link->job, NULL);
-  for (int m = 1; job->as_controller.proxies && m < job->size; m++)
-    for (size_t i = 0; job->as_controller.proxies[m] && i < job->machines[m].ndevices; i++)
-      if (job->as_controller.proxies[m][i])
-        rig_device_unregister(job->as_controller.proxies[m][i]->dev);
-  link_release(job->as_controller.link);
-  job->as_controller.link = NULL;
+  struct job_controller *ctrl = job->as_controller;
+  if (!ctrl || !ctrl->link) return;
+  atomic_store(&ctrl->link->job, NULL);
+  for (int m = 1; ctrl->proxies && m < job->size; m++)
+    for (size_t i = 0; ctrl->proxies[m] && i < job->machines[m].ndevices; i++)
+      if (ctrl->proxies[m][i]) rig_device_unregister(ctrl->proxies[m][i]->dev);
+  link_release(ctrl->link);
+  ctrl->link = NULL;
 }
 
 void rig_proxies_drain(rig_job *job, int m) {
-  for (int at = m < 0 ? 1 : m; job->rank == 0 && at < job->size && (m < 0 || at == m); at++)
-    for (size_t i = 0; job->as_controller.proxies[at] && i < job->machines[at].ndevices; i++) {
+  struct job_controller *ctrl = job->as_controller;
+  for (int at = m < 0 ? 1 : m; ctrl && at < job->size && (m < 0 || at == m); at++)
+    for (size_t i = 0; ctrl->proxies[at] && i < job->machines[at].ndevices; i++) {
       if (atomic_load(&job->failed)) return;
-      proxy *px = job->as_controller.proxies[at][i];
+      proxy *px = ctrl->proxies[at][i];
       if (px) px->route->drain(px);
     }
 }

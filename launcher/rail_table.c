@@ -92,7 +92,7 @@ void rig_job_rails_close(rig_job *job) {
     job_rail *jr = n ? rail_at(&job->rails, n - 1) : NULL;
     pthread_mutex_unlock(&job->rails.lock);
     if (!jr) break;
-    if (job->rank == 0) {
+    if (job->as_controller) {
       /* The controller's release takes it out of the table. */
       rig_rail_release(jr->rail);
     } else {

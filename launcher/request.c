@@ -9,7 +9,7 @@
 #include "job_state.h"
 
 uint64_t rig_request_id(rig_job *job) {
-  return atomic_fetch_add(&job->as_controller.next_request, 1) + 1;
+  return atomic_fetch_add(&job->as_controller->next_request, 1) + 1;
 }
 
 static rig_status new_request(rig_job *job, uint64_t id, request **out, rig_error *err) {
@@ -17,8 +17,8 @@ static rig_status new_request(rig_job *job, uint64_t id, request **out, rig_erro
   if (!r) return rig_error_set(err, RIG_ENOMEM, "out of memory for a request");
   r->id = id;
   pthread_mutex_lock(&job->lock);
-  r->next = job->as_controller.requests;
-  job->as_controller.requests = r;
+  r->next = job->as_controller->requests;
+  job->as_controller->requests = r;
   pthread_mutex_unlock(&job->lock);
   *out = r;
   return RIG_OK;
@@ -26,7 +26,7 @@ static rig_status new_request(rig_job *job, uint64_t id, request **out, rig_erro
 
 static void unlink_request(rig_job *job, request *r) {
   pthread_mutex_lock(&job->lock);
-  for (request **p = &job->as_controller.requests; *p; p = &(*p)->next)
+  for (request **p = &job->as_controller->requests; *p; p = &(*p)->next)
     if (*p == r) {
       *p = r->next;
       break;
@@ -56,7 +56,7 @@ uint64_t rig_request_answer(rig_job *job, int src, const frame *f, const unsigne
   cause[0] = '\0';
   uint64_t moved = 0;
   pthread_mutex_lock(&job->lock);
-  request *r = job->as_controller.requests, **p = &job->as_controller.requests;
+  request *r = job->as_controller->requests, **p = &job->as_controller->requests;
   for (; r && r->id != h->request; p = &r->next, r = r->next) {
   }
   if (r && r->into) {
@@ -130,9 +130,11 @@ rig_status rig_request(rig_job *job, int dest, frame *f, const void *payload, si
 }
 
 void rig_requests_free(rig_job *job) {
-  for (request *r = job->as_controller.requests, *next; r; r = next) {
+  struct job_controller *ctrl = job->as_controller;
+  if (!ctrl) return; /* an agent asks nothing */
+  for (request *r = ctrl->requests, *next; r; r = next) {
     next = r->next;
     rig_request_free(r);
   }
-  job->as_controller.requests = NULL;
+  ctrl->requests = NULL;
 }

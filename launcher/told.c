@@ -25,8 +25,8 @@
 void rig_job_bye(rig_job *job, int src) {
   if (!atomic_load(&job->failed)) return; /* a close that went well */
   pthread_mutex_lock(&job->lock);
-  if (job->rank == 0) rig_job_said(job, src, NULL);
-  if (job->rank != 0 && src == 0) job->bye_from_controller = true;
+  rig_job_said(job, src, NULL); /* the controller's record */
+  if (job->as_agent && src == 0) job->as_agent->bye_from_controller = true;
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
 }
@@ -50,7 +50,7 @@ static long label_at(const rig_job *job, int m, const char *text) {
 
 /* Whether machine m said what the root said, but for its own label. */
 static bool alike(const rig_job *job, int root, long root_at, int m) {
-  const char *a = job->cause, *b = job->said[m].text;
+  const char *a = job->cause, *b = job->as_controller->said[m].text;
   long at = label_at(job, m, b);
   if (at != root_at || strncmp(a, b, (size_t)at) != 0) return false;
   return strcmp(a + at + strlen(rig_job_label(job, root)),
@@ -78,19 +78,24 @@ static void ranges(const bool *in, int n, char *out, size_t size) {
 void rig_job_told_cause(rig_job *job, double seconds, rig_error *out) {
   double until = rig_now_s() + seconds;
   rig_error told, *why = &told;
+  /* Only the controller heard what each machine said: an agent tells the
+   * cause as it has it (the controller's, failure.c). */
+  struct job_controller *ctrl = job->as_controller;
   pthread_mutex_lock(&job->lock);
-  while (job->rank == 0 && job->nsaid < job->size - 1 && rig_now_s() < until) {
+  while (ctrl && ctrl->nsaid < job->size - 1 && rig_now_s() < until) {
     pthread_mutex_unlock(&job->lock);
     nap_ms();
     pthread_mutex_lock(&job->lock);
   }
   rig_error_set(why, RIG_EJOB, "%s", job->cause);
   int root = job->cause_from;
-  long root_at = job->said && root >= 0 && root < job->size ? label_at(job, root, job->cause) : -1;
+  long root_at =
+      ctrl && ctrl->said && root >= 0 && root < job->size ? label_at(job, root, job->cause) : -1;
   bool *in = root_at >= 0 ? calloc((size_t)job->size, sizeof *in) : NULL;
   int alikes = 0;
   for (int m = 0; in && m < job->size; m++)
-    if (m == root || (job->said[m].text[0] && alike(job, root, root_at, m))) in[m] = true, alikes++;
+    if (m == root || (ctrl->said[m].text[0] && alike(job, root, root_at, m)))
+      in[m] = true, alikes++;
   if (alikes > 1) {
     char list[256];
     ranges(in, job->size, list, sizeof list);
@@ -101,7 +106,7 @@ void rig_job_told_cause(rig_job *job, double seconds, rig_error *out) {
   /* Machines named together are the job's cause from now on, on every
    * rank: an agent takes the controller's latest for its own (failure.c),
    * so that each tells the same cause, not its own. */
-  bool renamed = job->rank == 0 && alikes > 1;
+  bool renamed = ctrl && alikes > 1;
   if (renamed) snprintf(job->cause, sizeof job->cause, "%s", told.message);
   rig_status code = job->cause_code;
   pthread_mutex_unlock(&job->lock);
@@ -120,7 +125,8 @@ void rig_job_goodbye(rig_job *job) {
 /* ---- an agent --------------------------------------------------------------------- */
 
 bool rig_job_await_told(rig_job *job) {
-  if (job->rank == 0 || !atomic_load(&job->failed)) return false;
+  struct job_agent *agent = job->as_agent;
+  if (!agent || !atomic_load(&job->failed)) return false;
   /* Longer than the controller waits for the words, so that its goodbye
    * can come after it. */
   double bound = rig_env_get()->job_silence;
@@ -128,20 +134,20 @@ bool rig_job_await_told(rig_job *job) {
   pthread_mutex_lock(&job->lock);
   /* Its word to the controller, after its own cause if it had one (the
    * frames go in order): nothing of its own. */
-  bool none = !job->told_own;
-  job->told_own = true;
+  bool none = !agent->told_own;
+  agent->told_own = true;
   pthread_mutex_unlock(&job->lock);
   if (none) {
     frame f = {.h = {.kind = F_FAIL}};
     rig_ctl_send(&job->c, 0, &f, NULL, 0, NULL);
   }
   pthread_mutex_lock(&job->lock);
-  while (!(job->heard_controller && job->bye_from_controller) && rig_now_s() < until) {
+  while (!(agent->heard_controller && agent->bye_from_controller) && rig_now_s() < until) {
     pthread_mutex_unlock(&job->lock);
     nap_ms();
     pthread_mutex_lock(&job->lock);
   }
-  bool told = job->heard_controller && job->bye_from_controller;
+  bool told = agent->heard_controller && agent->bye_from_controller;
   pthread_mutex_unlock(&job->lock);
   return told;
 }

@@ -11,11 +11,11 @@
 
 /* The most events an agent's trace may answer with: its start's capacity. */
 static size_t capacity_of(const rig_job *job) {
-  return job->as_controller.trace_capacity;
+  return job->as_controller->trace_capacity;
 }
 
 static rig_status on_controller(rig_job *job, const char *what, rig_error *err) {
-  if (job->rank != 0)
+  if (!job->as_controller)
     return rig_error_set(err, RIG_EINVAL, "%s: on an agent (machine %d)", what, job->rank);
   return RIG_OK;
 }
@@ -51,9 +51,9 @@ rig_status rig_job_trace_start(rig_job *job, size_t capacity, unsigned pings, ri
   if (st != RIG_OK) return st;
   if (pings < 1 || pings > 1000)
     return rig_error_set(err, RIG_EINVAL, "%u pings to measure a clock (1 to 1000)", pings);
-  if (job->as_controller.trace_capacity)
+  if (job->as_controller->trace_capacity)
     return rig_error_set(err, RIG_EINVAL, "the job's trace is started already");
-  job->as_controller.trace_capacity = capacity;
+  job->as_controller->trace_capacity = capacity;
   clocks[0] = (rig_job_clock){0, 0};
   for (int m = 1; m < job->size; m++) {
     frame f = {.h = {.kind = F_TRACE_START, .value = capacity}};
@@ -80,7 +80,7 @@ rig_status rig_job_trace_gather(rig_job *job, int m, rig_trace **out, rig_error 
   if (st != RIG_OK) return st;
   if (m < 1 || m >= job->size)
     return rig_error_set(err, RIG_EINVAL, "no agent of machine %d (the job has %d)", m, job->size);
-  if (!job->as_controller.trace_capacity)
+  if (!job->as_controller->trace_capacity)
     return rig_error_set(err, RIG_EINVAL, "the job's trace is not started");
   /* After the machine's work (the agent drains what came by frame, this
    * what went by its rings: express.h). */

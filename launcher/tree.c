@@ -26,8 +26,8 @@ rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err) {
   t->comm = MPI_COMM_NULL;
   unsigned k = rig_env_get()->job_fanout;
   t->fanout = k;
-  t->parent = job->rank == 0 ? -1 : (job->rank - 1) / (int)k;
-  long first = (long)k * job->rank + 1, last = first + (long)k; /* last: one past */
+  t->parent = job->as_controller ? -1 : (job->rank - 1) / (int)k; /* the controller: the root */
+  long first = (long)k * job->rank + 1, last = first + (long)k;   /* last: one past */
   t->first = (int)(first < job->size ? first : job->size);
   t->nchildren = first >= job->size ? 0 : (int)((last < job->size ? last : job->size) - first);
   unsigned depth = 0;
@@ -58,7 +58,7 @@ rig_status rig_tree_start(rig_job *job, bool *pending, rig_error *err) {
     bool ok = false;
     if ((st = ways[i]->open(job, pending, &ok, err)) == RIG_OK && ok) t->way = ways[i];
   }
-  if (st == RIG_OK && job->rank == 0)
+  if (st == RIG_OK && job->as_controller)
     rig_log(RIG_LOG_INFO, "the tree's starts and ends of runs go by %s, %u runs in flight",
             t->way->name, t->in_flight);
   if (st == RIG_OK) rig_tree_runs_open(job);
@@ -171,8 +171,8 @@ rig_status rig_job_share(rig_job *job, void **bytes, size_t *len, rig_error *err
   rig_status st = rig_tree_usable(job, err);
   if (st != RIG_OK) return st;
   job_tree *t = &job->tree;
-  uint64_t *word = &t->words[2]; /* kept by the tree if left pending */
-  *word = job->rank == 0 ? *len : 0;
+  uint64_t *word = &t->words[2];    /* kept by the tree if left pending */
+  *word = t->parent < 0 ? *len : 0; /* the root's length goes down */
   MPI_Request reqs[2];
   if (t->parent >= 0) {
     st = rig_tree_irecv(job, word, 1, MPI_UINT64_T, t->parent, TAG_SHARE, &reqs[0], err);
@@ -208,7 +208,7 @@ rig_status rig_job_share(rig_job *job, void **bytes, size_t *len, rig_error *err
   }
   if (st == RIG_OK && n && t->nchildren) st = rig_tree_mpi_wait(job, out, t->nchildren, err);
   /* A buffer MPI may still use is never freed: the caller gets none. */
-  if (st != RIG_OK && job->rank != 0) {
+  if (st != RIG_OK && t->parent >= 0) {
     if (!t->pending) free(*bytes);
     *bytes = NULL;
     *len = 0;
@@ -220,7 +220,7 @@ rig_status rig_job_scatter(rig_job *job, const void *const *parts, const size_t 
                            size_t *len, rig_error *err) {
   rig_status st = rig_tree_usable(job, err);
   if (st != RIG_OK) return st;
-  if (job->rank != 0) return recv_bytes(job, 0, TAG_SCATTER, bytes, len, err);
+  if (job->as_agent) return recv_bytes(job, 0, TAG_SCATTER, bytes, len, err);
   for (int m = 1; st == RIG_OK && m < job->size; m++)
     st = send_bytes(job, parts[m], lens[m], m, TAG_SCATTER, err);
   return st;
@@ -230,7 +230,7 @@ rig_status rig_job_gather(rig_job *job, const void *mine, size_t n, void **parts
                           rig_error *err) {
   rig_status st = rig_tree_usable(job, err);
   if (st != RIG_OK) return st;
-  if (job->rank != 0) return send_bytes(job, mine, n, 0, TAG_GATHER, err);
+  if (job->as_agent) return send_bytes(job, mine, n, 0, TAG_GATHER, err);
   for (int m = 1; st == RIG_OK && m < job->size; m++)
     st = recv_bytes(job, m, TAG_GATHER, &parts[m], &lens[m], err);
   return st;

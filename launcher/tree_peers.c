@@ -41,8 +41,9 @@ typedef struct tree_msg {
 #define CLOSED_GRACE_S 2.0
 
 bool rig_tree_closed(rig_job *job, rig_error *err) {
-  int64_t at = atomic_load(&job->as_agent.closed_ns);
-  if (job->rank == 0 || !at || rig_now_s() - (double)at * 1e-9 < CLOSED_GRACE_S) return false;
+  /* Only an agent is closed by another: the controller closes the job. */
+  int64_t at = job->as_agent ? atomic_load(&job->as_agent->closed_ns) : 0;
+  if (!at || rig_now_s() - (double)at * 1e-9 < CLOSED_GRACE_S) return false;
   rig_error_set(err, RIG_EJOB, "%s: the controller closed the job while this machine waited in it",
                 rig_job_label(job, job->rank));
   return true;

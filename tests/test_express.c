@@ -159,7 +159,7 @@ static void run_waited(rig_program *p) {
  * as long as the job lasts instead. The next run ends either way. */
 static void test_an_executor_sleeps_after_a_quiet_unless_it_polls(void) {
   rig_job *job = rig_test_job_start_ok();
-  ex_ring *ring = rig_express_ring(job->as_controller.link->express, 1, 0);
+  ex_ring *ring = rig_express_ring(job->as_controller->link->express, 1, 0);
   if (!ring) {
     rig_test_skip(__func__, "no ring: frames carry every run here");
     rig_test_job_close_ok(job);
@@ -312,7 +312,7 @@ static void test_two_proxies_of_one_machine_in_parallel(void) {
 static void forge(const char *test, uint32_t kind, uint32_t len, const ex_copy *copy,
                   const char *want) {
   rig_job *job = rig_test_job_start_ok();
-  ex_ring *ring = rig_express_ring(job->as_controller.link->express, 1, 0);
+  ex_ring *ring = rig_express_ring(job->as_controller->link->express, 1, 0);
   if (!ring) {
     rig_test_skip(test, "no ring: frames carry every run here");
     rig_test_job_close_ok(job);
@@ -395,7 +395,8 @@ static bool proxies_come_and_go(void) {
   proxy **pxs[2] = {NULL, NULL};
   job.machines = machines;
   job.devices = devs;
-  job.as_controller.proxies = pxs;
+  struct job_controller ctrl = {.proxies = pxs}; /* the role: the controller */
+  job.as_controller = &ctrl;
   rig_error err;
   bool ok = rig_proxies_make(&job, 1, &err) == RIG_OK;
   if (!ok) fprintf(stderr, "rig_proxies_make: %s\n", err.message);

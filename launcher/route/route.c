@@ -30,7 +30,7 @@ bool rig_route_init(express *ex) {
  * address its messages reach (none: it does not listen). */
 unsigned char *rig_route_offer(rig_job *job, express *ex, bool want, size_t *n) {
   *n = 0;
-  if (job->rank == 0 || !want || !ex->my_rings) return NULL;
+  if (job->as_controller || !want || !ex->my_rings) return NULL;
   const void *address = NULL;
   size_t len = 0;
   rig_error e;
