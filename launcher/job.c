@@ -20,6 +20,15 @@
 #include "proxy.h"
 #include "told.h"
 
+/* What differs by role, chosen once at the start (start_parts). */
+struct job_role {
+  /* A frame neither a failure nor the word that there is none. */
+  void (*frame)(rig_job *job, int src, const frame *f, const unsigned char *payload);
+  rig_status (*start)(rig_job *job, rig_error *err); /* its part, after the collectives */
+  rig_status (*serve)(rig_job *job, rig_error *err); /* rig_job_serve */
+  rig_status (*close)(rig_job *job, rig_error *err); /* before the control thread stops */
+};
+
 /* ---- routing ------------------------------------------------------------------------ */
 
 /* A frame the control thread took (never a beat or a goodbye). */
@@ -34,9 +43,16 @@ static void deliver(rig_job *job, int src, const frame *f, const unsigned char *
     char cause[RIG_ERROR_MESSAGE_MAX];
     snprintf(cause, sizeof cause, "%.*s", (int)h->payload, (const char *)payload);
     rig_job_fail_from(job, src, h->value, (rig_status)h->status, cause);
-  } else if (job->as_agent) {
-    rig_agent_frame(job->as_agent->agent, f, payload);
-  } else if (h->kind == F_REPLY) {
+  } else {
+    job->role->frame(job, src, f, payload);
+  }
+}
+
+/* The controller's frames: answers to its requests and its proxies'
+ * reports. */
+static void controller_frame(rig_job *job, int src, const frame *f, const unsigned char *payload) {
+  const frame_header *h = &f->h;
+  if (h->kind == F_REPLY) {
     /* A copy out's bytes landed: its point is reached (an agent reporting
      * by shared memory waits for this before it reports later work). */
     uint64_t moved = rig_request_answer(job, src, f, payload);
@@ -44,6 +60,12 @@ static void deliver(rig_job *job, int src, const frame *f, const unsigned char *
   } else if (h->kind == F_DONE) {
     rig_proxy_done(job, src, h->device, h->value);
   }
+}
+
+/* An agent's frames: the controller's work and requests, for its agent. */
+static void agent_frame(rig_job *job, int src, const frame *f, const unsigned char *payload) {
+  (void)src; /* only the controller talks to an agent (rig_ctl_peer) */
+  rig_agent_frame(job->as_agent->agent, f, payload);
 }
 
 static bool busy(rig_job *job) {
@@ -132,9 +154,27 @@ static rig_job *new_job(rig_error *err) {
   return job;
 }
 
+/* The controller's part of the start: a proxy of every agent's devices,
+ * lost when the job fails. */
+static rig_status controller_start(rig_job *job, rig_error *err) {
+  job->as_controller->on_fail = rig_proxies_lose;
+  rig_status st = RIG_OK;
+  for (int r = 1; st == RIG_OK && r < job->size; r++) st = rig_proxies_make(job, r, err);
+  return st;
+}
+
+/* An agent's: its agent, which serves the controller's frames. */
+static rig_status agent_start(rig_job *job, rig_error *err) {
+  return rig_agent_create(job, &job->as_agent->agent, err);
+}
+
+static const struct job_role controller_role, agent_role;
+
 /* Every machine described and gathered, the express exchange, then the
- * proxies (controller) or the agent, and the control thread. */
+ * role's part (the proxies or the agent), and the control thread. */
 static rig_status start_parts(rig_job *job, rig_error *err) {
+  /* The role's behaviour goes with the role's state (bootstrap.c). */
+  job->role = job->as_controller ? &controller_role : &agent_role;
   job->machines = calloc((size_t)job->size, sizeof *job->machines);
   job->devices = calloc((size_t)job->size, sizeof *job->devices);
   struct job_controller *ctrl = job->as_controller;
@@ -157,9 +197,7 @@ static rig_status start_parts(rig_job *job, rig_error *err) {
   /* The tree's communicator, whatever failed (collective). */
   if (!job->start_pending)
     st = rig_first_failure(st, rig_tree_start(job, &job->start_pending, &e), &e, err);
-  if (ctrl) ctrl->on_fail = rig_proxies_lose;
-  for (int r = 1; st == RIG_OK && ctrl && r < job->size; r++) st = rig_proxies_make(job, r, err);
-  if (st == RIG_OK && job->as_agent) st = rig_agent_create(job, &job->as_agent->agent, err);
+  if (st == RIG_OK) st = job->role->start(job, err);
   job->c.labels = (const char(*)[RIG_JOB_LABEL])job->labels;
   job->knocks = ctrl && ctrl->link ? ctrl->link->express : job->express;
   job->c.knocked_by_all = knocked_by_all(job);
@@ -221,8 +259,15 @@ rig_device *rig_job_device_named(rig_job *job, size_t machine, const char *name)
 /* ---- serving and closing ------------------------------------------------------- */
 
 rig_status rig_job_serve(rig_job *job, rig_error *err) {
-  if (job->as_controller)
-    return rig_error_set(err, RIG_EINVAL, "the controller serves no one: rig_job_serve on rank 0");
+  return job->role->serve(job, err);
+}
+
+static rig_status controller_serve(rig_job *job, rig_error *err) {
+  (void)job;
+  return rig_error_set(err, RIG_EINVAL, "the controller serves no one: rig_job_serve on rank 0");
+}
+
+static rig_status agent_serve(rig_job *job, rig_error *err) {
   return rig_job_wait_end(job) ? rig_job_error(job, err) : RIG_OK;
 }
 
@@ -248,37 +293,44 @@ static void close_agents(rig_job *job, rig_error *err) {
   free(posted);
 }
 
+/* The controller's close: every agent closed after its work. */
+static rig_status controller_close(rig_job *job, rig_error *err) {
+  /* CLOSE goes after every frame queued before it: each agent answers
+   * once its earlier work is done. Work handed over by shared memory is
+   * waited for here first (a wait ends when the job fails). */
+  rig_proxies_drain(job, -1);
+  close_agents(job, err);
+  if (atomic_load(&job->failed)) return rig_job_error(job, err);
+  /* Nothing more goes to the agents' proxies. */
+  pthread_mutex_lock(&job->lock);
+  snprintf(job->cause, sizeof job->cause, "the job is closed");
+  pthread_mutex_unlock(&job->lock);
+  rig_proxies_lose(job);
+  return RIG_OK;
+}
+
+/* An agent's close: after the controller's, or the job's failure. */
+static rig_status agent_close(rig_job *job, rig_error *err) {
+  if (atomic_load(&job->failed)) return rig_job_error(job, err);
+  if (atomic_load(&job->closing)) return RIG_OK;
+  /* An agent leaving before the controller closed the job would leave
+   * the others waiting for it in a run: its leaving is the job's
+   * failure, told before its goodbye. */
+  rig_job_fail(job, "%s: left the job (rig_job_close) before the controller closed it",
+               rig_job_label(job, job->rank));
+  return rig_job_error(job, err);
+}
+
+static const struct job_role controller_role = {controller_frame, controller_start,
+                                                controller_serve, controller_close};
+static const struct job_role agent_role = {agent_frame, agent_start, agent_serve, agent_close};
+
 rig_status rig_job_close(rig_job *job, rig_error *err) {
-  rig_status st = RIG_OK;
   /* Rails first: their ends drop together, before the agents close (an
    * agent's ends left by a failure are dropped here on its side). */
   rig_job_rails_close(job);
   rig_job_rails_init(job);
-  if (job->as_controller) {
-    /* CLOSE goes after every frame queued before it: each agent answers
-     * once its earlier work is done. Work handed over by shared memory is
-     * waited for here first (a wait ends when the job fails). */
-    rig_proxies_drain(job, -1);
-    close_agents(job, err);
-    if (atomic_load(&job->failed))
-      st = rig_job_error(job, err);
-    else {
-      /* Nothing more goes to the agents' proxies. */
-      pthread_mutex_lock(&job->lock);
-      snprintf(job->cause, sizeof job->cause, "the job is closed");
-      pthread_mutex_unlock(&job->lock);
-      rig_proxies_lose(job);
-    }
-  } else if (atomic_load(&job->failed)) {
-    st = rig_job_error(job, err);
-  } else if (!atomic_load(&job->closing)) {
-    /* An agent leaving before the controller closed the job would leave
-     * the others waiting for it in a run: its leaving is the job's
-     * failure, told before its goodbye. */
-    rig_job_fail(job, "%s: left the job (rig_job_close) before the controller closed it",
-                 rig_job_label(job, job->rank));
-    st = rig_job_error(job, err);
-  }
+  rig_status st = job->role->close(job, err);
   atomic_store(&job->closing, true);
   /* A communicator with frames on their way must not be freed: its
    * context could go to a later one, and them with it. */

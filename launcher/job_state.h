@@ -47,6 +47,7 @@ struct rig_job {
    * one of these is set, and what only that role keeps is in it. */
   struct job_controller *as_controller;
   struct job_agent *as_agent;
+  const struct job_role *role; /* what it does by its role (job.c) */
   /* The end: the first failure is the root cause (failure.h). */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* a reply came, the job closed or failed */
