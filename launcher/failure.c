@@ -56,14 +56,14 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
   /* An empty F_FAIL is an agent's word that it has none (told.c). */
   if (!cause[0]) cause = "a failure without a cause";
   pthread_mutex_lock(&job->lock);
-  bool first = !atomic_load(&job->failed) && !job->cause_set;
+  bool first = !atomic_load(&job->failed) && !job->failure.set;
   if (first) {
-    snprintf(job->cause, sizeof job->cause, "%s", cause);
-    job->cause_code = known(code);
-    job->cause_set = true;
-    job->cause_from = from;
-    job->cause_run = run;
-    job->stopped = stopped;
+    snprintf(job->failure.cause, sizeof job->failure.cause, "%s", cause);
+    job->failure.code = known(code);
+    job->failure.set = true;
+    job->failure.from = from;
+    job->failure.run = run;
+    job->failure.stopped = stopped;
   }
   rig_job_said(job, from, cause); /* the controller's record */
   /* An agent takes the controller's cause for the job's, which every rank
@@ -72,11 +72,11 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
   struct job_agent *agent = job->as_agent;
   if (agent && from == 0) {
     agent->heard_controller = true;
-    if (!first && !job->stopped) {
-      snprintf(job->cause, sizeof job->cause, "%s", cause);
-      job->cause_code = known(code);
-      job->cause_from = from;
-      job->cause_run = run;
+    if (!first && !job->failure.stopped) {
+      snprintf(job->failure.cause, sizeof job->failure.cause, "%s", cause);
+      job->failure.code = known(code);
+      job->failure.from = from;
+      job->failure.run = run;
     }
     pthread_cond_broadcast(&job->changed);
   }
@@ -91,18 +91,19 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
   if (tell && job->as_controller) {
-    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)job->cause_code, .value = job->cause_run}};
+    frame f = {
+        .h = {.kind = F_FAIL, .status = (int32_t)job->failure.code, .value = job->failure.run}};
     for (int r = 1; r < job->size; r++)
-      rig_ctl_send(&job->c, r, &f, job->cause, strlen(job->cause), NULL);
+      rig_ctl_send(&job->c, r, &f, job->failure.cause, strlen(job->failure.cause), NULL);
   }
   pthread_mutex_lock(&job->lock);
   atomic_store(&job->failed, true);
   pthread_cond_broadcast(&job->changed);
-  void (*user)(void *) = job->user_on_fail;
-  void *user_ctx = job->user_on_fail_ctx;
+  void (*user)(void *) = job->failure.user;
+  void *user_ctx = job->failure.user_ctx;
   pthread_mutex_unlock(&job->lock);
   /* No program or host wait on a rail's count blocks past the failure. */
-  rig_rails_raise_all(job->cause);
+  rig_rails_raise_all(job->failure.cause);
   if (job->as_controller && job->as_controller->on_fail) job->as_controller->on_fail(job);
   if (user) user(user_ctx);
 }
@@ -175,8 +176,8 @@ rig_status rig_job_fail_as(rig_job *job, rig_status code, const char *fmt, ...) 
 static rig_status cause_read(const rig_job *job, rig_error *why) {
   pthread_mutex_t *lock = (pthread_mutex_t *)&job->lock;
   pthread_mutex_lock(lock);
-  rig_status code = job->cause_code;
-  if (why) rig_error_set(why, code, "%s", job->cause);
+  rig_status code = job->failure.code;
+  if (why) rig_error_set(why, code, "%s", job->failure.cause);
   pthread_mutex_unlock(lock);
   return code;
 }
@@ -197,7 +198,7 @@ bool rig_job_failed_in_run(const rig_job *job, uint64_t *run) {
   if (!atomic_load(&job->failed)) return false;
   pthread_mutex_t *lock = (pthread_mutex_t *)&job->lock;
   pthread_mutex_lock(lock);
-  uint64_t r = job->cause_run;
+  uint64_t r = job->failure.run;
   pthread_mutex_unlock(lock);
   if (r && run) *run = r - 1;
   return r != 0;
@@ -212,8 +213,8 @@ bool rig_job_stopped(rig_job *job, rig_error *why) {
     return true;
   }
   pthread_mutex_lock(&job->lock);
-  bool stopped = job->cause_set && job->stopped;
-  if (stopped && why) rig_error_set(why, RIG_EJOB, "%s", job->cause);
+  bool stopped = job->failure.set && job->failure.stopped;
+  if (stopped && why) rig_error_set(why, RIG_EJOB, "%s", job->failure.cause);
   pthread_mutex_unlock(&job->lock);
   return stopped;
 }
@@ -243,8 +244,8 @@ bool rig_job_wait_end(rig_job *job) {
 
 void rig_job_on_failure(rig_job *job, void (*fn)(void *ctx), void *ctx) {
   pthread_mutex_lock(&job->lock);
-  job->user_on_fail = fn;
-  job->user_on_fail_ctx = ctx;
+  job->failure.user = fn;
+  job->failure.user_ctx = ctx;
   bool now = atomic_load(&job->failed) && fn;
   pthread_mutex_unlock(&job->lock);
   if (now) fn(ctx);

@@ -303,7 +303,7 @@ static rig_status controller_close(rig_job *job, rig_error *err) {
   if (atomic_load(&job->failed)) return rig_job_error(job, err);
   /* Nothing more goes to the agents' proxies. */
   pthread_mutex_lock(&job->lock);
-  snprintf(job->cause, sizeof job->cause, "the job is closed");
+  snprintf(job->failure.cause, sizeof job->failure.cause, "the job is closed");
   pthread_mutex_unlock(&job->lock);
   rig_proxies_lose(job);
   return RIG_OK;

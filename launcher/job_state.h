@@ -35,6 +35,18 @@ struct job_agent {
   bool told_own, heard_controller, bye_from_controller;
 };
 
+/* The job's failure, on every rank, under the job's lock (failure.c). */
+struct job_failure {
+  bool set;     /* the first failure claimed the cause */
+  bool stopped; /* the cause is this process's own stop */
+  char cause[RIG_ERROR_MESSAGE_MAX];
+  rig_status code;         /* what the cause stands for (rig_job_cause) */
+  int from;                /* the machine whose word the cause is */
+  uint64_t run;            /* the run it came in there, plus one (0: none known) */
+  void (*user)(void *ctx); /* rig_job_on_failure's */
+  void *user_ctx;
+};
+
 struct rig_job {
   ctl c;
   int rank, size;
@@ -52,14 +64,7 @@ struct rig_job {
   pthread_mutex_t lock;
   pthread_cond_t changed; /* a reply came, the job closed or failed */
   _Atomic bool failed;
-  bool cause_set; /* under lock: the first failure claimed the cause */
-  bool stopped;   /* under lock: the cause is this process's own stop */
-  char cause[RIG_ERROR_MESSAGE_MAX];
-  rig_status cause_code; /* what the cause stands for (rig_job_cause) */
-  int cause_from;        /* under lock: the machine whose word the cause is */
-  uint64_t cause_run;    /* under lock: the run it came in there, plus one (0: none known) */
-  void (*user_on_fail)(void *ctx); /* rig_job_on_failure's, under lock */
-  void *user_on_fail_ctx;
+  struct job_failure failure; /* under lock */
   /* This rank is closing the job: a neighbour's UCX endpoint that closes
    * now is its close, not its loss (express_messages.c, tree_peers.c). */
   _Atomic bool closing;

@@ -310,7 +310,7 @@ void rig_proxies_lose(rig_job *job) {
   struct job_controller *ctrl = job->as_controller;
   for (int m = 1; ctrl && ctrl->proxies && m < job->size; m++)
     for (size_t i = 0; ctrl->proxies[m] && i < job->machines[m].ndevices; i++)
-      rig_device_lose_status(ctrl->proxies[m][i]->dev, RIG_EJOB, "%s", job->cause);
+      rig_device_lose_status(ctrl->proxies[m][i]->dev, RIG_EJOB, "%s", job->failure.cause);
 }
 
 void rig_proxies_free(rig_job *job) {

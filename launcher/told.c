@@ -50,7 +50,7 @@ static long label_at(const rig_job *job, int m, const char *text) {
 
 /* Whether machine m said what the root said, but for its own label. */
 static bool alike(const rig_job *job, int root, long root_at, int m) {
-  const char *a = job->cause, *b = job->as_controller->said[m].text;
+  const char *a = job->failure.cause, *b = job->as_controller->said[m].text;
   long at = label_at(job, m, b);
   if (at != root_at || strncmp(a, b, (size_t)at) != 0) return false;
   return strcmp(a + at + strlen(rig_job_label(job, root)),
@@ -87,10 +87,11 @@ void rig_job_told_cause(rig_job *job, double seconds, rig_error *out) {
     nap_ms();
     pthread_mutex_lock(&job->lock);
   }
-  rig_error_set(why, RIG_EJOB, "%s", job->cause);
-  int root = job->cause_from;
-  long root_at =
-      ctrl && ctrl->said && root >= 0 && root < job->size ? label_at(job, root, job->cause) : -1;
+  rig_error_set(why, RIG_EJOB, "%s", job->failure.cause);
+  int root = job->failure.from;
+  long root_at = ctrl && ctrl->said && root >= 0 && root < job->size
+                     ? label_at(job, root, job->failure.cause)
+                     : -1;
   bool *in = root_at >= 0 ? calloc((size_t)job->size, sizeof *in) : NULL;
   int alikes = 0;
   for (int m = 0; in && m < job->size; m++)
@@ -99,16 +100,16 @@ void rig_job_told_cause(rig_job *job, double seconds, rig_error *out) {
   if (alikes > 1) {
     char list[256];
     ranges(in, job->size, list, sizeof list);
-    rig_error_set(why, RIG_EJOB, "%.*smachines %s%s", (int)root_at, job->cause, list,
-                  job->cause + root_at + strlen(rig_job_label(job, root)));
+    rig_error_set(why, RIG_EJOB, "%.*smachines %s%s", (int)root_at, job->failure.cause, list,
+                  job->failure.cause + root_at + strlen(rig_job_label(job, root)));
   }
   free(in);
   /* Machines named together are the job's cause from now on, on every
    * rank: an agent takes the controller's latest for its own (failure.c),
    * so that each tells the same cause, not its own. */
   bool renamed = ctrl && alikes > 1;
-  if (renamed) snprintf(job->cause, sizeof job->cause, "%s", told.message);
-  rig_status code = job->cause_code;
+  if (renamed) snprintf(job->failure.cause, sizeof job->failure.cause, "%s", told.message);
+  rig_status code = job->failure.code;
   pthread_mutex_unlock(&job->lock);
   if (renamed) {
     frame f = {.h = {.kind = F_FAIL, .status = (int32_t)code}};
