@@ -332,6 +332,62 @@ static void test_a_file_that_is_no_description_says_where_the_reader_stopped(voi
   RIG_ASSERT_ERROR(rig_run_file(path, NULL, &err), err, RIG_EMALFORMED, want);
 }
 
+/* rig_run_desc_of_text: the reading half of rig_run_read_desc, for text
+ * its caller read (progrun's "-"). */
+static void test_text_read_is_a_description_by_its_json_or_its_bytes(void) {
+  char ex[4096];
+  size_t len = 0;
+  uint8_t *text = rig_test_read_file(saxpy(ex, sizeof ex), &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  /* Its kernel files are found beside the folder given. */
+  *strrchr(ex, '/') = '\0';
+  rig_desc *d = NULL, *again = NULL;
+  rig_error err = {0};
+  RIG_ASSERT_ERROR(rig_run_desc_of_text(text, len, "saxpy.json", ex, &d, &err), err, RIG_OK, "");
+  free(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+  uint8_t *bytes = NULL;
+  CU_ASSERT_EQUAL_FATAL(rig_desc_to_bytes(d, &bytes, &len, &err), RIG_OK);
+  RIG_ASSERT_ERROR(rig_run_desc_of_text(bytes, len, "saxpy.bin", NULL, &again, &err), err, RIG_OK,
+                   "");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+  CU_ASSERT_EQUAL(rig_desc_count_steps(again), rig_desc_count_steps(d));
+  free(bytes);
+  rig_desc_free(again);
+  rig_desc_free(d);
+}
+
+static void test_text_that_is_no_json_is_no_description_at_the_path_shown(void) {
+  rig_desc *d = (rig_desc *)&d; /* NULL after a failure */
+  rig_error err = {0};
+  RIG_ASSERT_ERROR(rig_run_desc_of_text("{\n", 2, "shown/d.json", NULL, &d, &err), err,
+                   RIG_EMALFORMED,
+                   "shown/d.json:2:0: not a program description: neither the bytes' magic nor "
+                   "JSON: string or '}' expected near end of file");
+  CU_ASSERT_PTR_NULL(d);
+}
+
+/* Repeated keys and \u0000 are JSON: the reader's words, after the path. */
+static void test_json_the_reader_refuses_is_told_in_its_words_after_the_path(void) {
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"{\"ints\": 0, \"ints\": 1}", "d.json: JSON line 1 column 18: duplicate object key near "
+                                     "'\"ints\"'"},
+      {"{\"devices\": [\"a\\u0000b\"]}",
+       "d.json: JSON line 1 column 23: a string holds \\u0000 (write such bytes as {\"hex\": "
+       "...})"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rig_desc *d = NULL;
+    rig_error err = {0};
+    RIG_ASSERT_ERROR(
+        rig_run_desc_of_text(cases[i].text, strlen(cases[i].text), "d.json", NULL, &d, &err), err,
+        RIG_EMALFORMED, cases[i].want);
+    CU_ASSERT_PTR_NULL(d);
+  }
+}
+
 /* A description whose move reads 8 bytes at 8 * int 0 of a 16-byte input:
  * run 2 (int 0 its index) reads past it. Written as bytes. */
 static const char *past_input(char *buf, size_t size) {
@@ -627,6 +683,12 @@ void rig_test_register(void) {
        test_times_without_room_for_every_run_are_refused},
       {"a file that is no description says where the reader stopped",
        test_a_file_that_is_no_description_says_where_the_reader_stopped},
+      {"text read is a description by its JSON or its bytes",
+       test_text_read_is_a_description_by_its_json_or_its_bytes},
+      {"text that is no JSON is no description at the path shown",
+       test_text_that_is_no_json_is_no_description_at_the_path_shown},
+      {"JSON the reader refuses is told in its words after the path",
+       test_json_the_reader_refuses_is_told_in_its_words_after_the_path},
       {"a failed run leaves every output as it was",
        test_a_failed_run_leaves_every_output_as_it_was},
       {"an input given twice is refused", test_an_input_given_twice_is_refused},

@@ -40,6 +40,17 @@ const char *rig_run_path_shown(const char *path, char *buf, size_t size);
  * nor JSON: <why>`; RIG_ENOMEM. */
 rig_status rig_run_read_desc(const char *path, rig_desc **out, rig_error *err);
 
+/* The description in text already read from a file (len bytes): its
+ * bytes or its JSON text, whose {"file": ...} paths are relative to
+ * folder (NULL: "."). The reading half of rig_run_read_desc, for a caller
+ * that reads the file its own way (progrun: "-" as stdin); path_shown is
+ * the file as its messages name it. Only decodes. RIG_EMALFORMED
+ * `PATH_SHOWN: <why>` (the decoder's), or, for text that is not JSON at
+ * all, `PATH_SHOWN:LINE:COLUMN: not a program description: neither the
+ * bytes' magic nor JSON: <why>`; RIG_ENOMEM. */
+rig_status rig_run_desc_of_text(const void *text, size_t len, const char *path_shown,
+                                const char *folder, rig_desc **out, rig_error *err);
+
 /* Whether the file at path is a job file (docs/jobs.md), which progrun
  * runs as an MPI job and rig_run_file does not: a regular file (never a
  * pipe, whose bytes are its reader's) of at most RIG_RUN_MAX_DESC bytes

@@ -2,7 +2,9 @@
  * whose {"file": ...} paths are relative to the file's folder, read whole
  * within RIG_RUN_MAX_DESC. */
 #include <errno.h>
+#include <jansson.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,44 +63,50 @@ int run_read_fd(int fd, size_t room, uint8_t **buf, size_t *len) {
   return 0;
 }
 
-/* The JSON reader's "JSON line L column C: why" of text that is no JSON
- * at all: no description either, said first, and where the reader
- * stopped as compilers say it (PATH:LINE:COLUMN), as progrun says it.
- * Whether the message was such. */
-static bool no_json(const char *path, rig_error *err) {
-  int line = 0, column = 0, at = 0;
-  if (sscanf(err->message, "JSON line %d column %d: %n", &line, &column, &at) != 2 || at == 0)
-    return false;
-  char why[RIG_ERROR_MESSAGE_MAX], shown[RIG_RUN_PATH_SHOWN];
-  snprintf(why, sizeof why, "%s", err->message + at);
+/* Whether text that the description's reader refused is JSON at all:
+ * when not, it is no description either, said first, and where the JSON
+ * reader stopped as compilers say it (PATH:LINE:COLUMN), so that an editor
+ * can go there. Repeated keys and \u0000 are JSON that the reader refuses
+ * in its own words, which then stand. */
+static bool no_json(const void *text, size_t len, const char *path_shown, rig_error *err) {
+  json_error_t je;
+  json_t *any = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+  json_decref(any);
+  if (any || json_error_code(&je) == json_error_out_of_memory) return false;
   rig_error_set(err, RIG_EMALFORMED,
                 "%s:%d:%d: not a program description: neither the bytes' magic nor JSON: %s",
-                rig_run_path_shown(path, shown, sizeof shown), line, column, why);
+                path_shown, je.line, je.column, je.text);
   return true;
 }
 
-/* The description in text; a failure's message after "PATH: ". */
-static rig_status decode(const char *path, const uint8_t *text, size_t len, rig_desc **out,
-                         rig_error *err) {
-  char shown[RIG_RUN_PATH_SHOWN];
+rig_status rig_run_desc_of_text(const void *text, size_t len, const char *path_shown,
+                                const char *folder, rig_desc **out, rig_error *err) {
+  *out = NULL;
   rig_status st;
   if (rig_desc_is_bytes(text, len)) {
     st = rig_desc_of_bytes(text, len, out, err);
   } else {
-    /* dirname may modify its argument. */
-    char *copy = strdup(path);
-    if (!copy) return rig_error_set(err, RIG_ENOMEM, "out of memory");
-    st = rig_desc_of_json((const char *)text, len, dirname(copy), out, err);
-    free(copy);
-    if (st == RIG_EMALFORMED && no_json(path, err)) return st;
+    st = rig_desc_of_json(text, len, folder ? folder : ".", out, err);
+    if (st == RIG_EMALFORMED && no_json(text, len, path_shown, err)) return st;
   }
-  if (st != RIG_OK) rig_error_prefix(err, "%s", rig_run_path_shown(path, shown, sizeof shown));
+  if (st != RIG_OK) rig_error_prefix(err, "%s", path_shown);
+  return st;
+}
+
+/* The description in the file's text, its JSON's files beside it. */
+static rig_status decode(const char *path, const uint8_t *text, size_t len, rig_desc **out,
+                         rig_error *err) {
+  char shown[RIG_RUN_PATH_SHOWN];
+  /* dirname may modify its argument. */
+  char *copy = strdup(path);
+  if (!copy) return rig_error_set(err, RIG_ENOMEM, "out of memory");
+  rig_status st = rig_run_desc_of_text(text, len, rig_run_path_shown(path, shown, sizeof shown),
+                                       dirname(copy), out, err);
+  free(copy);
   return st;
 }
 
 rig_status rig_run_read_desc(const char *path, rig_desc **out, rig_error *err) {
-  rig_error scratch; /* the decoder's message is read back */
-  if (!err) err = &scratch;
   *out = NULL;
   int fd;
   struct stat st;
@@ -119,6 +127,5 @@ rig_status rig_run_read_desc(const char *path, rig_desc **out, rig_error *err) {
   if (e) return cannot(err, path, e);
   rig_status s = decode(path, text, len, out, err);
   free(text);
-  if (s != RIG_OK) *out = NULL;
   return s;
 }
