@@ -2,7 +2,6 @@
  * files are relative to its folder), and where the build's copy is when
  * one read from the source tree misses its kernels. */
 #include <errno.h>
-#include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -38,7 +37,8 @@ static bool built_copy(const char *path, char *out, size_t size) {
 
 /* A description whose kernel file is missing, read from the source tree
  * (examples/saxpy.json, whose kernels only the build makes): where the
- * copy that runs is, after the message when it fits. */
+ * copy that runs is, after the message when it fits. It looks at
+ * /proc/self/exe, so it is the command's, not librig's. */
 static void point_to_the_build(const char *path, rig_error *err) {
   char copy[PATH_MAX], shown[RIG_RUN_PATH_SHOWN];
   const char *missing = strerror(ENOENT);
@@ -59,41 +59,14 @@ int cli_read_desc_quiet(const char *path, rig_desc **d, rig_error *err) {
   *d = NULL;
   int rc = cli_read_whole(path, &text, &len, err);
   if (rc != CLI_EXIT_OK) return rc;
-  rig_status st;
-  if (rig_desc_is_bytes(text, len)) {
-    st = rig_desc_of_bytes(text, len, d, err);
-  } else {
-    /* dirname may modify its argument. */
-    char *copy = strdup(path);
-    if (!copy) {
-      free(text);
-      rig_error_set(err, RIG_ENOMEM, "out of memory");
-      return CLI_EXIT_FAIL;
-    }
-    st = rig_desc_of_json(text, len, dirname(copy), d, err);
-    free(copy);
-  }
-  /* Text that is no JSON either is no description at all (docs/format.md):
-   * said first, then what each reading found. */
-  json_error_t je;
-  json_t *any = NULL;
-  bool no_json = st != RIG_OK && st != RIG_ENOMEM && !rig_desc_is_bytes(text, len) &&
-                 !(any = json_loadb(text, len, JSON_DECODE_ANY, &je));
-  /* Where the JSON reader stopped, as compilers say it (FILE:LINE:COLUMN),
-   * so that an editor can go there. */
-  if (no_json)
-    rig_error_set(err, RIG_EMALFORMED,
-                  "%s:%d:%d: not a program description: neither the bytes' magic nor JSON: %s",
-                  path, je.line, je.column, je.text);
-  json_decref(any);
+  /* dirname may modify its argument. */
+  char *copy = strdup(path);
+  rig_status st = copy ? rig_run_desc_of_text(text, len, path, dirname(copy), d, err)
+                       : rig_error_set(err, RIG_ENOMEM, "out of memory");
+  free(copy);
   free(text);
-  if (st != RIG_OK) {
-    *d = NULL;
-    if (st == RIG_EMALFORMED && strcmp(path, "-") != 0) point_to_the_build(path, err);
-    if (!no_json) rig_error_prefix(err, "%s", path);
-    return cli_exit_of(st);
-  }
-  return CLI_EXIT_OK;
+  if (st == RIG_EMALFORMED && strcmp(path, "-") != 0) point_to_the_build(path, err);
+  return st == RIG_OK ? CLI_EXIT_OK : cli_exit_of(st);
 }
 
 int cli_read_desc(const char *path, rig_desc **d) {
