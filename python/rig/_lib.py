@@ -116,6 +116,7 @@ for _n, _r, *_a in [
     ("rig_desc_dot", ST, P, ctypes.c_bool, ctypes.POINTER(P), ERR),
     ("rig_desc_of_json", ST, P, SZ, STR, ctypes.POINTER(P), ERR),
     ("rig_desc_check", ST, P, ERR),
+    ("rig_run_desc_of_text", ST, P, SZ, STR, STR, ctypes.POINTER(P), ERR),
     ("rig_run_is_jobfile", ctypes.c_bool, STR, ctypes.POINTER(SZ)),
     ("rig_environment_check", ST, ERR),
     ("rig_host_isa", STR),

@@ -4,7 +4,6 @@ checked by the library's own checker."""
 import ctypes
 import json
 import os
-import re
 
 from . import _lib
 from ._lib import lib
@@ -62,21 +61,13 @@ class Description:
                 data = f.read()
         except OSError as e:
             raise _lib.RigError("RIG_ESYS", f"cannot read {path}: {e.strerror}") from None
-        try:
-            if lib.rig_desc_is_bytes(data, len(data)):
-                return cls.of_bytes(data)
-            return cls.of_json(data, os.path.dirname(path) or ".")
-        except _lib.RigError as e:
-            message = e.message
-            # Text that is no JSON is no description at all: said first,
-            # as progrun says it, then where the JSON reader stopped.
-            # FILE:LINE:COLUMN, as compilers (and progrun) say it.
-            where = re.match(r"JSON line (\d+) column (\d+): ", message)
-            if e.status == "RIG_EMALFORMED" and where:
-                raise _lib.RigError(
-                    e.status, f"{path}:{where[1]}:{where[2]}: not a program description: "
-                    "neither the bytes' magic nor JSON: " + message[where.end():]) from None
-            raise _lib.RigError(e.status, f"{path}: {message}") from None
+        # Decoded and worded by librig, the path named as given
+        # (rig_run_desc_of_text), as progrun says it.
+        out, err = ctypes.c_void_p(), _lib.error()
+        folder = os.path.dirname(path) or "."
+        _lib.check(lib.rig_run_desc_of_text(data, len(data), os.fsencode(path),
+                                            os.fsencode(folder), ctypes.byref(out), err), err)
+        return cls(out.value)
 
     # ---- writing -----------------------------------------------------------
     def to_json(self):
