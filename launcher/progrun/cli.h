@@ -302,6 +302,16 @@ int cli_machine_fill_input(cli_machine *m, size_t i, const void *bytes, size_t l
  * with the program's message. */
 int cli_machine_start(cli_machine *m, uint64_t run, const cli_int *ints, size_t nints,
                       rig_error *err);
+/* Whether every end of m's run is reached, from *seen on (the ends seen
+ * reached stay so: *seen counts them). An end whose device is lost or
+ * unknown is waited for, so that rig_point_wait says why (a proxy's is
+ * lost with the job, with its root cause) and the run fails at once. */
+rig_status cli_machine_ends_reached(const cli_machine *m, size_t *seen, bool *reached,
+                                    rig_error *err);
+/* Round `polls` of a wait polled by hand: a yield for the first 2000,
+ * keeping short runs' times true, then a 50 us nap, so that a long run
+ * does not cost a core. */
+void cli_wait_round(unsigned polls);
 /* Input i's bytes once the work writing them is done (malloc'd, *len of
  * them; NULL for 0 bytes). */
 int cli_machine_read_input(cli_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err);

@@ -4,7 +4,6 @@
  * machine and its ends waited for, each machine timed, then the traces
  * gathered and the outputs put into their temporary files. */
 #include <inttypes.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -96,29 +95,6 @@ static int open_machine(cli_session *s, size_t m, rig_error *err) {
 
 /* ---- running ------------------------------------------------------------------ */
 
-/* Whether every end of machine m's run is reached, from seen[m] on (the
- * ends already seen reached stay so). An end whose device is lost, or
- * whose device is unknown, is waited for: rig_point_wait then says why
- * (a proxy's is lost with the job, with its root cause). */
-static rig_status ends_reached(const cli_machine *mm, size_t *seen, bool *reached, rig_error *err) {
-  *reached = false;
-  for (; *seen < mm->nends && rig_point_reached(mm->ends[*seen]); ++*seen) {
-  }
-  /* A lost device among the ends left fails the run now, whatever an
-   * earlier end's device still runs (a long kernel beside a failed fill). */
-  for (size_t k = *seen; k < mm->nends; k++) {
-    rig_point p = mm->ends[k];
-    if (rig_point_reached(p)) continue;
-    rig_device *dev = rig_device_at(rig_point_device(p));
-    if (!dev || rig_device_is_lost(dev, NULL)) {
-      rig_status st = rig_point_wait(p, err);
-      if (st != RIG_OK) return st;
-    }
-  }
-  *reached = *seen == mm->nends;
-  return RIG_OK;
-}
-
 /* Names the run (and, in a job, the machine) a failure came in. */
 static void prefix_run(const cli_session *s, rig_error *err, uint64_t r, size_t m) {
   if (s->named)
@@ -163,7 +139,7 @@ static int wait_run(cli_session *s, uint64_t r, uint64_t start, waits *w, rig_er
     for (size_t m = 0; m < s->n; m++) {
       bool reached = false;
       if (w->done[m]) continue;
-      if (ends_reached(&s->machines[m], &w->seen[m], &reached, err) != RIG_OK)
+      if (cli_machine_ends_reached(&s->machines[m], &w->seen[m], &reached, err) != RIG_OK)
         return prefix_run(s, err, r, m), CLI_EXIT_FAIL;
       if (!reached) continue;
       w->last[m] = cli_now_ns() - start, w->done[m] = true, left--;
@@ -177,12 +153,7 @@ static int wait_run(cli_session *s, uint64_t r, uint64_t start, waits *w, rig_er
       while (w->done[m]) m++;
       return prefix_run(s, err, r, m), CLI_EXIT_FAIL;
     }
-    if (polls < 2000) {
-      sched_yield();
-    } else {
-      struct timespec pause = {0, 50000};
-      nanosleep(&pause, NULL);
-    }
+    cli_wait_round(polls);
   }
 }
 

@@ -8,7 +8,6 @@
  * renamed over their targets once every machine has them whole (an
  * agreement up the tree, the verdict down). */
 #include <inttypes.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,28 +149,13 @@ static bool open_part(local_machine *lm) {
  * elsewhere ends the wait whatever runs here (left to end on its own).
  * Yields first, keeping short runs' times true, then naps 50 us. */
 static rig_status wait_ends(local_machine *lm, rig_error *err) {
-  const cli_machine *mm = &lm->mm;
+  size_t seen = 0;
   for (unsigned polls = 0;; polls++) {
-    bool all = true;
-    for (size_t k = 0; k < mm->nends; k++) {
-      rig_point p = mm->ends[k];
-      if (rig_point_reached(p)) continue;
-      rig_device *dev = rig_device_at(rig_point_device(p));
-      if (!dev || rig_device_is_lost(dev, NULL)) {
-        rig_status st = rig_point_wait(p, err);
-        if (st != RIG_OK) return st;
-        continue;
-      }
-      all = false;
-    }
-    if (all) return RIG_OK;
+    bool all = false;
+    rig_status st = cli_machine_ends_reached(&lm->mm, &seen, &all, err);
+    if (st != RIG_OK || all) return st;
     if (rig_job_failed(lm->job, err)) return RIG_EJOB;
-    if (polls < 2000) {
-      sched_yield();
-    } else {
-      struct timespec pause = {0, 50000};
-      nanosleep(&pause, NULL);
-    }
+    cli_wait_round(polls);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,34 @@ int cli_machine_start(cli_machine *m, uint64_t run, const cli_int *ints, size_t 
   m->nends = 0;
   rig_status st = rig_run_machine_start(m->run, m->ints, n, &m->ends, &m->nends, err);
   return st == RIG_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+rig_status cli_machine_ends_reached(const cli_machine *m, size_t *seen, bool *reached,
+                                    rig_error *err) {
+  /* A lost device among the ends left fails the run now, whatever an
+   * earlier end's device still runs (a long kernel beside a failed fill). */
+  for (size_t k = *seen; k < m->nends; k++) {
+    rig_point p = m->ends[k];
+    if (rig_point_reached(p)) continue;
+    rig_device *dev = rig_device_at(rig_point_device(p));
+    if (!dev || rig_device_is_lost(dev, NULL)) {
+      rig_status st = rig_point_wait(p, err);
+      if (st != RIG_OK) return st;
+    }
+  }
+  for (; *seen < m->nends && rig_point_reached(m->ends[*seen]); ++*seen) {
+  }
+  *reached = *seen == m->nends;
+  return RIG_OK;
+}
+
+void cli_wait_round(unsigned polls) {
+  if (polls < 2000) {
+    sched_yield();
+  } else {
+    struct timespec pause = {0, 50000};
+    nanosleep(&pause, NULL);
+  }
 }
 
 int cli_machine_read_input(cli_machine *m, size_t i, uint8_t **bytes, size_t *len, rig_error *err) {
