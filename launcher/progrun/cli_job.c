@@ -7,7 +7,6 @@
  * no rank hangs (docs/jobs.md "Failure"). */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -184,15 +183,8 @@ static void *watch_failure(void *arg) {
   int64_t r = cli_failed_run(s, __atomic_load_n(&s->run, __ATOMIC_ACQUIRE));
   cli_hold();
   cli_settle();
-  cli_outset_abort(&s->files);
-  if (r >= 0)
-    cli_fail(CLI_EXIT_FAIL, "run %" PRId64 ": %s", r, why.message);
-  else
-    cli_fail(CLI_EXIT_FAIL, "%s", why.message);
-  /* The peers were told by librig; the work here is not waited for, but
-   * the agents are let go. */
-  fflush(stderr);
-  rig_job_goodbye(s->job);
+  /* The peers were told by librig; the work here is not waited for. */
+  cli_session_told(s, r, &why);
   leave(code_of(s->job));
 }
 

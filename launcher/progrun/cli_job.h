@@ -211,6 +211,10 @@ int cli_session_control(cli_session *s, rig_error *err);
 /* The job's root cause when it failed, with the run it failed in; else
  * err's message. Prints it, every file left as it was; the exit code. */
 int cli_session_fail(cli_session *s, int rc, const rig_error *err);
+/* The job's failure, claimed (cli_failure_claim), told as librig was
+ * told it (`why`, in run r; r < 0: none known): every file left as it
+ * was, then the agents let go. The caller leaves. */
+void cli_session_told(cli_session *s, int64_t r, const rig_error *why);
 /* The run a failure of the job is told in: the one its root cause came in
  * on its machine, when that is known (machines may be a run apart), else
  * `seen`, the run this process saw it in (-1: none). */

@@ -17,6 +17,22 @@ int64_t cli_failed_run(const cli_session *s, int64_t seen) {
   return seen;
 }
 
+/* The job's failure said: "run R: why", or why alone when no run is
+ * known (r < 0). */
+static void say_in_run(int rc, int64_t r, const char *why) {
+  if (r >= 0)
+    cli_fail(rc, "run %" PRId64 ": %s", r, why);
+  else
+    cli_fail(rc, "%s", why);
+}
+
+void cli_session_told(cli_session *s, int64_t r, const rig_error *why) {
+  cli_outset_abort(&s->files);
+  say_in_run(CLI_EXIT_FAIL, r, why->message);
+  fflush(stderr);
+  rig_job_goodbye(s->job);
+}
+
 int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
   /* Told once: when the watch of a job told it first, it ends the process. */
   if (s->job && !cli_failure_claim())
@@ -32,13 +48,10 @@ int cli_session_fail(cli_session *s, int rc, const rig_error *err) {
   cli_hold();
   cli_settle();
   cli_outset_abort(&s->files);
-  if (!s->job) {
+  if (!s->job)
     cli_fail(rc, "%s", err->message);
-  } else if (failed && cli_failed_run(s, s->failed_run) >= 0) {
-    cli_fail(rc, "run %" PRId64 ": %s", cli_failed_run(s, s->failed_run), cause.message);
-  } else {
-    cli_fail(rc, "%s", cause.message);
-  }
+  else
+    say_in_run(rc, failed ? cli_failed_run(s, s->failed_run) : -1, cause.message);
   cli_release();
   return rc;
 }
@@ -205,13 +218,7 @@ void cli_session_interrupted(int sig, void *session) {
   rig_error why;
   if (s->job && rig_job_stopped(s->job, &why)) {
     if (!cli_failure_claim()) return; /* told by whoever claimed it */
-    cli_outset_abort(&s->files);
-    if (r >= 0)
-      cli_fail(CLI_EXIT_FAIL, "run %" PRId64 ": %s", r, why.message);
-    else
-      cli_fail(CLI_EXIT_FAIL, "%s", why.message);
-    fflush(stderr);
-    rig_job_goodbye(s->job); /* told: the agents may leave */
+    cli_session_told(s, r, &why);
     _exit(CLI_EXIT_FAIL);
   }
   if (s->job && s->n > 1) told_room(s, true);
