@@ -52,11 +52,13 @@ static int take_arg(void *ctx, cli_arg_kind kind, const cli_help_option *opt, co
 }
 
 /* One FILE and the options of the subcommand's table (cli_help.c), in any
- * order; "--" ends the options so that a FILE may start with '-'. */
+ * order; "--" ends the options so that a FILE may start with '-'. --help
+ * prints the usage here. */
 static int parse_args(int argc, char **argv, cli_args *a) {
   memset(a, 0, sizeof *a);
   a->cmd = argv[0];
   int rc = cli_args_parse(a->cmd, cli_help_of(a->cmd)->options, argc, argv, take_arg, a);
+  if (a->help) cli_print_usage(stdout);
   if (rc != CLI_EXIT_OK || a->help) return rc;
   if (!a->file) return cli_usage_error("%s: no FILE given", a->cmd);
   if (strcmp(a->cmd, "pack") == 0 && !a->out) return cli_usage_error("%s: no -o OUT given", a->cmd);
@@ -75,10 +77,7 @@ static int flush_stdout(int code) {
 int cli_check(int argc, char **argv) {
   cli_args a;
   int rc = parse_args(argc, argv, &a);
-  if (rc != CLI_EXIT_OK || a.help) {
-    if (a.help) cli_print_usage(stdout);
-    return rc;
-  }
+  if (rc != CLI_EXIT_OK || a.help) return rc;
   if (rig_run_is_jobfile(a.file, NULL)) return flush_stdout(cli_check_jobfile(a.file));
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
@@ -98,10 +97,7 @@ int cli_check(int argc, char **argv) {
 int cli_dump(int argc, char **argv) {
   cli_args a;
   int rc = parse_args(argc, argv, &a);
-  if (rc != CLI_EXIT_OK || a.help) {
-    if (a.help) cli_print_usage(stdout);
-    return rc;
-  }
+  if (rc != CLI_EXIT_OK || a.help) return rc;
   if (rig_run_is_jobfile(a.file, NULL)) {
     if (a.json)
       return cli_usage_error("%s: --json lists a description, and %s is a job file", argv[0],
@@ -128,10 +124,7 @@ int cli_dump(int argc, char **argv) {
 int cli_dot(int argc, char **argv) {
   cli_args a;
   int rc = parse_args(argc, argv, &a);
-  if (rc != CLI_EXIT_OK || a.help) {
-    if (a.help) cli_print_usage(stdout);
-    return rc;
-  }
+  if (rc != CLI_EXIT_OK || a.help) return rc;
   if (rig_run_is_jobfile(a.file, NULL)) return flush_stdout(cli_dot_jobfile(a.file, a.all));
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
@@ -151,10 +144,7 @@ int cli_dot(int argc, char **argv) {
 int cli_pack(int argc, char **argv) {
   cli_args a;
   int rc = parse_args(argc, argv, &a);
-  if (rc != CLI_EXIT_OK || a.help) {
-    if (a.help) cli_print_usage(stdout);
-    return rc;
-  }
+  if (rc != CLI_EXIT_OK || a.help) return rc;
   rig_desc *d = NULL;
   rc = cli_read_desc(a.file, &d);
   if (rc != CLI_EXIT_OK) return rc;
