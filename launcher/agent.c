@@ -39,7 +39,7 @@ static void reply(agent *a, const frame *req, rig_status st, uint64_t value, uin
   frame f = {
       .h = {.kind = F_REPLY, .request = req->h.request, .value = value, .status = (int32_t)st},
       .reply.max_threads = max_threads};
-  rig_ctl_send(&a->job->c, 0, &f, payload, n, NULL);
+  rig_ctl_send(&a->job->c, RIG_JOB_CONTROLLER, &f, payload, n, NULL);
 }
 
 static void refuse(agent *a, const frame *req, const rig_error *err) {

@@ -86,7 +86,7 @@ static uint64_t new_job_id(void) {
  * rank 0, and the root of its collectives; every other rank hosts an
  * agent. Each part of the job then asks which role's state it has. */
 static rig_status decide_role(rig_job *job, rig_error *err) {
-  if (job->rank == 0)
+  if (job->rank == RIG_JOB_CONTROLLER)
     job->as_controller = calloc(1, sizeof *job->as_controller);
   else
     job->as_agent = calloc(1, sizeof *job->as_agent);
@@ -113,7 +113,8 @@ rig_status rig_bootstrap_comm(rig_job *job, MPI_Comm comm, bool *pending, rig_er
   if (st == RIG_OK) st = decide_role(job, err);
   uint64_t id = st == RIG_OK && job->as_controller ? new_job_id() : 0;
   if (st == RIG_OK)
-    st = rig_mpi_status(MPI_Ibcast(&id, 1, MPI_UINT64_T, 0, *mine, &req), "MPI_Ibcast", err);
+    st = rig_mpi_status(MPI_Ibcast(&id, 1, MPI_UINT64_T, RIG_JOB_CONTROLLER, *mine, &req),
+                        "MPI_Ibcast", err);
   if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Ibcast", pending, err);
   job->c.job_id = id;
   job->c.rank = job->rank;
@@ -154,7 +155,8 @@ static rig_status gather_bytes(rig_job *job, const void *mine, int n, gathered *
   MPI_Request req;
   bool *pending = &job->start_pending;
   rig_status st = rig_mpi_status(
-      MPI_Igather(&n, 1, MPI_INT, g->lens, 1, MPI_INT, 0, job->c.comm, &req), "MPI_Igather", err);
+      MPI_Igather(&n, 1, MPI_INT, g->lens, 1, MPI_INT, RIG_JOB_CONTROLLER, job->c.comm, &req),
+      "MPI_Igather", err);
   if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igather", pending, err);
   size_t total = 0;
   for (int r = 0; st == RIG_OK && root && r < job->size; r++) {
@@ -164,9 +166,9 @@ static rig_status gather_bytes(rig_job *job, const void *mine, int n, gathered *
   if (st == RIG_OK && root && !(g->all = malloc(total ? total : 1)))
     st = rig_error_set(err, RIG_ENOMEM, "out of memory starting a job");
   if (st == RIG_OK) {
-    st = rig_mpi_status(
-        MPI_Igatherv(mine, n, MPI_BYTE, g->all, g->lens, g->offs, MPI_BYTE, 0, job->c.comm, &req),
-        "MPI_Igatherv", err);
+    st = rig_mpi_status(MPI_Igatherv(mine, n, MPI_BYTE, g->all, g->lens, g->offs, MPI_BYTE,
+                                     RIG_JOB_CONTROLLER, job->c.comm, &req),
+                        "MPI_Igatherv", err);
     if (st == RIG_OK) st = rig_bootstrap_wait(&req, "MPI_Igatherv", pending, err);
   }
   if (st != RIG_OK) gathered_free(job, g);
@@ -233,7 +235,8 @@ rig_status rig_bootstrap_gather(rig_job *job, bool described, rig_error *err) {
 /* Broadcasts n bytes from the controller, within the start's bound. */
 static rig_status bcast(rig_job *job, void *buf, int n, MPI_Datatype type, rig_error *err) {
   MPI_Request req;
-  rig_status st = rig_mpi_status(MPI_Ibcast(buf, n, type, 0, job->c.comm, &req), "MPI_Ibcast", err);
+  rig_status st = rig_mpi_status(MPI_Ibcast(buf, n, type, RIG_JOB_CONTROLLER, job->c.comm, &req),
+                                 "MPI_Ibcast", err);
   return st == RIG_OK ? rig_bootstrap_wait(&req, "MPI_Ibcast", &job->start_pending, err) : st;
 }
 

@@ -255,7 +255,7 @@ static bool receive(ctl *c) {
 }
 
 bool rig_ctl_peer(const ctl *c, int r) {
-  return r != c->rank && (c->controller || r == 0);
+  return r != c->rank && (c->controller || r == RIG_JOB_CONTROLLER);
 }
 
 /* Beats to quiet peers; a peer silent past the bound fails the job. The

@@ -22,6 +22,10 @@ typedef struct rig_job rig_job;
  * (node3)" when the job spans more than one host. */
 #define RIG_JOB_LABEL 96
 
+/* The controller's rank in the job's communicator (bootstrap.c decides
+ * the role by it): where an agent's frames go. */
+#define RIG_JOB_CONTROLLER 0
+
 typedef struct ctl_hooks {
   rig_job *job; /* every hook's first argument */
   /* A frame of this job from rank src (neither a beat nor a goodbye), on

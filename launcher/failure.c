@@ -24,7 +24,7 @@ void rig_job_said(rig_job *job, int from, const char *cause) {
   if (!ctrl || from < 0 || from >= job->size) return;
   if (!ctrl->said && !(ctrl->said = calloc((size_t)job->size, sizeof *ctrl->said))) return;
   struct job_said *w = &ctrl->said[from];
-  if (!w->answered && from != 0) ctrl->nsaid++; /* the agents that answered */
+  if (!w->answered && from != RIG_JOB_CONTROLLER) ctrl->nsaid++; /* the agents that answered */
   w->answered = true;
   if (cause && !w->text[0]) snprintf(w->text, sizeof w->text, "%s", cause);
 }
@@ -70,7 +70,7 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
    * then tells alike, and sends its own there once, even when it came
    * second: machines that failed alike are told together. */
   struct job_agent *agent = job->as_agent;
-  if (agent && from == 0) {
+  if (agent && from == RIG_JOB_CONTROLLER) {
     agent->heard_controller = true;
     if (!first && !job->failure.stopped) {
       snprintf(job->failure.cause, sizeof job->failure.cause, "%s", cause);
@@ -85,7 +85,7 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
   pthread_mutex_unlock(&job->lock);
   if (send_own) {
     frame f = {.h = {.kind = F_FAIL, .status = (int32_t)known(code), .value = run}};
-    rig_ctl_send(&job->c, 0, &f, cause, strlen(cause), NULL);
+    rig_ctl_send(&job->c, RIG_JOB_CONTROLLER, &f, cause, strlen(cause), NULL);
   }
   if (!first) return;
   /* Told before anyone learns of it here: a rank that then leaves the job

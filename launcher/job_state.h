@@ -12,7 +12,7 @@
 #include "rig/rig_job.h"
 #include "tree.h"
 
-/* What only the controller (MPI rank 0) keeps. */
+/* What only the controller (MPI rank RIG_JOB_CONTROLLER) keeps. */
 struct job_controller {
   struct proxy ***proxies; /* per machine: its devices' proxies */
   struct proxy_link *link; /* what the proxies reach the job through (proxy.h) */

@@ -26,7 +26,7 @@ void rig_job_bye(rig_job *job, int src) {
   if (!atomic_load(&job->failed)) return; /* a close that went well */
   pthread_mutex_lock(&job->lock);
   rig_job_said(job, src, NULL); /* the controller's record */
-  if (job->as_agent && src == 0) job->as_agent->bye_from_controller = true;
+  if (job->as_agent && src == RIG_JOB_CONTROLLER) job->as_agent->bye_from_controller = true;
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
 }
@@ -140,7 +140,7 @@ bool rig_job_await_told(rig_job *job) {
   pthread_mutex_unlock(&job->lock);
   if (none) {
     frame f = {.h = {.kind = F_FAIL}};
-    rig_ctl_send(&job->c, 0, &f, NULL, 0, NULL);
+    rig_ctl_send(&job->c, RIG_JOB_CONTROLLER, &f, NULL, 0, NULL);
   }
   pthread_mutex_lock(&job->lock);
   while (!(agent->heard_controller && agent->bye_from_controller) && rig_now_s() < until) {

@@ -220,7 +220,7 @@ rig_status rig_job_scatter(rig_job *job, const void *const *parts, const size_t 
                            size_t *len, rig_error *err) {
   rig_status st = rig_tree_usable(job, err);
   if (st != RIG_OK) return st;
-  if (job->as_agent) return recv_bytes(job, 0, TAG_SCATTER, bytes, len, err);
+  if (job->as_agent) return recv_bytes(job, RIG_JOB_CONTROLLER, TAG_SCATTER, bytes, len, err);
   for (int m = 1; st == RIG_OK && m < job->size; m++)
     st = send_bytes(job, parts[m], lens[m], m, TAG_SCATTER, err);
   return st;
@@ -230,7 +230,7 @@ rig_status rig_job_gather(rig_job *job, const void *mine, size_t n, void **parts
                           rig_error *err) {
   rig_status st = rig_tree_usable(job, err);
   if (st != RIG_OK) return st;
-  if (job->as_agent) return send_bytes(job, mine, n, 0, TAG_GATHER, err);
+  if (job->as_agent) return send_bytes(job, mine, n, RIG_JOB_CONTROLLER, TAG_GATHER, err);
   for (int m = 1; st == RIG_OK && m < job->size; m++)
     st = recv_bytes(job, m, TAG_GATHER, &parts[m], &lens[m], err);
   return st;

@@ -94,7 +94,7 @@ static double a_second(void) {
 static void report(executor *e, const handover *h, uint64_t v) {
   (void)h;
   frame done = {.h = {.kind = F_DONE, .device = e->device, .value = v}};
-  rig_ctl_send(&e->job->c, 0, &done, NULL, 0, NULL);
+  rig_ctl_send(&e->job->c, RIG_JOB_CONTROLLER, &done, NULL, 0, NULL);
 }
 
 static rig_status copy_out(executor *e, const handover *h, rig_error *err) {
@@ -103,7 +103,7 @@ static rig_status copy_out(executor *e, const handover *h, rig_error *err) {
   if (st != RIG_OK) return st;
   frame r = {
       .h = {.kind = F_REPLY, .request = h->f.h.request, .device = h->f.h.device, .status = RIG_OK}};
-  rig_ctl_send(&e->job->c, 0, &r, bytes, h->f.copy_out.length, NULL);
+  rig_ctl_send(&e->job->c, RIG_JOB_CONTROLLER, &r, bytes, h->f.copy_out.length, NULL);
   free(bytes);
   return RIG_OK;
 }

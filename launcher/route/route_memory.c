@@ -229,7 +229,7 @@ static rig_status copy_out(executor *e, const handover *h, rig_error *err) {
                    .device = fh.device,
                    .value = fh.value,
                    .status = RIG_OK}};
-  rig_ctl_send(&e->job->c, 0, &r, bytes, h->f.copy_out.length, NULL);
+  rig_ctl_send(&e->job->c, RIG_JOB_CONTROLLER, &r, bytes, h->f.copy_out.length, NULL);
   free(bytes);
   return RIG_OK;
 }
