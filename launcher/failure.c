@@ -65,37 +65,12 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
     job->failure.run = run;
     job->failure.stopped = stopped;
   }
-  rig_job_said(job, from, cause); /* the controller's record */
-  /* An agent takes the controller's cause for the job's, which every rank
-   * then tells alike, and sends its own there once, even when it came
-   * second: machines that failed alike are told together. */
-  struct job_agent *agent = job->as_agent;
-  if (agent && from == RIG_JOB_CONTROLLER) {
-    agent->heard_controller = true;
-    if (!first && !job->failure.stopped) {
-      snprintf(job->failure.cause, sizeof job->failure.cause, "%s", cause);
-      job->failure.code = known(code);
-      job->failure.from = from;
-      job->failure.run = run;
-    }
-    pthread_cond_broadcast(&job->changed);
-  }
-  bool send_own = agent && tell && !agent->told_own;
-  if (agent) agent->told_own |= send_own;
+  bool tells = job->role->took(job, first, tell, from, run, code, cause);
   pthread_mutex_unlock(&job->lock);
-  if (send_own) {
-    frame f = {.h = {.kind = F_FAIL, .status = (int32_t)known(code), .value = run}};
-    rig_ctl_send(&job->c, RIG_JOB_CONTROLLER, &f, cause, strlen(cause), NULL);
-  }
-  if (!first) return;
   /* Told before anyone learns of it here: a rank that then leaves the job
    * stops its control thread only after these frames are sent. */
-  if (tell && job->as_controller) {
-    frame f = {
-        .h = {.kind = F_FAIL, .status = (int32_t)job->failure.code, .value = job->failure.run}};
-    for (int r = 1; r < job->size; r++)
-      rig_ctl_send(&job->c, r, &f, job->failure.cause, strlen(job->failure.cause), NULL);
-  }
+  if (tells) job->role->tell(job, known(code), run, cause);
+  if (!first) return;
   pthread_mutex_lock(&job->lock);
   atomic_store(&job->failed, true);
   pthread_cond_broadcast(&job->changed);
@@ -108,13 +83,54 @@ static void fail(rig_job *job, bool tell, int from, uint64_t run, rig_status cod
   if (user) user(user_ctx);
 }
 
+bool rig_job_took_controller(rig_job *job, bool first, bool tell, int from, uint64_t run,
+                             rig_status code, const char *cause) {
+  (void)run, (void)code;
+  rig_job_said(job, from, cause); /* its record */
+  return first && tell;
+}
+
+void rig_job_tell_agents(rig_job *job, rig_status code, uint64_t run, const char *cause) {
+  (void)code, (void)run, (void)cause; /* the job's cause, as it was taken */
+  frame f = {
+      .h = {.kind = F_FAIL, .status = (int32_t)job->failure.code, .value = job->failure.run}};
+  for (int r = 1; r < job->size; r++)
+    rig_ctl_send(&job->c, r, &f, job->failure.cause, strlen(job->failure.cause), NULL);
+}
+
+bool rig_job_took_agent(rig_job *job, bool first, bool tell, int from, uint64_t run,
+                        rig_status code, const char *cause) {
+  /* An agent takes the controller's cause for the job's, which every rank
+   * then tells alike, and sends its own there once, even when it came
+   * second: machines that failed alike are told together. */
+  struct job_agent *agent = job->as_agent;
+  if (from == RIG_JOB_CONTROLLER) {
+    agent->heard_controller = true;
+    if (!first && !job->failure.stopped) {
+      snprintf(job->failure.cause, sizeof job->failure.cause, "%s", cause);
+      job->failure.code = known(code);
+      job->failure.from = from;
+      job->failure.run = run;
+    }
+    pthread_cond_broadcast(&job->changed);
+  }
+  bool send_own = tell && !agent->told_own;
+  agent->told_own |= send_own;
+  return send_own;
+}
+
+void rig_job_tell_controller(rig_job *job, rig_status code, uint64_t run, const char *cause) {
+  frame f = {.h = {.kind = F_FAIL, .status = (int32_t)code, .value = run}};
+  rig_ctl_send(&job->c, RIG_JOB_CONTROLLER, &f, cause, strlen(cause), NULL);
+}
+
 void rig_job_fail_code(rig_job *job, bool tell, rig_status code, const char *cause) {
   fail(job, tell, job->rank, 0, code, cause);
 }
 
 void rig_job_fail_from(rig_job *job, int from, uint64_t run, rig_status code, const char *cause) {
   /* The controller tells every agent; an agent heard it from there. */
-  fail(job, job->as_controller != NULL, from, run, code, cause);
+  fail(job, job->role->relays, from, run, code, cause);
 }
 
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause) {

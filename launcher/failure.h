@@ -31,6 +31,15 @@ struct job_said {
   char text[RIG_ERROR_MESSAGE_MAX];
 };
 void rig_job_said(rig_job *job, int from, const char *cause);
+/* Each role's part of a failure (struct job_role's took and tell): the
+ * controller records each machine's cause and tells the job's to every
+ * agent; an agent takes the controller's and tells its own there once. */
+bool rig_job_took_controller(rig_job *job, bool first, bool tell, int from, uint64_t run,
+                             rig_status code, const char *cause);
+void rig_job_tell_agents(rig_job *job, rig_status code, uint64_t run, const char *cause);
+bool rig_job_took_agent(rig_job *job, bool first, bool tell, int from, uint64_t run,
+                        rig_status code, const char *cause);
+void rig_job_tell_controller(rig_job *job, rig_status code, uint64_t run, const char *cause);
 /* The same, standing for RIG_EJOB. */
 void rig_job_fail_with(rig_job *job, bool tell, const char *cause);
 /* The same as the control thread's hook: err gets the root cause. */

@@ -20,15 +20,6 @@
 #include "proxy.h"
 #include "told.h"
 
-/* What differs by role, chosen once at the start (start_parts). */
-struct job_role {
-  /* A frame neither a failure nor the word that there is none. */
-  void (*frame)(rig_job *job, int src, const frame *f, const unsigned char *payload);
-  rig_status (*start)(rig_job *job, rig_error *err); /* its part, after the collectives */
-  rig_status (*serve)(rig_job *job, rig_error *err); /* rig_job_serve */
-  rig_status (*close)(rig_job *job, rig_error *err); /* before the control thread stops */
-};
-
 /* ---- routing ------------------------------------------------------------------------ */
 
 /* A frame the control thread took (never a beat or a goodbye). */
@@ -68,8 +59,10 @@ static void agent_frame(rig_job *job, int src, const frame *f, const unsigned ch
   rig_agent_frame(job->as_agent->agent, f, payload);
 }
 
-static bool busy(rig_job *job) {
-  return rig_proxies_busy(job);
+/* An agent awaits no report: its work comes as the controller's frames. */
+static bool agent_busy(rig_job *job) {
+  (void)job;
+  return false;
 }
 
 static void knock(rig_job *job, int dest) {
@@ -150,7 +143,8 @@ static rig_job *new_job(rig_error *err) {
   job->c.comm = MPI_COMM_NULL;
   job->tree.comm = MPI_COMM_NULL;
   job->c.failed = &job->failed;
-  job->c.hooks = (ctl_hooks){job, deliver, busy, rig_job_fail_hook, knock, rig_job_bye};
+  /* busy is the role's, set with it (rig_job_start). */
+  job->c.hooks = (ctl_hooks){job, deliver, NULL, rig_job_fail_hook, knock, rig_job_bye};
   return job;
 }
 
@@ -173,8 +167,6 @@ static const struct job_role controller_role, agent_role;
 /* Every machine described and gathered, the express exchange, then the
  * role's part (the proxies or the agent), and the control thread. */
 static rig_status start_parts(rig_job *job, rig_error *err) {
-  /* The role's behaviour goes with the role's state (bootstrap.c). */
-  job->role = job->as_controller ? &controller_role : &agent_role;
   job->machines = calloc((size_t)job->size, sizeof *job->machines);
   job->devices = calloc((size_t)job->size, sizeof *job->devices);
   struct job_controller *ctrl = job->as_controller;
@@ -214,7 +206,13 @@ rig_status rig_job_start(MPI_Comm comm, rig_job **out, rig_error *err) {
   st = rig_bootstrap_comm(job, comm, &pending, err);
   /* A collective still pending keeps the job's memory and communicator. */
   if (st != RIG_OK && pending) return st;
-  if (st == RIG_OK) st = start_parts(job, err);
+  if (st == RIG_OK) {
+    /* The role's behaviour goes with the role's state (bootstrap.c), before
+     * anything that may fail the job. */
+    job->role = job->as_controller ? &controller_role : &agent_role;
+    job->c.hooks.busy = job->role->busy;
+    st = start_parts(job, err);
+  }
   if (st != RIG_OK && job->start_pending) return st;
   if (st != RIG_OK) {
     if (job->c.comm != MPI_COMM_NULL) st = rig_bootstrap_free_comm(job, st, err);
@@ -321,9 +319,30 @@ static rig_status agent_close(rig_job *job, rig_error *err) {
   return rig_job_error(job, err);
 }
 
-static const struct job_role controller_role = {controller_frame, controller_start,
-                                                controller_serve, controller_close};
-static const struct job_role agent_role = {agent_frame, agent_start, agent_serve, agent_close};
+static const struct job_role controller_role = {
+    .frame = controller_frame,
+    .start = controller_start,
+    .serve = controller_serve,
+    .close = controller_close,
+    .busy = rig_proxies_busy,
+    .took = rig_job_took_controller,
+    .tell = rig_job_tell_agents,
+    .relays = true, /* it tells every agent; an agent heard it from there */
+    .bye = rig_job_bye_controller,
+    .await_told = rig_job_await_told_controller,
+};
+static const struct job_role agent_role = {
+    .frame = agent_frame,
+    .start = agent_start,
+    .serve = agent_serve,
+    .close = agent_close,
+    .busy = agent_busy,
+    .took = rig_job_took_agent,
+    .tell = rig_job_tell_controller,
+    .relays = false,
+    .bye = rig_job_bye_agent,
+    .await_told = rig_job_await_told_agent,
+};
 
 rig_status rig_job_close(rig_job *job, rig_error *err) {
   /* Rails first: their ends drop together, before the agents close (an

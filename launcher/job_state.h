@@ -12,6 +12,27 @@
 #include "rig/rig_job.h"
 #include "tree.h"
 
+/* What differs by role, chosen once with it (job.c, as soon as
+ * bootstrap.c decides it): the files below job.c reach the role's
+ * behaviour through these pointers, calling none of the files above. */
+struct job_role {
+  /* A frame neither a failure nor the word that there is none (job.c). */
+  void (*frame)(rig_job *job, int src, const frame *f, const unsigned char *payload);
+  rig_status (*start)(rig_job *job, rig_error *err); /* its part, after the collectives */
+  rig_status (*serve)(rig_job *job, rig_error *err); /* rig_job_serve */
+  rig_status (*close)(rig_job *job, rig_error *err); /* before the control thread stops */
+  bool (*busy)(rig_job *job);                        /* the control thread's hook */
+  /* A failure (failure.c): machine `from`'s cause taken, under the job's
+   * lock (first: it is the job's); whether this rank tells it on. */
+  bool (*took)(rig_job *job, bool first, bool tell, int from, uint64_t run, rig_status code,
+               const char *cause);
+  void (*tell)(rig_job *job, rig_status code, uint64_t run, const char *cause); /* then */
+  bool relays; /* a cause heard from another machine is told on */
+  /* After a failure (told.c): rank src's goodbye, under the job's lock. */
+  void (*bye)(rig_job *job, int src);
+  bool (*await_told)(rig_job *job); /* rig_job_await_told, the job failed */
+};
+
 /* What only the controller (MPI rank RIG_JOB_CONTROLLER) keeps. */
 struct job_controller {
   struct proxy ***proxies; /* per machine: its devices' proxies */
@@ -59,7 +80,7 @@ struct rig_job {
    * one of these is set, and what only that role keeps is in it. */
   struct job_controller *as_controller;
   struct job_agent *as_agent;
-  const struct job_role *role; /* what it does by its role (job.c) */
+  const struct job_role *role; /* what it does by its role (above) */
   /* The end: the first failure is the root cause (failure.h). */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* a reply came, the job closed or failed */

@@ -25,10 +25,17 @@
 void rig_job_bye(rig_job *job, int src) {
   if (!atomic_load(&job->failed)) return; /* a close that went well */
   pthread_mutex_lock(&job->lock);
-  rig_job_said(job, src, NULL); /* the controller's record */
-  if (job->as_agent && src == RIG_JOB_CONTROLLER) job->as_agent->bye_from_controller = true;
+  job->role->bye(job, src);
   pthread_cond_broadcast(&job->changed);
   pthread_mutex_unlock(&job->lock);
+}
+
+void rig_job_bye_controller(rig_job *job, int src) {
+  rig_job_said(job, src, NULL); /* its record */
+}
+
+void rig_job_bye_agent(rig_job *job, int src) {
+  if (src == RIG_JOB_CONTROLLER) job->as_agent->bye_from_controller = true;
 }
 
 static void nap_ms(void) {
@@ -126,8 +133,16 @@ void rig_job_goodbye(rig_job *job) {
 /* ---- an agent --------------------------------------------------------------------- */
 
 bool rig_job_await_told(rig_job *job) {
+  return atomic_load(&job->failed) && job->role->await_told(job);
+}
+
+bool rig_job_await_told_controller(rig_job *job) {
+  (void)job; /* the controller is told by no one */
+  return false;
+}
+
+bool rig_job_await_told_agent(rig_job *job) {
   struct job_agent *agent = job->as_agent;
-  if (!agent || !atomic_load(&job->failed)) return false;
   /* Longer than the controller waits for the words, so that its goodbye
    * can come after it. */
   double bound = rig_env_get()->job_silence;
