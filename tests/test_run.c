@@ -645,6 +645,33 @@ static void test_a_job_file_is_told_by_its_machines_or_every(void) {
   CU_ASSERT_FALSE(rig_run_is_jobfile("/dev/stdin", NULL));
 }
 
+/* A launcher is told by OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK; the
+ * rank by the first of OMPI_COMM_WORLD_RANK, PMIX_RANK and PMI_RANK set,
+ * which is not 0 unless it is "0"; with none set, neither. */
+static void test_a_launcher_and_its_rank_are_told_by_the_environment(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                     "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+  CU_ASSERT_FALSE(rig_run_under_launcher());
+  CU_ASSERT_FALSE(rig_run_rank_is_not_0());
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  CU_ASSERT_TRUE(rig_run_under_launcher());
+  CU_ASSERT_FALSE(rig_run_rank_is_not_0());
+  setenv("PMI_RANK", "2", 1);
+  CU_ASSERT_TRUE(rig_run_rank_is_not_0());
+  setenv("PMIX_RANK", "0", 1); /* before PMI_RANK */
+  CU_ASSERT_FALSE(rig_run_rank_is_not_0());
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1); /* before both */
+  CU_ASSERT_TRUE(rig_run_rank_is_not_0());
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  CU_ASSERT_TRUE(rig_run_under_launcher()); /* PMIX_RANK */
+  unsetenv("PMIX_RANK");
+  CU_ASSERT_TRUE(rig_run_under_launcher()); /* PMI_RANK */
+  unsetenv("PMI_RANK");
+  CU_ASSERT_FALSE(rig_run_under_launcher()); /* OMPI_COMM_WORLD_RANK alone is none */
+  unsetenv("OMPI_COMM_WORLD_RANK");
+}
+
 void rig_test_register(void) {
   static CU_TestInfo runs[] = {
       {"saxpy writes what its runs compute", test_saxpy_writes_what_its_runs_compute},
@@ -696,6 +723,9 @@ void rig_test_register(void) {
   static CU_TestInfo files[] = {{"a job file is told by its machines or every",
                                  test_a_job_file_is_told_by_its_machines_or_every},
                                 CU_TEST_INFO_NULL};
+  static CU_TestInfo launcher[] = {{"a launcher and its rank are told by the environment",
+                                    test_a_launcher_and_its_rank_are_told_by_the_environment},
+                                   CU_TEST_INFO_NULL};
   static CU_TestInfo devices[] = {
       {"archs map to the host and the next free cpu",
        test_archs_map_to_the_host_and_the_next_free_cpu},
@@ -711,4 +741,5 @@ void rig_test_register(void) {
   rig_test_add_suite("refusals", refusals);
   rig_test_add_suite("files", files);
   rig_test_add_suite("devices", devices);
+  rig_test_add_suite("launcher", launcher);
 }

@@ -59,6 +59,16 @@ rig_status rig_run_desc_of_text(const void *text, size_t len, const char *path_s
  * else 0. A file that cannot be read is none. */
 bool rig_run_is_jobfile(const char *path, size_t *machines);
 
+/* Whether a launcher started this process as a rank of an MPI job
+ * (mpirun, mpiexec, srun --mpi=pmix), as its environment says before MPI
+ * is started: OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK is set. A job
+ * file, or a run under one, is progrun's (rig_run_file runs alone). */
+bool rig_run_under_launcher(void);
+/* Whether the launcher says this rank is not 0: the first of
+ * OMPI_COMM_WORLD_RANK, PMIX_RANK and PMI_RANK that is set is not "0"
+ * (none set: false). Under a launcher rank 0 alone tells a refusal. */
+bool rig_run_rank_is_not_0(void);
+
 /* Opens the device called `name`, or says why not in *why (NULL then).
  * rig_device_open's devices, or, say, a job's devices of one machine. */
 typedef rig_device *rig_device_opener(void *ctx, const char *name, rig_error *why);

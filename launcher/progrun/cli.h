@@ -79,11 +79,6 @@ void cli_line_end(void);
 /* Its words, as main got them. */
 extern int cli_argc;
 extern char **cli_argv;
-/* Whether this process was started by a launcher that makes it a rank of
- * an MPI job (mpirun, mpiexec, srun --mpi=pmix). */
-bool cli_under_mpi(void);
-/* Whether the launcher says this rank is not 0 (before MPI is started). */
-bool cli_rank_is_not_0(void);
 /* A launch that would run N separate jobs (srun without PMIx): the message
  * to give instead, or NULL. */
 const char *cli_singletons(void);

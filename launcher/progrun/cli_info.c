@@ -413,7 +413,7 @@ int cli_info(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   bool json = a.json;
-  bool mpi = cli_under_mpi();
+  bool mpi = rig_run_under_launcher();
   int rank = 0, size = 1;
   if (mpi) {
     int provided;

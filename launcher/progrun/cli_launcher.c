@@ -1,26 +1,12 @@
-/* How the command was started: its words, and the launcher that made it a
- * rank of an MPI job (mpirun, mpiexec, srun), read from the environment
- * the launcher gives, before MPI is started. */
+/* How the command was started: its words, and a launch by srun that would
+ * make separate jobs (whether a launcher made it a rank of an MPI job is
+ * librig's rig_run_under_launcher, the Python package's too). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 
 int cli_argc;
 char **cli_argv;
-
-bool cli_under_mpi(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-bool cli_rank_is_not_0(void) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-    const char *v = getenv(vars[i]);
-    if (v) return strcmp(v, "0") != 0;
-  }
-  return false;
-}
 
 const char *cli_singletons(void) {
   const char *tasks = getenv("SLURM_STEP_NUM_TASKS");

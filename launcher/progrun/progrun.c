@@ -20,7 +20,7 @@ typedef struct cli_command {
 
 /* `run` under an MPI launcher, or of a job file, is the job's. */
 static int run_command(int argc, char **argv) {
-  if (cli_under_mpi() || cli_singletons()) return cli_run_job(argc, argv);
+  if (rig_run_under_launcher() || cli_singletons()) return cli_run_job(argc, argv);
   return cli_run(argc, argv);
 }
 
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
   cli_argc = argc;
   cli_argv = argv;
   rig_log_set_prefix("progrun"); /* librig's lines are the command's */
-  cli_say_usage_once(cli_under_mpi() && cli_rank_is_not_0());
+  cli_say_usage_once(rig_run_under_launcher() && rig_run_rank_is_not_0());
   if (argc < 2) return cli_usage_error("no command given");
   const char *first = argv[1];
   /* `progrun --help [COMMAND]` as `progrun help [COMMAND]`. */
@@ -131,9 +131,9 @@ int main(int argc, char **argv) {
      * with its first word (cli_bound_hello), and rank 0 says each once. */
     bool job = c ? strcmp(c->name, "run") == 0 || strcmp(c->name, "info") == 0
                  : bare_file_command && first[0] != '-';
-    if (cli_under_mpi() && job)
+    if (rig_run_under_launcher() && job)
       cli_bound_refuse(env.message); /* every rank's is told by rank 0 */
-    else if (cli_under_mpi() && cli_rank_is_not_0())
+    else if (rig_run_under_launcher() && rig_run_rank_is_not_0())
       return cli_quiet_rank_leaves();
     else
       return cli_fail(CLI_EXIT_USAGE, "%s", env.message);

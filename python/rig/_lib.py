@@ -118,6 +118,8 @@ for _n, _r, *_a in [
     ("rig_desc_check", ST, P, ERR),
     ("rig_run_desc_of_text", ST, P, SZ, STR, STR, ctypes.POINTER(P), ERR),
     ("rig_run_is_jobfile", ctypes.c_bool, STR, ctypes.POINTER(SZ)),
+    ("rig_run_under_launcher", ctypes.c_bool),
+    ("rig_run_rank_is_not_0", ctypes.c_bool),
     ("rig_environment_check", ST, ERR),
     ("rig_host_isa", STR),
     ("rig_family_of_arch", ctypes.c_int, STR),

@@ -52,21 +52,15 @@ def _jobfile(path):
 def _launcher_ranks():
     """The ranks of the MPI job this process is one of, as its launcher
     tells them (mpirun, mpiexec, srun); None when none started it, 0 when
-    one did without saying how many."""
-    if not (os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMIX_RANK")
-            or os.environ.get("PMI_RANK")):
+    one did without saying how many. Whether one did is librig's
+    rig_run_under_launcher, progrun's own; how many, this package's alone
+    (progrun asks MPI)."""
+    if not lib.rig_run_under_launcher():
         return None
     for var in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"):
         if os.environ.get(var, "").isdigit():
             return int(os.environ[var])
     return 0
-
-
-def _rank_is_not_0():
-    for var in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"):
-        if var in os.environ:
-            return os.environ[var] != "0"
-    return False
 
 
 def _progruns(cmd, file):
@@ -281,7 +275,7 @@ def main(argv=None):
         return COMMANDS[cmd](rest)
     except Exit as e:
         # Under a launcher rank 0 alone says it, as progrun does: said once.
-        if _launcher_ranks() is not None and _rank_is_not_0():
+        if lib.rig_run_under_launcher() and lib.rig_run_rank_is_not_0():
             return e.code
         print(f"{PROG}: {e.message}", file=sys.stderr)
         if e.usage_of is not None:
