@@ -120,6 +120,7 @@ for _n, _r, *_a in [
     ("rig_run_is_jobfile", ctypes.c_bool, STR, ctypes.POINTER(SZ)),
     ("rig_run_under_launcher", ctypes.c_bool),
     ("rig_run_rank_is_not_0", ctypes.c_bool),
+    ("rig_run_map_devices", ST, P, ctypes.POINTER(STR), SZ, STR, P, P, ctypes.POINTER(P), ERR),
     ("rig_environment_check", ST, ERR),
     ("rig_host_isa", STR),
     ("rig_family_of_arch", ctypes.c_int, STR),

@@ -208,11 +208,8 @@ def run(argv):
     inputs = _pairs(file, "--input", opts.get("--input", []), n)
     outputs = _pairs(file, "--output", opts.get("--output", []), n)
     names = opts["--devices"].split(",") if "--devices" in opts else None
-    if names is not None and len(names) != len(form["devices"]):
-        raise Exit(USAGE_EXIT, f"{file}: --devices: {len(names)} devices for a program of "
-                   f"{len(form['devices'])}")
     if names is not None:
-        _check_devices(file, names, form)
+        _check_devices(file, names, d, form)
     # The run itself is librig's rig_run_file, as progrun's own: inputs
     # read within their sizes, every output written whole or none.
     from .run import run_file
@@ -239,20 +236,15 @@ def _as_progrun(message):
     return "--" + message if message.startswith("input ") else message
 
 
-def _check_devices(file, names, form):
-    """The named devices open and are of their devices' archs: else the
-    option's fault (exit 2), as progrun says it."""
-    from .devices import open_device
-    from ._lib import lib
-    for i, name in enumerate(names):
-        try:
-            dev = open_device(name)
-        except RigError as e:
-            raise Exit(USAGE_EXIT, f"{file}: --devices: {e.message}") from None
-        arch, want = lib.rig_device_arch(dev).decode(), form["devices"][i]
-        if arch != want:
-            raise Exit(USAGE_EXIT, f'{file}: --devices: device {i}: {name} is "{arch}", '
-                       f'not "{want}"')
+def _check_devices(file, names, d, form):
+    """The named devices are as many as the program's, open and are of
+    their devices' archs (rig_run_map_devices, as progrun checks them):
+    else the option's fault (exit 2)."""
+    from .devices import map_devices
+    try:
+        map_devices(d, len(form["devices"]), names, "--devices")
+    except RigError as e:
+        raise Exit(USAGE_EXIT, f"{file}: {e.message}") from None
 
 
 COMMANDS = {"check": check, "dump": dump, "run": run}

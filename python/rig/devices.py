@@ -1,6 +1,8 @@
 """This machine's devices, by name ("host", "cpu:1", "cuda:0") or standing
-for a description's devices by arch, as progrun maps them."""
+for a description's devices by arch, as progrun maps them: librig's
+rig_run_map_devices, progrun's own."""
 import ctypes
+import os
 
 from . import _lib
 from ._lib import RigError, lib
@@ -13,59 +15,30 @@ def open_device(name):
     return dev.value
 
 
-def _arch(dev):
-    return lib.rig_device_arch(dev).decode(errors="replace")
-
-
-def _next_free(family, arch, taken, i):
-    """The next device of family of arch `arch` not taken (cli_machine.c)."""
-    first, name = ctypes.create_string_buffer(64), ctypes.create_string_buffer(64)
-    lib.rig_family_device_name(family, 0, first, 64)
-    n = of_arch = 0
-    why = ""
-    while n < 65536:
-        lib.rig_family_device_name(family, n, name, 64)
-        if n > 0 and name.value == first.value:
-            break
-        try:
-            dev = open_device(name.value.decode())
-        except RigError as e:
-            why = e.message
-            break
-        n += 1
-        if _arch(dev) != arch:
-            continue
-        of_arch += 1
-        if dev not in taken:
-            return dev
-    if n == 0:
-        raise RigError("RIG_EREFUSED",
-                       f'device {i}: no device of arch "{arch}" on this machine ({why})')
-    if of_arch == 0:
-        raise RigError("RIG_EREFUSED", f'device {i}: no device of arch "{arch}" on this machine')
-    family_name = lib.rig_family_name(family).decode()
-    raise RigError("RIG_EREFUSED",
-                   f'device {i}: no free device of arch "{arch}": this machine\'s {of_arch} '
-                   f'{family_name} devices are taken by earlier ones (docs/environment.md says '
-                   "how to have more)")
-
-
-def map_devices(archs, names=None):
-    """The devices (handles) standing for devices of archs `archs`: the
-    ones named, in order, or by arch as progrun maps them."""
+def map_devices(desc, n, names=None, given_by=None):
+    """The devices (handles) standing for desc's n devices by
+    rig_run_map_devices: the ones named, in order, each of its device's
+    arch (its messages start with given_by, None: "devices"), or by arch
+    as progrun maps them."""
+    out, err = (ctypes.c_void_p * max(1, n))(), _lib.error()
+    arr = None
     if names is not None:
-        names = list(names)
-        if len(names) != len(archs):
-            raise RigError("RIG_EINVAL", f"devices: {len(names)} devices for a program of "
-                           f"{len(archs)}")
-        return [open_device(n) for n in names]
-    out = []
-    for i, arch in enumerate(archs):
-        family = lib.rig_family_of_arch(arch.encode()) if "\0" not in arch else -1
-        if family < 0:
-            raise RigError("RIG_EREFUSED", f'device {i}: no device of arch "{arch}" on this machine')
-        out.append(_next_free(family, arch, out, i))
-    return out
+        names = [os.fsencode(x) for x in names]
+        arr = (ctypes.c_char_p * max(1, len(names)))(*names)
+    by = given_by.encode() if given_by is not None else None
+    _lib.check(lib.rig_run_map_devices(desc.handle, arr, len(names or ()), by, None, None, out,
+                                       err), err)
+    return [out[i] for i in range(n)]
+
+
+def open_named(archs, names):
+    """The devices named, one per description device of archs `archs`,
+    each opened, whatever its arch (the load checks it, in its words)."""
+    names = list(names)
+    if len(names) != len(archs):
+        raise RigError("RIG_EINVAL", f"devices: {len(names)} devices for a program of "
+                       f"{len(archs)}")
+    return [open_device(x) for x in names]
 
 
 def device_name(dev):

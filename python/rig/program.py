@@ -8,14 +8,9 @@ import numpy as np
 
 from . import _lib
 from ._lib import RigError, lib
-from .devices import device_name, map_devices
+from .devices import device_name, map_devices, open_named
 
 PINNED = 1  # RIG_KIND_PINNED: host memory the device addresses too
-
-
-def _archs(d):
-    return [a if isinstance(a, str) else bytes.fromhex(a["hex"]).decode("latin-1")
-            for a in d["devices"]]
 
 
 class Program:
@@ -27,7 +22,8 @@ class Program:
     def __init__(self, desc, devices=None, rails=None):
         self.desc = desc
         d = desc.to_dict()
-        self._devs = map_devices(_archs(d), devices)
+        self._devs = map_devices(desc, len(d["devices"])) if devices is None else \
+            open_named(d["devices"], devices)
         self.devices = [device_name(x) for x in self._devs]
         arr = (ctypes.c_void_p * max(1, len(self._devs)))(*self._devs)
         h, err = ctypes.c_void_p(), _lib.error()
