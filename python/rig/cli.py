@@ -166,15 +166,19 @@ def _count(cmd, name, s, low):
 
 
 def _pairs(file, name, items, ninputs):
-    out = {}
+    """(index, path) in the order given: an input is read from one file,
+    and an output may go to several, as progrun takes them."""
+    out = []
     for it in items:
         i, eq, path = it.partition("=")
         if not eq or not i.isdigit() or not path:
             raise _usage("run", f"{name}: '{it}' is not I=PATH")
+        if name == "--input" and any(k == int(i) for k, _ in out):
+            raise _usage("run", f"{name} {int(i)} given twice")
         if int(i) >= ninputs:
             raise Exit(USAGE_EXIT, f"{file}: {name} {i}: no such input (the program has "
                        f"{ninputs})")
-        out[int(i)] = path
+        out.append((int(i), path))
     return out
 
 
@@ -218,7 +222,7 @@ def run(argv):
     except RigError as e:
         raise Exit(_run_exit(e), _as_progrun(e.message)) from None
     if not opts.get("--quiet"):
-        to = sys.stderr if "/dev/stdout" in outputs.values() else sys.stdout
+        to = sys.stderr if any(p == "/dev/stdout" for _, p in outputs) else sys.stdout
         print(summary(times), file=to)
     return OK
 

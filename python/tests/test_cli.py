@@ -80,6 +80,25 @@ def test_a_local_runs_files_are_the_same_messages(tmp_path):
     assert not y.parent.exists()
 
 
+def test_an_input_given_twice_is_the_same_refusal(tmp_path):
+    x = tmp_path / "x.bin"
+    x.write_bytes(bytes(16))
+    for code, out, err in both("run", SAXPY, "--input", f"0={x}", "--input", f"0={x}"):
+        # The line after names each tool's own help.
+        assert (code, out, err.splitlines()[0]) == (2, "", "run: --input 0 given twice")
+
+
+def test_an_output_given_twice_writes_both_files(tmp_path):
+    x = tmp_path / "x.bin"
+    x.write_bytes(np.arange(1024, dtype=np.float32).tobytes())
+    ys = [tmp_path / "y1.bin", tmp_path / "y2.bin"]
+    r = subprocess.run([sys.executable, "-m", "rig", "run", SAXPY, "--ints", "4", "--input",
+                        f"0={x}", "--output", f"1={ys[0]}", "--output", f"1={ys[1]}"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert ys[0].read_bytes() == ys[1].read_bytes() and len(ys[0].read_bytes()) == 4096
+
+
 PIPELINE = os.path.join(EXAMPLES, "pipeline.json")
 
 
